@@ -1,0 +1,90 @@
+"""The seam between the compiler and one operator.
+
+Each supported TFLite operator is one module in this package defining a subclass of
+:class:`OpLowering` decorated with :func:`register`. The lowering
+
+- ``check``s whether it can compile a given operator instance (returning every reason it cannot),
+- derives all kernel parameters in Python at compile time (multipliers, shifts, padding, ranges),
+- ``emit``s the C for one call to its kernel in ``runtime/kernels/<kernel>.c``, using an
+  :class:`EmitContext` supplied by the code generator for pointers and constant data.
+
+Adding an operator touches nothing else: a module here, a kernel file and a header in ``runtime/``,
+and tests.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Protocol
+
+import numpy as np
+
+from microbuild.model.ir import Graph, Operator
+
+
+class EmitContext(Protocol):
+    """What the code generator offers a lowering while it emits one operator."""
+
+    prefix: str  # the model's symbol prefix, e.g. "kws"
+
+    def ptr(self, tensor_index: int) -> str:
+        """A C expression for the tensor's data, typed by its dtype (e.g. ``(int8_t *)(ws + 64)``,
+        ``in0``, ``kws_t3``). Constants come out as ``const`` pointers."""
+        ...
+
+    def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
+        """Emit ``values`` as an aligned const array in ``<prefix>_weights.c`` (placed in the
+        weights section) and return its global symbol name, which carries the prefix."""
+        ...
+
+    def static(self, declaration: str) -> None:
+        """Add a file-scope declaration (e.g. a ``static const`` params struct) to ``<prefix>.c``."""
+        ...
+
+    def symbol(self, name: str) -> str:
+        """A file-unique C identifier for this operator, e.g. ``op3_params``."""
+        ...
+
+    def scratch_ptr(self) -> str:
+        """A C ``void *`` expression for this operator's scratch area in the workspace (only valid
+        when ``scratch_bytes`` returned more than 0)."""
+        ...
+
+
+class OpLowering:
+    """Compile-time half of one operator. Subclasses set ``opcode``, ``kernel`` and ``headers``."""
+
+    opcode: ClassVar[str]  # TFLite builtin name, e.g. "CONV_2D"
+    kernel_sources: ClassVar[tuple[str, ...]] = ()  # runtime/kernels/*.c files the op needs
+    headers: ClassVar[tuple[str, ...]] = ()  # e.g. ("microbuild/kernels/conv2d.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        """Every reason this op instance cannot be compiled; empty when it can."""
+        return []
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        """C statement(s) that run this operator; parameters are literal constants."""
+        raise NotImplementedError
+
+    def aliases_input(self, op: Operator, graph: Graph) -> bool:
+        """True when the output is byte-for-byte the input (RESHAPE): no copy, same buffer."""
+        return False
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        """True when the output may share input 0's buffer if input 0 dies here (element-wise ops
+        that read each element before writing it)."""
+        return False
+
+    def scratch_bytes(self, op: Operator, graph: Graph) -> int:
+        """Temporary workspace bytes the kernel needs during this op only."""
+        return 0
+
+
+REGISTRY: dict[str, OpLowering] = {}
+
+
+def register(cls: type[OpLowering]) -> type[OpLowering]:
+    """Class decorator: make ``cls`` the lowering for its ``opcode``."""
+    if cls.opcode in REGISTRY:
+        raise RuntimeError(f"two lowerings registered for {cls.opcode}")
+    REGISTRY[cls.opcode] = cls()
+    return cls

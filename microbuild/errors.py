@@ -1,0 +1,25 @@
+"""Errors a user can cause and fix.
+
+Every stage raises a subclass of :class:`MicrobuildError` for a user's mistake (a bad board file, a
+model with an unsupported operator, a missing toolchain). The CLI prints its message and exits with
+``exit_code``; it never shows a traceback for these. Anything else is a bug in microbuild and is
+allowed to show its traceback.
+"""
+
+
+class MicrobuildError(Exception):
+    """A problem the user can fix; the message says what, where, and what to do."""
+
+    exit_code = 1
+
+
+class BoardError(MicrobuildError):
+    """A board definition is missing, malformed or inconsistent."""
+
+
+class ModelError(MicrobuildError):
+    """A .tflite file is unreadable or uses something the compiler does not support."""
+
+
+class ToolchainError(MicrobuildError):
+    """A compiler, emulator or flash tool the job needs is not installed or failed."""

@@ -1,0 +1,1 @@
+"""The model room: .tflite flatbuffer -> graph IR (``microbuild.model.ir``)."""

@@ -1,0 +1,95 @@
+"""A small graph IR for one int8 TFLite subgraph.
+
+The reader (``microbuild.model.reader``) turns a .tflite flatbuffer into these objects; the compiler
+only ever sees these, never the flatbuffer. Everything here is plain data: shapes are tuples,
+constant data is a numpy array, operator options are a dict with the TFLite schema's snake_case field
+names and enum values as upper-case strings (e.g. ``{"padding": "SAME", "stride_w": 2,
+"fused_activation_function": "RELU6"}``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """Affine quantization: real = scale * (q - zero_point), per tensor or per channel on ``axis``."""
+
+    scale: np.ndarray  # float64, shape (1,) per tensor or (channels,) per channel
+    zero_point: np.ndarray  # int64, same length as scale
+    axis: int = 0  # the quantized dimension when per channel
+
+    @property
+    def per_channel(self) -> bool:
+        return len(self.scale) > 1
+
+
+@dataclass
+class Tensor:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str  # numpy dtype name: "int8", "int16", "int32", "int64", "uint8", "float32", "bool"
+    quant: Quantization | None = None
+    data: np.ndarray | None = None  # constant data (weights, biases, shape tensors), else None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def num_elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.num_elements * np.dtype(self.dtype).itemsize
+
+    @property
+    def scale(self) -> float:
+        """The per-tensor scale (first one when per channel)."""
+        assert self.quant is not None, f"tensor {self.index} '{self.name}' is not quantized"
+        return float(self.quant.scale[0])
+
+    @property
+    def zero_point(self) -> int:
+        assert self.quant is not None, f"tensor {self.index} '{self.name}' is not quantized"
+        return int(self.quant.zero_point[0])
+
+
+@dataclass
+class Operator:
+    index: int  # position in execution order
+    opcode: str  # builtin operator name as in the TFLite schema, e.g. "CONV_2D"
+    version: int
+    inputs: list[int]  # tensor indices; -1 marks an absent optional input (e.g. no bias)
+    outputs: list[int]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"op {self.index} {self.opcode}"
+
+
+@dataclass
+class Graph:
+    tensors: list[Tensor]
+    operators: list[Operator]
+    inputs: list[int]
+    outputs: list[int]
+    description: str = ""
+
+    def tensor(self, index: int) -> Tensor:
+        return self.tensors[index]
+
+    def input_tensors(self, op: Operator) -> list[Tensor | None]:
+        return [self.tensors[i] if i >= 0 else None for i in op.inputs]
+
+    def output_tensors(self, op: Operator) -> list[Tensor]:
+        return [self.tensors[i] for i in op.outputs]

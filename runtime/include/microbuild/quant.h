@@ -1,0 +1,45 @@
+/* Fixed-point helpers shared by the int8 kernels.
+ *
+ * These reproduce TFLite Micro's integer arithmetic bit for bit (gemmlowp's "double rounding":
+ * round the 64-bit product to Q31, then round the power-of-two division), because TFLM is the
+ * reference microbuild must match. Multipliers and shifts are computed at compile time by
+ * microbuild/compiler/quant.py; the device only applies them.
+ */
+#ifndef MICROBUILD_QUANT_H
+#define MICROBUILD_QUANT_H
+
+#include <stdint.h>
+
+static inline int32_t mb_saturating_rounding_doubling_high_mul(int32_t a, int32_t b)
+{
+    if (a == b && a == INT32_MIN) {
+        return INT32_MAX;
+    }
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+static inline int32_t mb_rounding_divide_by_pot(int32_t x, int exponent)
+{
+    const int32_t mask = (int32_t)(((int64_t)1 << exponent) - 1);
+    const int32_t remainder = x & mask;
+    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* x * multiplier * 2^shift, multiplier in Q31; shift > 0 shifts left. */
+static inline int32_t mb_mul_by_quantized_multiplier(int32_t x, int32_t multiplier, int shift)
+{
+    const int left = shift > 0 ? shift : 0;
+    const int right = shift > 0 ? 0 : -shift;
+    const int32_t shifted = (int32_t)((uint32_t)x << left);
+    return mb_rounding_divide_by_pot(mb_saturating_rounding_doubling_high_mul(shifted, multiplier), right);
+}
+
+static inline int32_t mb_clamp_i32(int32_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+#endif
