@@ -1,0 +1,5 @@
+import sys
+
+from microbuild.cli import main
+
+sys.exit(main())

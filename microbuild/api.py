@@ -1,0 +1,108 @@
+"""The public Python API. The CLI is a thin layer over these functions.
+
+    >>> import microbuild.api as mb
+    >>> board = mb.get_board("mps2-an500")
+    >>> board.region_for("workspace").length
+    4194304
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from microbuild.boards import (Board, Problem, available_boards, check_board_file, load_board,
+                               load_board_file)
+from microbuild.errors import BoardError, MicrobuildError
+
+
+def get_board(name: str) -> Board:
+    """A board by name from the search path (or by path to a .yaml file), resolved and validated."""
+    return load_board(name)
+
+
+def list_boards() -> list[Board]:
+    """Every board on the search path, resolved; a broken user file raises BoardError naming it."""
+    return [load_board_file(path) for path in available_boards().values()]
+
+
+def validate_board_files(paths: list[Path]) -> list[Problem | str]:
+    """Every problem in the given files (empty when all are valid). Problems that stop a file
+    from being read at all (YAML syntax, a missing base) come back as strings."""
+    problems: list[Problem | str] = []
+    for path in paths:
+        try:
+            _, found = check_board_file(Path(path))
+            problems.extend(found)
+        except BoardError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+class _HexInt(int):
+    """An int that ``board_yaml`` writes in hex (addresses, USB ids)."""
+
+
+yaml.SafeDumper.add_representer(
+    _HexInt, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:int", f"{int(value):#x}"))
+
+_HEX_KEYS = {"origin", "base", "vid", "pid", "address"}
+
+
+def _with_hex(value: Any, key: str = "") -> Any:
+    if isinstance(value, dict):
+        return {k: _with_hex(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_hex(v, key) for v in value]
+    if key in _HEX_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return _HexInt(value)
+    return value
+
+
+def board_yaml(board: Board) -> str:
+    """The resolved definition as YAML (addresses in hex), as ``boards show`` prints it."""
+    header = f"# {board.name}: resolved from " + " <- ".join(str(p) for p in board.files) + "\n"
+    return header + yaml.safe_dump(_with_hex(board.data), sort_keys=False, width=100)
+
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def new_board(name: str, base: str, directory: Path = Path("boards"), force: bool = False) -> Path:
+    """Write ``<directory>/<name>.yaml`` extending ``base``; it validates as written."""
+    if not _NAME.match(name):
+        raise BoardError(f"'{name}' cannot be a board name: use lower-case letters, digits, '-', '_' or '.', "
+                         f"starting with a letter or digit")
+    base_board = get_board(base)
+    directory = Path(directory)
+    path = directory / f"{name}.yaml"
+    if path.exists() and not force:
+        raise BoardError(f"{path} already exists; edit it, or pass --force to overwrite it")
+    regions = "\n".join(
+        f"#     {r.name}: {{origin: {r.origin:#010x}, length: {r.length}, access: {r.access}}}"
+        for r in base_board.regions.values())
+    text = f"""\
+# {name}: a board based on {base}. Everything not set here is inherited from {base}
+# (`microbuild boards show {base}` prints it); mappings merge key by key, lists are replaced.
+# Override what differs on your board, for example its memory map:
+#
+# memory:
+#   regions:
+{regions or "#     ram: {origin: 0x20000000, length: 256K, access: rwx}"}
+#
+# `microbuild boards validate {path}` checks the file; `microbuild boards show {name}` shows the result.
+name: {name}
+extends: {base}
+title: "{name} (based on {base_board.title})"
+"""
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    try:
+        load_board_file(path)
+    except MicrobuildError:
+        path.unlink()
+        raise
+    return path

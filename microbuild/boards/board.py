@@ -1,0 +1,175 @@
+"""The resolved, validated board: what every other room reads instead of raw YAML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from microbuild.boards.sizes import parse_size
+
+SECTIONS = ("text", "rodata", "data", "bss", "stack", "heap", "workspace", "weights")
+# Sections that are written at run time and so need a writable region.
+WRITABLE_SECTIONS = ("data", "bss", "stack", "heap", "workspace")
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str
+    origin: int
+    length: int
+    access: str  # "rx", "r", "rw" or "rwx"
+
+    @property
+    def end(self) -> int:
+        return self.origin + self.length
+
+    @property
+    def writable(self) -> bool:
+        return "w" in self.access
+
+    @property
+    def executable(self) -> bool:
+        return "x" in self.access
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    family: str
+    libc: str
+    prefix: str = ""
+    cflags: tuple[str, ...] = ()
+    ldflags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FlashRunner:
+    runner: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Board:
+    """One board after ``extends:`` is resolved and the result validated."""
+
+    data: dict[str, Any]  # the resolved definition, as ``boards show`` prints it
+    files: list[Path]  # the file that defines it, then the files it extends, in order
+
+    @property
+    def name(self) -> str:
+        return self.data["name"]
+
+    @property
+    def title(self) -> str:
+        return self.data["title"]
+
+    @property
+    def vendor(self) -> str:
+        return self.data["vendor"]
+
+    @property
+    def cpu(self) -> dict[str, Any]:
+        return self.data["cpu"]
+
+    @property
+    def arch(self) -> str:
+        return self.cpu["arch"]
+
+    @property
+    def core(self) -> str:
+        return self.cpu["core"]
+
+    @property
+    def fpu(self) -> str:
+        return self.cpu.get("fpu", "none")
+
+    @property
+    def float_abi(self) -> str:
+        return self.cpu.get("float_abi", "soft")
+
+    @property
+    def is_host(self) -> bool:
+        """Runs as a process on the build machine; no memory map, no flashing."""
+        return self.arch == "x86_64"
+
+    @property
+    def is_emulated(self) -> bool:
+        return "qemu" in self.data or self.default_runner in ("qemu", "simavr")
+
+    @property
+    def regions(self) -> dict[str, MemoryRegion]:
+        regions = self.data.get("memory", {}).get("regions", {})
+        return {name: MemoryRegion(name, int(r["origin"]), parse_size(r["length"]), r["access"])
+                for name, r in regions.items()}
+
+    @property
+    def placement(self) -> dict[str, str]:
+        return dict(self.data.get("memory", {}).get("placement", {}))
+
+    def region_for(self, section: str) -> MemoryRegion | None:
+        name = self.placement.get(section)
+        return self.regions.get(name) if name else None
+
+    @property
+    def stack_size(self) -> int:
+        return parse_size(self.data.get("memory", {}).get("stack_size", "4K"))
+
+    @property
+    def heap_size(self) -> int:
+        return parse_size(self.data.get("memory", {}).get("heap_size", 0))
+
+    @property
+    def flash_bytes(self) -> int:
+        """Bytes of non-writable (code) memory; 0 for the host."""
+        return sum(r.length for r in self.regions.values() if not r.writable)
+
+    @property
+    def ram_bytes(self) -> int:
+        return sum(r.length for r in self.regions.values() if r.writable)
+
+    @property
+    def toolchain(self) -> Toolchain:
+        return self._toolchain(self.data["toolchain"])
+
+    @property
+    def toolchains(self) -> list[Toolchain]:
+        """The default toolchain first, then the alternatives the board lists."""
+        tc = self.data["toolchain"]
+        return [self._toolchain(tc)] + [self._toolchain(alt) for alt in tc.get("alternatives", [])]
+
+    @staticmethod
+    def _toolchain(tc: dict[str, Any]) -> Toolchain:
+        return Toolchain(family=tc["family"], libc=tc["libc"], prefix=tc.get("prefix", ""),
+                         cflags=tuple(tc.get("cflags", ())), ldflags=tuple(tc.get("ldflags", ())))
+
+    @property
+    def init(self) -> str:
+        return self.data.get("init", "")
+
+    @property
+    def transport(self) -> dict[str, Any]:
+        return self.data["transport"]
+
+    @property
+    def timer(self) -> dict[str, Any]:
+        return self.data["timer"]
+
+    @property
+    def runners(self) -> list[FlashRunner]:
+        return [FlashRunner(f["runner"], dict(f.get("args", {}))) for f in self.data["flash"]]
+
+    @property
+    def default_runner(self) -> str:
+        return self.data["flash"][0]["runner"]
+
+    @property
+    def qemu(self) -> dict[str, Any] | None:
+        return self.data.get("qemu")
+
+    @property
+    def platformio(self) -> dict[str, Any] | None:
+        return self.data.get("platformio")
+
+    @property
+    def zephyr(self) -> dict[str, Any] | None:
+        return self.data.get("zephyr")

@@ -1,0 +1,301 @@
+"""Finding board files, resolving ``extends:``, and validating the result.
+
+Search path, lowest priority first: the built-in ``board_defs/``, each folder in
+``MICROBUILD_BOARDS_PATH`` (in order), then ``./boards/``. A later folder's file shadows an earlier
+one of the same name, so a user can replace a built-in board, or extend it under the same name.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from microbuild.boards.board import WRITABLE_SECTIONS, Board
+from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, format_key_path,
+                                      read_board_source)
+from microbuild.boards.sizes import parse_size
+from microbuild.errors import BoardError
+
+ENV_PATH = "MICROBUILD_BOARDS_PATH"
+
+# Which CPU architectures each toolchain family can target: a property of the toolchains, not of
+# any board, so it lives here rather than in board files.
+FAMILY_ARCHES = {
+    "gcc-arm-none-eabi": ("armv6-m", "armv7-m", "armv7e-m", "armv8-m.main", "armv8.1-m.main"),
+    "clang": ("armv6-m", "armv7-m", "armv7e-m", "armv8-m.main", "armv8.1-m.main",
+              "rv32imac", "rv32imc", "rv32im", "x86_64"),
+    "gcc-riscv-elf": ("rv32imac", "rv32imc", "rv32im"),
+    "host-gcc": ("x86_64",),
+    "host-clang": ("x86_64",),
+    "avr-gcc": ("avr5",),
+}
+
+
+def builtin_boards_dir() -> Path:
+    """``board_defs/`` beside the package (a source checkout or an editable install)."""
+    return Path(__file__).resolve().parent.parent.parent / "board_defs"
+
+
+def search_path() -> list[Path]:
+    """Folders searched for ``<name>.yaml``, lowest priority first."""
+    folders = [builtin_boards_dir()]
+    for entry in os.environ.get(ENV_PATH, "").split(os.pathsep):
+        if entry.strip():
+            folders.append(Path(entry).expanduser())
+    folders.append(Path.cwd() / "boards")
+    return folders
+
+
+def _board_files() -> list[Path]:
+    """Every board file on the search path, lowest priority first (shadowed ones included)."""
+    files = []
+    for folder in search_path():
+        if folder.is_dir():
+            files.extend(sorted(folder.glob("*.yaml")))
+    return files
+
+
+def available_boards() -> dict[str, Path]:
+    """Board name -> the file that wins for it."""
+    winners: dict[str, Path] = {}
+    for path in _board_files():
+        winners[path.stem] = path
+    return dict(sorted(winners.items()))
+
+
+def _find(name: str, exclude: Path | None = None) -> Path | None:
+    """The highest-priority file for ``name``; with ``exclude``, the next one below that file
+    (so ``boards/stm32f746.yaml`` can say ``extends: stm32f746`` and mean the built-in one)."""
+    candidates = [p for p in _board_files() if p.stem == name]
+    if exclude is not None:
+        exclude = exclude.resolve()
+        resolved = [p.resolve() for p in candidates]
+        if exclude in resolved:
+            candidates = candidates[:resolved.index(exclude)]
+    return candidates[-1] if candidates else None
+
+
+def _did_you_mean(name: str, choices) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+@lru_cache(maxsize=1)
+def board_schema() -> dict[str, Any]:
+    text = resources.files("microbuild").joinpath("schema/board.schema.json").read_text()
+    return json.loads(text)
+
+
+# --- extends: deep merge that remembers which file and line set each key ---------------------
+
+@dataclass
+class _Resolved:
+    data: dict[str, Any]
+    origins: dict[KeyPath, Location]
+    files: list[Path]
+
+    def location(self, key_path: KeyPath) -> Location:
+        path = tuple(key_path)
+        while path not in self.origins and path:
+            path = path[:-1]
+        return self.origins.get(path, Location(self.files[0], 1))
+
+
+def _origins_of(source: BoardSource) -> dict[KeyPath, Location]:
+    return {path: Location(source.path, line) for path, line in source.lines.items()}
+
+
+def _merge(base: _Resolved, child: BoardSource) -> _Resolved:
+    data = copy.deepcopy(base.data)
+    origins = dict(base.origins)
+
+    def merge_into(target: dict, overlay: dict, path: KeyPath) -> None:
+        for key, value in overlay.items():
+            key_path = path + (key,)
+            if isinstance(value, dict) and isinstance(target.get(key), dict):
+                merge_into(target[key], value, key_path)
+            else:
+                # A replaced value (lists included) forgets where the old one's parts came from.
+                for stale in [p for p in origins if p[:len(key_path)] == key_path]:
+                    del origins[stale]
+                target[key] = copy.deepcopy(value)
+            origins.update({p: Location(child.path, line) for p, line in child.lines.items()
+                            if p[:len(key_path)] == key_path})
+
+    merge_into(data, child.data, ())
+    origins[()] = Location(child.path, 1)
+    return _Resolved(data, origins, [child.path] + base.files)
+
+
+def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
+    source = read_board_source(path)
+    base_name = source.data.get("extends")
+    if base_name is None:
+        return _Resolved(copy.deepcopy(source.data), _origins_of(source), [source.path])
+    where = source.location(("extends",))
+    if not isinstance(base_name, str):
+        raise BoardError(f"{where}: extends: must be a board name (a string), not {base_name!r}")
+    base_path = _find(base_name, exclude=path)
+    if base_path is None:
+        raise BoardError(f"{where}: extends: no board named '{base_name}' on the search path"
+                         f"{_did_you_mean(base_name, available_boards())}; "
+                         f"`microbuild boards list` shows the boards there are")
+    if base_path.resolve() in [p.resolve() for p in chain + (path,)]:
+        cycle = " -> ".join(str(p) for p in chain + (path, base_path))
+        raise BoardError(f"{where}: extends: inheritance cycle: {cycle}")
+    base = _resolve(base_path, chain + (path,))
+    resolved = _merge(base, source)
+    resolved.data.pop("extends", None)
+    return resolved
+
+
+# --- validation -------------------------------------------------------------------------------
+
+_TYPE_NAMES = {"string": "a string", "integer": "an integer", "object": "a mapping",
+               "array": "a list", "number": "a number", "boolean": "true or false"}
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "nothing (null)"
+    return type(value).__name__
+
+
+def _schema_problems(resolved: _Resolved) -> list[Problem]:
+    validator = jsonschema.Draft202012Validator(board_schema())
+    problems = []
+    for error in validator.iter_errors(resolved.data):
+        path = tuple(error.absolute_path)
+        kind = error.validator
+        if kind == "additionalProperties":
+            allowed = error.schema.get("properties", {})
+            for extra in sorted(set(error.instance) - set(allowed)):
+                problems.append(Problem(resolved.location(path + (extra,)), path + (extra,),
+                                        f"unknown key{_did_you_mean(extra, allowed)}; "
+                                        f"allowed here: {', '.join(allowed)}"))
+            continue
+        if kind == "required":
+            missing = error.message.split("'")[1]
+            message = f"missing required key '{missing}'"
+        elif kind == "type":
+            wanted = error.validator_value
+            wanted = [wanted] if isinstance(wanted, str) else wanted
+            message = (f"expected {' or '.join(_TYPE_NAMES.get(w, w) for w in wanted)}, "
+                       f"got {_yaml_type(error.instance)}")
+        elif kind == "enum":
+            message = (f"{error.instance!r} is not one of: "
+                       f"{', '.join(str(v) for v in error.validator_value)}"
+                       f"{_did_you_mean(str(error.instance), [str(v) for v in error.validator_value])}")
+        elif kind == "oneOf" and path and path[-1] in ("length", "stack_size", "heap_size"):
+            message = f"{error.instance!r} is not a size: write bytes as an integer, or like 256K or 1M"
+        elif kind == "pattern" and path == ("name",):
+            message = f"{error.instance!r}: use lower-case letters, digits, '-', '_' or '.'"
+        else:
+            message = error.message
+        problems.append(Problem(resolved.location(path), path, message))
+    return problems
+
+
+def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]:
+    data = resolved.data
+    problems = []
+
+    def add(path: KeyPath, message: str) -> None:
+        problems.append(Problem(resolved.location(path), path, message))
+
+    if data["name"] != expected_name:
+        add(("name",), f"'{data['name']}' differs from the file name '{expected_name}.yaml'; "
+                       f"a board's name is its file name")
+
+    family, arch = data["toolchain"]["family"], data["cpu"]["arch"]
+    for i, tc in enumerate([data["toolchain"]] + data["toolchain"].get("alternatives", [])):
+        path = ("toolchain", "family") if i == 0 else ("toolchain", "alternatives", i - 1, "family")
+        if arch not in FAMILY_ARCHES[tc["family"]]:
+            add(path, f"toolchain '{tc['family']}' cannot build for {arch}; "
+                      f"it builds for {', '.join(FAMILY_ARCHES[tc['family']])}")
+    del family
+
+    memory = data.get("memory")
+    if memory:
+        regions = memory["regions"]
+        spans = []
+        for name, region in regions.items():
+            start = region["origin"]
+            end = start + parse_size(region["length"])
+            for other, (o_start, o_end) in spans:
+                if start < o_end and o_start < end:
+                    add(("memory", "regions", name),
+                        f"region '{name}' [{start:#010x}, {end:#010x}) overlaps region '{other}' "
+                        f"[{o_start:#010x}, {o_end:#010x})")
+            spans.append((name, (start, end)))
+        for section, region_name in memory["placement"].items():
+            path = ("memory", "placement", section)
+            if region_name not in regions:
+                add(path, f"{section} is placed in '{region_name}', which is not a region here"
+                          f"{_did_you_mean(region_name, regions)}; regions: {', '.join(regions)}")
+            elif section in WRITABLE_SECTIONS and "w" not in regions[region_name]["access"]:
+                add(path, f"{section} is written at run time but region '{region_name}' is "
+                          f"{regions[region_name]['access']} (not writable); place it in a rw/rwx region")
+
+    runners = [f["runner"] for f in data["flash"]]
+    if "qemu" in runners and "qemu" not in data:
+        add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
+    if len(set(runners)) != len(runners):
+        add(("flash",), f"a runner is listed twice: {', '.join(runners)}")
+    return problems
+
+
+def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:
+    """Resolve and validate one file: the board, or every problem found."""
+    path = Path(path)
+    resolved = _resolve(path)
+    problems = _schema_problems(resolved)
+    if not problems:
+        problems = _semantic_problems(resolved, path.stem)
+    if problems:
+        return None, problems
+    return Board(data=resolved.data, files=resolved.files), []
+
+
+def load_board_file(path: Path) -> Board:
+    board, problems = check_board_file(path)
+    if problems:
+        raise BoardError(f"board file {path} is not valid:\n" + "\n".join(f"  {p}" for p in problems))
+    return board
+
+
+def load_board(name: str) -> Board:
+    """The board called ``name`` from the search path, resolved and validated."""
+    if name.endswith((".yaml", ".yml")) or os.sep in name:
+        return load_board_file(Path(name))
+    path = _find(name)
+    if path is None:
+        known = available_boards()
+        raise BoardError(f"no board named '{name}'{_did_you_mean(name, known)}. "
+                         f"Boards are looked up in: {', '.join(str(p) for p in search_path())}. "
+                         f"`microbuild boards list` shows them; `microbuild boards new {name} --from <board>` "
+                         f"starts a new one")
+    return load_board_file(path)
+
+
+__all__ = ["available_boards", "board_schema", "builtin_boards_dir", "check_board_file",
+           "load_board", "load_board_file", "search_path", "format_key_path"]

@@ -1,0 +1,111 @@
+"""Reading one board YAML file while remembering where every key came from.
+
+Errors about boards must say ``file:line: key.path: message``. PyYAML's ``safe_load`` forgets line
+numbers, so the file is also composed into YAML nodes and walked in parallel to record the line of
+every key path. Duplicate keys, which PyYAML silently collapses, are reported here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from microbuild.errors import BoardError
+
+KeyPath = tuple  # of str keys and int list indices
+
+
+def format_key_path(path: KeyPath) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(top level)"
+
+
+@dataclass(frozen=True)
+class Location:
+    file: Path
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a board definition, printed as ``file:line: key.path: message``."""
+
+    location: Location
+    key_path: KeyPath
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {format_key_path(self.key_path)}: {self.message}"
+
+
+@dataclass
+class BoardSource:
+    """One YAML file as written: its data and the line of each key path in it."""
+
+    path: Path
+    data: dict[str, Any]
+    lines: dict[KeyPath, int]
+
+    def location(self, key_path: KeyPath) -> Location:
+        return Location(self.path, self.lines.get(tuple(key_path), 1))
+
+
+def _walk(node: yaml.Node, path: KeyPath, lines: dict, problems: list, file: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                problems.append(Problem(Location(file, line), path + (key,),
+                                        f"duplicate key (first set on line {seen[key]}); remove one"))
+            seen[key] = line
+            lines[path + (key,)] = line
+            _walk(value_node, path + (key,), lines, problems, file)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[path + (i,)] = item.start_mark.line + 1
+            _walk(item, path + (i,), lines, problems, file)
+
+
+def read_board_source(path: Path) -> BoardSource:
+    """Parse one board file; raise BoardError with file:line for YAML syntax errors."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BoardError(f"{path}: no such board file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardError(f"{path}: cannot read board file: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        what = exc.problem or str(exc)
+        context = f" ({exc.context})" if exc.context else ""
+        raise BoardError(f"{path}:{line}: YAML syntax error: {what}{context}") from None
+    except yaml.YAMLError as exc:
+        raise BoardError(f"{path}: YAML error: {exc}") from None
+    if data is None:
+        raise BoardError(f"{path}:1: the file is empty; a board needs at least `name:` and `extends:` or a full definition")
+    if not isinstance(data, dict):
+        raise BoardError(f"{path}:1: a board file must be a mapping of keys (name:, cpu:, ...), not a {type(data).__name__}")
+    lines: dict[KeyPath, int] = {(): 1}
+    problems: list[Problem] = []
+    _walk(node, (), lines, problems, path)
+    if problems:
+        raise BoardError("\n".join(str(p) for p in problems))
+    return BoardSource(path=path, data=data, lines=lines)

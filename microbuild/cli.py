@@ -1,0 +1,147 @@
+"""The `microbuild` command: parses arguments, calls microbuild.api, renders the result.
+
+No logic lives here that a Python user could not reach through the API. A user's mistake
+(MicrobuildError) is printed as one clear message and exit code 1; argparse usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from microbuild import __version__, api
+from microbuild.boards import format_size
+from microbuild.errors import MicrobuildError
+
+# Piped output (CI logs, files) gets a wide fixed width instead of rich's 80 columns, so tables are
+# not truncated.
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
+
+
+# --- boards ------------------------------------------------------------------------------------
+
+def cmd_boards_list(args: argparse.Namespace) -> int:
+    boards = api.list_boards()
+    table = Table(title=f"{len(boards)} boards", title_justify="left")
+    for column in ("name", "core", "flash", "RAM", "toolchain", "default runner", "emulated"):
+        table.add_column(column)
+    for b in boards:
+        emulated = "native" if b.is_host else ("yes" if b.is_emulated else "no")
+        table.add_row(b.name, b.core, format_size(b.flash_bytes) if b.flash_bytes else "-",
+                      format_size(b.ram_bytes) if b.ram_bytes else "-", b.toolchain.family,
+                      b.default_runner, emulated)
+    out.print(table)
+    return 0
+
+
+def cmd_boards_show(args: argparse.Namespace) -> int:
+    print(api.board_yaml(api.get_board(args.name)), end="")
+    return 0
+
+
+def cmd_boards_validate(args: argparse.Namespace) -> int:
+    problems = api.validate_board_files([Path(f) for f in args.files])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} problem(s) in {len(args.files)} file(s)", file=sys.stderr)
+        return 1
+    print(f"{len(args.files)} board file(s) valid")
+    return 0
+
+
+def cmd_boards_new(args: argparse.Namespace) -> int:
+    path = api.new_board(args.name, args.base, Path(args.output_dir), force=args.force)
+    print(f"wrote {path} (extends {args.base}); edit it, then `microbuild boards validate {path}`")
+    return 0
+
+
+# --- compile -----------------------------------------------------------------------------------
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from microbuild.compiler import compile_model
+
+    compiled = compile_model(Path(args.model), prefix=args.prefix)
+    written = compiled.write(Path(args.output))
+    if args.plan_svg:
+        Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
+    summary = compiled.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    table = Table(title=f"{args.model}: {len(summary['ops'])} operators", title_justify="left")
+    for column in ("#", "operator", "inputs", "outputs"):
+        table.add_column(column)
+    for op in summary["ops"]:
+        table.add_row(str(op["index"]), op["opcode"], ", ".join(map(str, op["inputs"])),
+                      ", ".join(map(str, op["outputs"])))
+    out.print(table)
+    for kind in ("inputs", "outputs"):
+        for i, t in enumerate(summary[kind]):
+            out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "
+                      f"zero_point={t['zero_point']}")
+    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {summary['workspace_bytes']:,} bytes")
+    out.print("wrote " + ", ".join(str(p) for p in written))
+    if args.plan_svg:
+        out.print(f"memory plan drawn in {args.plan_svg}")
+    return 0
+
+
+# --- parser ------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="microbuild",
+        description="Compile int8 TFLite models to C and build, flash and run them on microcontroller "
+                    "boards described in YAML.")
+    parser.add_argument("--version", action="version", version=f"microbuild {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    boards = commands.add_parser("boards", help="list, show, validate and create board definitions")
+    board_cmds = boards.add_subparsers(dest="boards_command", metavar="SUBCOMMAND", required=True)
+    p = board_cmds.add_parser("list", help="table of every board on the search path")
+    p.set_defaults(func=cmd_boards_list)
+    p = board_cmds.add_parser("show", help="a board's definition after inheritance, as YAML")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_boards_show)
+    p = board_cmds.add_parser("validate", help="check board files; prints file:line: key: message")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(func=cmd_boards_validate)
+    p = board_cmds.add_parser("new", help="start a new board file that extends an existing board")
+    p.add_argument("name")
+    p.add_argument("--from", dest="base", required=True, metavar="BASE", help="board to extend")
+    p.add_argument("-o", "--output-dir", default="boards",
+                   help="folder to write NAME.yaml in (default: ./boards, which is on the search path)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    p.set_defaults(func=cmd_boards_new)
+
+    p = commands.add_parser("compile", help="compile an int8 .tflite model to C")
+    p.add_argument("model", help="the .tflite file")
+    p.add_argument("-o", "--output", default="out", help="folder for the generated C (default: out)")
+    p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
+    p.set_defaults(func=cmd_compile)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MicrobuildError as exc:
+        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True, markup=True, highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
