@@ -70,3 +70,34 @@ def save(relative_path: str, data: bytes) -> Path:
     path.write_bytes(data)
     print(f"wrote {path.relative_to(MODELS_DIR.parent.parent)} ({len(data)} bytes)")
     return path
+
+
+# The builtin operators microbuild's compiler lowers. A generated model that contains anything else
+# would test the converter's quirks rather than the compiler, so generators check against this.
+SUPPORTED_OPS = frozenset({
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD",
+    "MUL", "SOFTMAX", "RESHAPE", "QUANTIZE", "DEQUANTIZE", "CONCATENATION", "PAD", "MEAN",
+    "LOGISTIC", "TANH", "RELU", "RELU6", "HARD_SWISH",
+})
+
+
+def op_names(data: bytes) -> list[str]:
+    """Builtin operator names of a .tflite flatbuffer, in execution order (subgraph 0)."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    model = schema.Model.GetRootAsModel(data, 0)
+    graph = model.Subgraphs(0)
+    result = []
+    for i in range(graph.OperatorsLength()):
+        code = model.OperatorCodes(graph.Operators(i).OpcodeIndex())
+        # Codes below 127 live in the deprecated int8 field; max() picks whichever is set.
+        result.append(names[max(code.BuiltinCode(), code.DeprecatedBuiltinCode())])
+    return result
+
+
+def check_supported_ops(name: str, data: bytes, allowed=SUPPORTED_OPS) -> None:
+    """Fail loudly if the converter emitted an operator outside ``allowed``."""
+    extra = sorted(set(op_names(data)) - set(allowed))
+    if extra:
+        raise SystemExit(f"{name}: converter emitted unsupported operators {extra}")
