@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 INT32_MIN = -(1 << 31)
 INT32_MAX = (1 << 31) - 1
 
@@ -73,7 +75,9 @@ def activation_range_int8(activation: str, scale: float, zero_point: int) -> tup
     qmin, qmax = -128, 127
 
     def quantize(v: float) -> int:
-        return zero_point + tflite_round(v / scale)
+        # TFLM divides in float32 (the tensor's scale is a float); in double the quotient can land
+        # on the other side of .5 and the range would be off by one.
+        return zero_point + tflite_round(float(np.float32(v) / np.float32(scale)))
 
     if activation == "NONE":
         return qmin, qmax

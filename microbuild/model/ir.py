@@ -36,6 +36,15 @@ class Tensor:
     dtype: str  # numpy dtype name: "int8", "int16", "int32", "int64", "uint8", "float32", "bool"
     quant: Quantization | None = None
     data: np.ndarray | None = None  # constant data (weights, biases, shape tensors), else None
+    # The shape with -1 for dimensions only known at run time (TFLite's shape_signature); None when
+    # the file gives none, which means the shape is static.
+    shape_signature: tuple[int, ...] | None = None
+    is_variable: bool = False  # a TFLite variable tensor (state kept between invocations)
+
+    @property
+    def is_dynamic(self) -> bool:
+        """True when some dimension is only known at run time; the compiler needs static shapes."""
+        return self.shape_signature is not None and any(d < 0 for d in self.shape_signature)
 
     @property
     def is_constant(self) -> bool:
@@ -84,6 +93,10 @@ class Graph:
     inputs: list[int]
     outputs: list[int]
     description: str = ""
+    # How many subgraphs the file has; the graph holds subgraph 0 only, so the compiler refuses
+    # files with more (control flow such as WHILE/IF lives in the others).
+    subgraph_count: int = 1
+    source: str = ""  # the file name (or "<bytes>") the graph was read from, for messages
 
     def tensor(self, index: int) -> Tensor:
         return self.tensors[index]

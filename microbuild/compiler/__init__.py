@@ -1,0 +1,8 @@
+"""IR -> memory plan -> C sources of one model.
+
+``compile_model`` is the entry point; ``microbuild.compiler.ops`` holds one lowering per operator.
+"""
+
+from microbuild.compiler.codegen import CompiledModel, TensorSpec, compile_model
+
+__all__ = ["CompiledModel", "TensorSpec", "compile_model"]

@@ -1,0 +1,431 @@
+"""Turn a checked graph and its memory plan into the C sources of one model.
+
+Three files come out, every symbol carrying the user's prefix:
+
+- ``<prefix>.h``: the public API: I/O shapes, types, quantization, the workspace size and
+  ``int <prefix>_run(inputs..., outputs..., void *workspace)``;
+- ``<prefix>.c``: one kernel call per operator in execution order, every parameter a literal
+  constant (file-scope ``static const`` structs), every pointer resolved at compile time;
+- ``<prefix>_weights.c``: the constant tensors and derived per-channel arrays, aligned and placed in
+  the ``.mb_weights`` section through the ``MB_WEIGHTS_ATTR`` macro.
+
+Graph inputs and outputs live in the caller's buffers; the workspace holds intermediates and op
+scratch areas only, at offsets chosen by :mod:`microbuild.compiler.planner`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.ops.base import OpLowering
+from microbuild.compiler.planner import MemoryPlan, plan_memory
+from microbuild.compiler.validate import check_graph
+from microbuild.errors import ModelError
+from microbuild.model.ir import Graph, Operator
+from microbuild.model.reader import read_model
+from microbuild.paths import runtime_dir
+
+# numpy dtype name -> C type. bool is one byte in TFLite.
+CTYPES = {
+    "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
+    "int32": "int32_t", "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t",
+    "float32": "float", "float64": "double", "bool": "uint8_t",
+}
+_NUMPY_OF_CTYPE = {
+    "int8_t": np.int8, "uint8_t": np.uint8, "int16_t": np.int16, "uint16_t": np.uint16,
+    "int32_t": np.int32, "uint32_t": np.uint32, "int64_t": np.int64, "uint64_t": np.uint64,
+    "float": np.float32, "double": np.float64,
+}
+
+_C_KEYWORDS = {
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Imaginary",
+}
+
+
+@dataclass
+class TensorSpec:
+    """One graph input or output as the caller sees it."""
+
+    name: str
+    tensor: int  # tensor index in the graph
+    shape: tuple[int, ...]
+    dtype: str
+    scale: float  # 0.0 when not quantized (float I/O)
+    zero_point: int
+    bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "tensor": self.tensor, "shape": list(self.shape),
+                "dtype": self.dtype, "scale": self.scale, "zero_point": self.zero_point,
+                "bytes": self.bytes}
+
+
+@dataclass
+class CompiledModel:
+    graph: Graph
+    plan: MemoryPlan
+    prefix: str
+    sources: dict[str, str]  # file name -> C text
+    kernel_sources: list[str]  # paths relative to runtime_dir, e.g. "kernels/softmax.c"
+    runtime_dir: Path
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    workspace_bytes: int
+    weights_bytes: int
+    ops: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def include_dirs(self) -> list[Path]:
+        """Header directories needed to compile the sources (besides the output directory)."""
+        return [self.runtime_dir / "include"]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-able description: sizes, operators, I/O and the memory plan."""
+        return {
+            "prefix": self.prefix,
+            "workspace_bytes": self.workspace_bytes,
+            "weights_bytes": self.weights_bytes,
+            "inputs": [s.to_dict() for s in self.inputs],
+            "outputs": [s.to_dict() for s in self.outputs],
+            "ops": self.ops,
+            "kernel_sources": self.kernel_sources,
+            "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary()},
+        }
+
+    def summary_json(self) -> str:
+        return json.dumps(self.summary(), indent=2)
+
+    def write(self, out_dir: str | Path, include_runtime: bool = False) -> list[Path]:
+        """Write the generated files into ``out_dir``; with ``include_runtime`` also copy the
+        kernels this model needs and the runtime headers (a self-contained source tree)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in self.sources.items():
+            path = out / name
+            path.write_text(text)
+            written.append(path)
+        if include_runtime:
+            files = list(self.kernel_sources)
+            files += [str(p.relative_to(self.runtime_dir))
+                      for p in sorted((self.runtime_dir / "include").rglob("*.h"))]
+            for rel in files:
+                dst = out / "runtime" / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.write_bytes((self.runtime_dir / rel).read_bytes())
+                written.append(dst)
+        return written
+
+    def plan_svg(self) -> str:
+        from microbuild.compiler.plan_check import plan_svg
+
+        return plan_svg(self.plan, self.graph)
+
+
+def compile_model(model: str | Path | bytes | Graph, prefix: str = "model") -> CompiledModel:
+    """Compile a .tflite model (path, bytes or an already read Graph) to C sources."""
+    if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
+            or prefix in _C_KEYWORDS:
+        raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
+                         "underscores, not starting with a digit (e.g. 'kws')")
+    graph = model if isinstance(model, Graph) else read_model(model)
+    check_graph(graph)
+    lowerings = [REGISTRY[op.opcode] for op in graph.operators]
+    plan = plan_memory(graph, lowerings)
+    return _Generator(graph, lowerings, plan, prefix).run()
+
+
+class _Generator:
+    """Builds the three files; also the :class:`EmitContext` lowerings see, one op at a time."""
+
+    def __init__(self, graph: Graph, lowerings: list[OpLowering], plan: MemoryPlan,
+                 prefix: str) -> None:
+        self.graph = graph
+        self.lowerings = lowerings
+        self.plan = plan
+        self.prefix = prefix
+        self.PREFIX = prefix.upper()
+        self.statics: list[str] = []
+        self.arrays: list[tuple[str, str, np.ndarray, str]] = []  # symbol, ctype, values, comment
+        self._array_by_content: dict[tuple[str, bytes, tuple], str] = {}
+        self._symbols: set[str] = set()
+        self._tensor_symbols: dict[int, str] = {}
+        self._op: Operator | None = None
+
+    # ---- EmitContext -----------------------------------------------------------------------
+    def ptr(self, tensor_index: int) -> str:
+        tensor = self.graph.tensors[tensor_index]
+        if tensor.is_constant:
+            return self._tensor_array(tensor_index)
+        loc = self.plan.locations.get(tensor_index)
+        if loc is None:
+            raise RuntimeError(f"tensor {tensor_index} has no place in the memory plan")
+        if loc.kind == "input":
+            return f"in{loc.index}"
+        if loc.kind == "output":
+            return f"out{loc.index}"
+        return f"({CTYPES[tensor.dtype]} *)(ws + {loc.offset})"
+
+    def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
+        values = np.asarray(values)
+        if ctype in _NUMPY_OF_CTYPE:
+            values = values.astype(_NUMPY_OF_CTYPE[ctype])
+        key = (ctype, values.tobytes(), values.shape)
+        if key in self._array_by_content:  # identical arrays (e.g. shared multipliers) once
+            return self._array_by_content[key]
+        symbol = self._unique(f"{self.prefix}_{name}")
+        where = f"op {self._op.index} {self._op.opcode}" if self._op is not None else ""
+        self.arrays.append((symbol, ctype, values, f"{name} ({where})" if where else name))
+        self._array_by_content[key] = symbol
+        return symbol
+
+    def static(self, declaration: str) -> None:
+        self.statics.append(declaration.rstrip())
+
+    def symbol(self, name: str) -> str:
+        assert self._op is not None
+        return f"op{self._op.index}_{name}"
+
+    def scratch_ptr(self) -> str:
+        assert self._op is not None
+        offset = self.plan.scratch_offset(self._op.index)
+        if offset is None:
+            raise RuntimeError(f"{self._op.describe()} asked for scratch but reserved none")
+        return f"(void *)(ws + {offset})"
+
+    # ---- generation ------------------------------------------------------------------------
+    def _unique(self, symbol: str) -> str:
+        base, n = symbol, 2
+        while symbol in self._symbols:
+            symbol = f"{base}_{n}"
+            n += 1
+        self._symbols.add(symbol)
+        return symbol
+
+    def _tensor_array(self, t: int) -> str:
+        if t not in self._tensor_symbols:
+            tensor = self.graph.tensors[t]
+            if tensor.dtype not in CTYPES:
+                raise ModelError(f"constant tensor {t} '{tensor.name}' has type {tensor.dtype}, "
+                                 "which microbuild cannot store")
+            symbol = self._unique(f"{self.prefix}_t{t}")
+            values = tensor.data.astype(np.uint8) if tensor.dtype == "bool" else tensor.data
+            self.arrays.append((symbol, CTYPES[tensor.dtype], values,
+                                f"tensor {t} '{tensor.name}' {list(tensor.shape)}"))
+            self._tensor_symbols[t] = symbol
+        return self._tensor_symbols[t]
+
+    def _specs(self, indices: list[int]) -> list[TensorSpec]:
+        specs = []
+        for t in indices:
+            tensor = self.graph.tensors[t]
+            quant = tensor.quant
+            specs.append(TensorSpec(
+                name=tensor.name, tensor=t, shape=tuple(tensor.shape), dtype=tensor.dtype,
+                scale=float(quant.scale[0]) if quant is not None else 0.0,
+                zero_point=int(quant.zero_point[0]) if quant is not None else 0,
+                bytes=tensor.nbytes))
+        return specs
+
+    def run(self) -> CompiledModel:
+        g = self.graph
+        inputs, outputs = self._specs(g.inputs), self._specs(g.outputs)
+
+        body: list[str] = []
+        headers: list[str] = []
+        kernels: list[str] = []
+        ops = []
+        for op, lowering in zip(g.operators, self.lowerings):
+            self._op = op
+            code = lowering.emit(op, g, self)
+            self._op = None
+            ins = ", ".join(f"t{t}" for t in op.inputs if t >= 0)
+            outs = ", ".join(f"t{t}" for t in op.outputs)
+            body.append(f"    /* op {op.index} {op.opcode}: {ins} -> {outs} */")
+            body += [f"    {line}" if line.strip() else "" for line in code.rstrip().splitlines()]
+            for h in lowering.headers:
+                if h not in headers:
+                    headers.append(h)
+            for k in lowering.kernel_sources:
+                # Lowerings may name a kernel by file name alone ("add.c") or by its path under
+                # runtime/ ("kernels/add.c"); both mean runtime/kernels/add.c.
+                k = k if "/" in k else f"kernels/{k}"
+                if k not in kernels:
+                    kernels.append(k)
+            ops.append({"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
+                        "outputs": list(op.outputs),
+                        "scratch_bytes": lowering.scratch_bytes(op, g)})
+        for k, t in self.plan.output_copies:
+            body.append(f"    /* graph output {k} is tensor {t}, which lives elsewhere */")
+            body.append(f"    memcpy(out{k}, {self.ptr(t)}, {g.tensors[t].nbytes});")
+
+        signature = self._signature(inputs, outputs)
+        weights_bytes = sum(int(v.nbytes) for _, _, v, _ in self.arrays)
+        sources = {
+            f"{self.prefix}.h": self._header(inputs, outputs, signature),
+            f"{self.prefix}.c": self._model_c(headers, body, signature, inputs, outputs),
+            f"{self.prefix}_weights.c": self._weights_c(),
+        }
+        return CompiledModel(graph=g, plan=self.plan, prefix=self.prefix, sources=sources,
+                             kernel_sources=kernels, runtime_dir=runtime_dir(), inputs=inputs,
+                             outputs=outputs, workspace_bytes=self.plan.workspace_bytes,
+                             weights_bytes=weights_bytes, ops=ops)
+
+    def _signature(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
+        params = [f"const {CTYPES[s.dtype]} *in{k}" for k, s in enumerate(inputs)]
+        params += [f"{CTYPES[s.dtype]} *out{k}" for k, s in enumerate(outputs)]
+        params.append("void *workspace")
+        return f"int {self.prefix}_run({', '.join(params)})"
+
+    def _header(self, inputs: list[TensorSpec], outputs: list[TensorSpec], signature: str) -> str:
+        P = self.PREFIX
+        guard = f"MICROBUILD_MODEL_{P}_H"
+        lines = [
+            f"/* {self.prefix}: generated by microbuild from {self._source_name()}; do not edit. */",
+            f"#ifndef {guard}",
+            f"#define {guard}",
+            "",
+            "#include <stdint.h>",
+            "",
+            "#ifdef __cplusplus",
+            'extern "C" {',
+            "#endif",
+            "",
+            f"#define {P}_NUM_INPUTS {len(inputs)}",
+            f"#define {P}_NUM_OUTPUTS {len(outputs)}",
+            "/* Bytes of scratch memory to pass as `workspace` (16-byte aligned); 0 means NULL is",
+            " * fine. Inputs and outputs are not part of it. */",
+            f"#define {P}_WORKSPACE_SIZE {self.plan.workspace_bytes}",
+            f"#define {P}_WORKSPACE_ALIGN 16",
+        ]
+        for kind, specs in (("INPUT", inputs), ("OUTPUT", outputs)):
+            for k, s in enumerate(specs):
+                m = f"{P}_{kind}{k}"
+                quant = ("not quantized" if s.scale == 0.0 else
+                         "real = SCALE * (q - ZERO_POINT)")
+                lines += [
+                    "",
+                    f"/* {kind.lower()} {k}: tensor {s.tensor} '{_comment(s.name)}', {quant} */",
+                    f"#define {m}_RANK {len(s.shape)}",
+                    f"#define {m}_SHAPE {{{', '.join(str(d) for d in s.shape) or '1'}}}",
+                    f"#define {m}_SIZE {int(np.prod(s.shape, dtype=np.int64))}",
+                    f"#define {m}_BYTES {s.bytes}",
+                    f"#define {m}_TYPE {CTYPES[s.dtype]}",
+                    f'#define {m}_DTYPE "{s.dtype}"',
+                    f"#define {m}_SCALE {_float_literal(s.scale)}",
+                    f"#define {m}_ZERO_POINT {s.zero_point}",
+                ]
+        lines += [
+            "",
+            "/* Run the model once. Returns 0 on success, -1 if the workspace is missing. */",
+            f"{signature};",
+            "",
+            "#ifdef __cplusplus",
+            "}",
+            "#endif",
+            "",
+            f"#endif /* {guard} */",
+            "",
+        ]
+        return "\n".join(lines)
+
+    def _model_c(self, headers: list[str], body: list[str], signature: str,
+                 inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
+        lines = [
+            f"/* {self.prefix}: generated by microbuild from {self._source_name()}; do not edit. */",
+            "#include <stddef.h>",
+            "#include <stdint.h>",
+            "#include <string.h>",
+            "",
+            f'#include "{self.prefix}.h"',
+        ]
+        lines += [f'#include "{h}"' for h in headers]
+        if self.arrays:
+            lines += ["", f"/* Constant data, defined in {self.prefix}_weights.c. */"]
+            lines += [f"extern const {ctype} {symbol}[{max(1, values.size)}];"
+                      for symbol, ctype, values, _ in self.arrays]
+        if self.statics:
+            lines += ["", "/* Operator parameters, computed at compile time. */"]
+            lines += self.statics
+        lines += ["", signature, "{"]
+        unused = [f"in{k}" for k in range(len(inputs))] + [f"out{k}" for k in range(len(outputs))]
+        lines.append("    uint8_t *const ws = (uint8_t *)workspace;")
+        # Not every model touches every pointer (e.g. an input only copied); keep -Wextra quiet.
+        lines.append("    " + " ".join(f"(void){name};" for name in unused + ["ws"]))
+        if self.plan.workspace_bytes > 0:
+            lines += ["    if (workspace == NULL) {", "        return -1;", "    }"]
+        lines += body
+        lines += ["    return 0;", "}", ""]
+        return "\n".join(lines)
+
+    def _weights_c(self) -> str:
+        lines = [
+            f"/* {self.prefix}: constant data generated by microbuild from {self._source_name()};",
+            " * do not edit. Define MB_WEIGHTS_ATTR (e.g. empty) to place the arrays differently. */",
+            "#include <stdint.h>",
+            "",
+            "#ifndef MB_WEIGHTS_ATTR",
+            "#if defined(__GNUC__) || defined(__clang__)",
+            '#define MB_WEIGHTS_ATTR __attribute__((aligned(16), section(".mb_weights")))',
+            "#else",
+            "#define MB_WEIGHTS_ATTR",
+            "#endif",
+            "#endif",
+        ]
+        if not self.arrays:
+            # ISO C wants at least one declaration per translation unit.
+            lines += ["", f"typedef int {self.prefix}_has_no_weights;"]
+        for symbol, ctype, values, comment in self.arrays:
+            flat = values.reshape(-1)
+            lines += ["", f"/* {_comment(comment)} */",
+                      f"extern const {ctype} {symbol}[{max(1, flat.size)}];",
+                      f"const {ctype} {symbol}[{max(1, flat.size)}] MB_WEIGHTS_ATTR = {{"]
+            lines += _array_body(flat, ctype)
+            lines.append("};")
+        lines.append("")
+        return "\n".join(lines)
+
+    def _source_name(self) -> str:
+        return _comment(Path(self.graph.source).name if self.graph.source else "a graph")
+
+
+def _comment(text: str) -> str:
+    """Safe inside a C block comment."""
+    return text.replace("*/", "* /").replace("/*", "/ *")
+
+
+def _float_literal(v: float) -> str:
+    # %.9e round-trips every float32 exactly and always has an exponent, so the f suffix is legal.
+    if not np.isfinite(v):
+        raise ModelError(f"a non-finite float constant ({v}) cannot be compiled")
+    return f"{np.float32(v):.9e}f"
+
+
+def _int_literal(v: int, ctype: str) -> str:
+    if ctype == "int32_t" and v == -(1 << 31):
+        return "(-2147483647 - 1)"  # 2147483648 alone is not an int32 literal
+    if ctype in ("int64_t", "uint64_t"):
+        return f"INT64_C({v})" if ctype == "int64_t" else f"UINT64_C({v})"
+    return str(v)
+
+
+def _array_body(values: np.ndarray, ctype: str) -> list[str]:
+    if values.size == 0:
+        return ["    0"]
+    if ctype in ("float", "double"):
+        items = [_float_literal(float(v)) if ctype == "float" else repr(float(v)) for v in values]
+    else:
+        items = [_int_literal(int(v), ctype) for v in values.tolist()]
+    per_line = 16 if ctype in ("int8_t", "uint8_t") else 8
+    return ["    " + ", ".join(items[i:i + per_line]) + ","
+            for i in range(0, len(items), per_line)]

@@ -1,0 +1,129 @@
+"""FULLY_CONNECTED (int8 input/output, int8 weights per tensor or per channel, optional int32 bias).
+
+Parameters follow TFLM's CalculateOpDataFullyConnected: the requantization multiplier is
+input_scale * weight_scale / output_scale computed in double from the float32 scales, quantized
+with QuantizeMultiplier, and applied with TFLM's double rounding. The input zero point is folded
+into the bias here (see ``runtime/include/microbuild/kernels/fully_connected.h``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
+from microbuild.model.ir import Graph, Operator
+
+FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+
+
+def _f64(value: float) -> float:
+    """A float32 scale as the double TFLM computes with."""
+    return float(np.float32(value))
+
+
+def requantization(op: Operator, graph: Graph) -> tuple[list[int], list[int]]:
+    """(multipliers, shifts): one entry for per-tensor weights, output_depth entries otherwise."""
+    x = graph.tensor(op.inputs[0])
+    w = graph.tensor(op.inputs[1])
+    y = graph.tensor(op.outputs[0])
+    multipliers, shifts = [], []
+    for weight_scale in w.quant.scale:
+        real = _f64(x.scale) * _f64(weight_scale) / _f64(y.scale)
+        m, s = quantize_multiplier(real)
+        multipliers.append(m)
+        shifts.append(s)
+    return multipliers, shifts
+
+
+def folded_bias(op: Operator, graph: Graph) -> np.ndarray:
+    """bias[c] - input_zero_point * sum_d w[c][d], as int64 (the range is checked)."""
+    w = graph.tensor(op.inputs[1]).data.astype(np.int64)
+    bias = np.zeros(w.shape[0], dtype=np.int64)
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        bias += graph.tensor(op.inputs[2]).data.astype(np.int64).reshape(-1)
+    return bias - graph.tensor(op.inputs[0]).zero_point * w.sum(axis=1)
+
+
+@register
+class FullyConnected(OpLowering):
+    opcode = "FULLY_CONNECTED"
+    kernel_sources = ("fully_connected.c",)
+    headers = ("microbuild/kernels/fully_connected.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if len(op.inputs) < 2 or op.inputs[0] < 0 or op.inputs[1] < 0 or len(op.outputs) != 1:
+            return ["expected an input, weights, an optional bias and one output"]
+        x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+        bias = graph.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
+        reasons = []
+        if not w.is_constant:
+            reasons.append(f"weights (tensor {w.index}) are computed at run time; only constant "
+                           "weights are supported")
+        if w.dtype != "int8":
+            reasons.append(f"weights are {w.dtype}; only int8 weights are supported")
+        if bias is not None and (bias.dtype != "int32" or not bias.is_constant):
+            reasons.append(f"bias (tensor {bias.index}) must be a constant int32 tensor, it is "
+                           f"{'constant ' if bias.is_constant else ''}{bias.dtype}")
+        for role, t in (("input", x), ("weights", w), ("output", y)):
+            if t.quant is None:
+                reasons.append(f"{role} tensor {t.index} is not quantized")
+        if reasons:
+            return reasons
+
+        if len(w.shape) != 2:
+            return [f"weights have shape {list(w.shape)}; expected [output_depth, input_depth]"]
+        out_depth, depth = w.shape
+        if x.num_elements % depth != 0:
+            reasons.append(f"input of {x.num_elements} elements is not a whole number of rows "
+                           f"of {depth}")
+        elif y.num_elements != x.num_elements // depth * out_depth:
+            reasons.append(f"output shape {list(y.shape)} does not match "
+                           f"{x.num_elements // depth} rows x {out_depth} units")
+        if x.quant.per_channel or y.quant.per_channel:
+            reasons.append("input and output must be quantized per tensor")
+        if w.quant.per_channel and (len(w.quant.scale) != out_depth or w.quant.axis != 0):
+            reasons.append(f"per-channel weights need {out_depth} scales on axis 0, found "
+                           f"{len(w.quant.scale)} on axis {w.quant.axis}")
+        if np.any(w.quant.zero_point != 0):
+            reasons.append("weights have a non-zero zero point; TFLM requires symmetric int8 "
+                           "weights")
+        if bias is not None and bias.num_elements != out_depth:
+            reasons.append(f"bias has {bias.num_elements} elements for {out_depth} units")
+        activation = op.options.get("fused_activation_function", "NONE")
+        if activation not in FUSED_ACTIVATIONS:
+            reasons.append(f"fused activation {activation} is not supported")
+        weights_format = op.options.get("weights_format", "DEFAULT")
+        if weights_format != "DEFAULT":
+            reasons.append(f"weights format {weights_format} is not supported")
+        if reasons:
+            return reasons
+        # The folded sum must stay in int32, as TFLM's own accumulator does.
+        worst = int(np.abs(folded_bias(op, graph)).max()) + depth * 127 * 128
+        if worst >= 1 << 31:
+            reasons.append(f"input depth {depth} and bias could overflow the int32 accumulator")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+        out_depth, depth = w.shape
+        act_min, act_max = activation_range_int8(
+            op.options.get("fused_activation_function", "NONE"), y.scale, y.zero_point)
+        multipliers, shifts = requantization(op, graph)
+        bias = ctx.const_array(ctx.symbol("bias"), folded_bias(op, graph), "int32_t")
+        if len(multipliers) > 1:
+            per_tensor = "0, 0"
+            per_channel = (f"{ctx.const_array(ctx.symbol('multipliers'), np.array(multipliers), 'int32_t')}, "
+                           f"{ctx.const_array(ctx.symbol('shifts'), np.array(shifts), 'int32_t')}")
+        else:
+            per_tensor = f"{multipliers[0]}, {shifts[0]}"
+            per_channel = "NULL, NULL"
+        params = ctx.symbol("params")
+        ctx.static(
+            f"static const mb_fully_connected_s8_params {params} = {{\n"
+            f"    {x.num_elements // depth}, {depth}, {out_depth}, {y.zero_point}, {act_min}, "
+            f"{act_max},\n"
+            f"    {per_tensor}, {per_channel}\n"
+            "};")
+        return (f"mb_fully_connected_s8(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(w.index)}, "
+                f"{bias}, {ctx.ptr(y.index)});")

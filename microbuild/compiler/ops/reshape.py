@@ -1,0 +1,38 @@
+"""RESHAPE: the bytes do not change, only the shape, so there is no kernel.
+
+The memory planner makes the output share the input's buffer (``aliases_input``); then nothing runs.
+Only when the two must live in different buffers (a graph input reshaped straight into a graph
+output, both owned by the caller) is the reshape a copy.
+"""
+
+from __future__ import annotations
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.model.ir import Graph, Operator
+
+
+@register
+class Reshape(OpLowering):
+    opcode = "RESHAPE"
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:
+            return ["expected a data input and one output"]
+        src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        reasons = []
+        if src.dtype != dst.dtype:
+            reasons.append(f"input is {src.dtype} but output is {dst.dtype}")
+        if src.num_elements != dst.num_elements:
+            reasons.append(f"input shape {list(src.shape)} and output shape {list(dst.shape)} "
+                           "have different element counts")
+        return reasons
+
+    def aliases_input(self, op: Operator, graph: Graph) -> bool:
+        return True
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        src, dst = ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])
+        if src == dst:
+            return "/* shares its input's buffer: nothing to do */"
+        nbytes = graph.tensor(op.outputs[0]).nbytes
+        return f"memcpy({dst}, {src}, {nbytes});"

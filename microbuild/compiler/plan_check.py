@@ -1,0 +1,233 @@
+"""Checking and drawing a memory plan, independently of how the planner made it.
+
+``verify_plan`` recomputes every lifetime from the graph and checks the plan's claims: no two
+tensors alive at the same op share bytes unless the plan says they may (a RESHAPE alias, an
+in-place op) *and* that claim holds; everything lies inside the workspace; nothing is written into
+a caller's input buffer. It shares no code with the planner on purpose, so a planner bug cannot
+hide itself.
+
+``plan_svg`` draws the plan: op index on x, workspace offset on y, one rectangle per buffer.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.planner import MemoryPlan
+from microbuild.model.ir import Graph
+
+
+def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for op in graph.operators:
+        for t in list(op.inputs) + list(op.outputs):
+            if t >= 0 and not graph.tensors[t].is_constant:
+                first.setdefault(t, op.index)
+                last[t] = op.index
+    return {t: (first[t], last[t]) for t in first}
+
+
+def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
+    """Every problem found in ``plan`` for ``graph``; an empty list means the plan is sound."""
+    problems: list[str] = []
+    lifetimes = _tensor_lifetimes(graph)
+    locations = plan.locations
+    ops = graph.operators
+
+    # 1. Every run-time tensor has a place; workspace ones are aligned and inside the workspace.
+    for t in lifetimes:
+        loc = locations.get(t)
+        if loc is None:
+            problems.append(f"tensor {t} is used by the graph but has no location")
+            continue
+        if loc.kind == "workspace":
+            end = loc.offset + graph.tensors[t].nbytes
+            if loc.offset % 16:
+                problems.append(f"tensor {t} at offset {loc.offset} is not 16-byte aligned")
+            if loc.offset < 0 or end > plan.workspace_bytes:
+                problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
+                                f"of {plan.workspace_bytes} bytes")
+
+    # 2. Sharing claims: each must name the op's input 0 / output 0, an op that allows it, the
+    #    same place and the same size.
+    content = _UnionFind()  # tensors holding the same bytes because of an alias (same content)
+    for op_index, src, dst in plan.aliases:
+        op = ops[op_index]
+        lowering = REGISTRY.get(op.opcode)
+        if op.inputs[:1] != [src] or op.outputs[:1] != [dst]:
+            problems.append(f"alias claim ({op_index}, {src}, {dst}) is not op {op_index}'s "
+                            "input 0 -> output 0")
+        elif lowering is None or not lowering.aliases_input(op, graph):
+            problems.append(f"op {op_index} {op.opcode} cannot alias its input")
+        if locations.get(src) != locations.get(dst):
+            problems.append(f"alias claim ({op_index}, {src}, {dst}): the tensors are at "
+                            f"different places")
+        content.union(src, dst)
+    for op_index, src, dst in plan.in_place:
+        op = ops[op_index]
+        lowering = REGISTRY.get(op.opcode)
+        if op.inputs[:1] != [src] or op.outputs[:1] != [dst]:
+            problems.append(f"in-place claim ({op_index}, {src}, {dst}) is not op {op_index}'s "
+                            "input 0 -> output 0")
+            continue
+        if lowering is None or not lowering.can_run_in_place(op, graph):
+            problems.append(f"op {op_index} {op.opcode} cannot run in place")
+        if locations.get(src) != locations.get(dst) or \
+                graph.tensors[src].nbytes != graph.tensors[dst].nbytes:
+            problems.append(f"in-place claim ({op_index}, {src}, {dst}): different place or size")
+        # Overwriting src is only safe if nothing holding src's bytes is read after this op, and
+        # no other input of the op reads them through another tensor.
+        for t in content.members(src, lifetimes):
+            if lifetimes[t][1] > op_index:
+                problems.append(f"op {op_index} overwrites tensor {src} in place but tensor {t} "
+                                f"(same bytes) is still read at op {lifetimes[t][1]}")
+        for t in op.inputs[1:]:
+            if t >= 0 and t != src and content.find(t) == content.find(src):
+                problems.append(f"op {op_index} overwrites tensor {src} in place while reading "
+                                f"the same bytes as tensor {t}")
+    shared = _UnionFind()
+    for _, src, dst in list(plan.aliases) + list(plan.in_place):
+        shared.union(src, dst)
+
+    # 3. Nothing but an alias may live in a caller's input buffer (it is const), and caller
+    #    buffers must belong to the right graph input/output.
+    for t, loc in locations.items():
+        if loc.kind == "input":
+            owner = graph.inputs[loc.index] if loc.index < len(graph.inputs) else None
+            if owner is None or content.find(t) != content.find(owner):
+                problems.append(f"tensor {t} is placed in input buffer {loc.index} without being "
+                                "that input or an alias of it")
+        elif loc.kind == "output":
+            owner = graph.outputs[loc.index] if loc.index < len(graph.outputs) else None
+            if owner is None or shared.find(t) != shared.find(owner):
+                problems.append(f"tensor {t} is placed in output buffer {loc.index} without "
+                                "sharing it with that output")
+    for k, t in enumerate(graph.outputs):
+        loc = locations.get(t)
+        if (loc is None or loc.kind != "output" or loc.index != k) and \
+                (k, t) not in plan.output_copies:
+            problems.append(f"graph output {k} (tensor {t}) is neither in its buffer nor copied")
+
+    # 4. No two workspace regions alive at the same op overlap, except tensors sharing a buffer.
+    regions = []  # (label, start, end, first op, last op, sharing key)
+    for t, (first, last) in lifetimes.items():
+        loc = locations.get(t)
+        if loc is not None and loc.kind == "workspace":
+            regions.append((f"tensor {t}", loc.offset, loc.offset + graph.tensors[t].nbytes,
+                            first, last, ("t", shared.find(t))))
+    for op in ops:
+        lowering = REGISTRY.get(op.opcode)
+        need = lowering.scratch_bytes(op, graph) if lowering is not None else 0
+        if need <= 0:
+            continue
+        offset = plan.scratch_offset(op.index)
+        size = next((b.size for b in plan.buffers if b.scratch_op == op.index), 0)
+        if offset is None or size < need:
+            problems.append(f"op {op.index} {op.opcode} needs {need} scratch bytes, the plan "
+                            f"gives {size}")
+            continue
+        if offset % 16 or offset + size > plan.workspace_bytes:
+            problems.append(f"op {op.index} scratch [{offset}, {offset + size}) is misaligned or "
+                            "outside the workspace")
+        regions.append((f"op {op.index} scratch", offset, offset + size, op.index, op.index,
+                        ("s", op.index)))
+    for i, a in enumerate(regions):
+        for b in regions[i + 1:]:
+            if a[5] == b[5]:
+                continue
+            live_together = a[3] <= b[4] and b[3] <= a[4]
+            bytes_overlap = a[1] < b[2] and b[1] < a[2]
+            if live_together and bytes_overlap:
+                problems.append(
+                    f"{a[0]} [{a[1]}, {a[2]}) ops {a[3]}..{a[4]} overlaps {b[0]} "
+                    f"[{b[1]}, {b[2]}) ops {b[3]}..{b[4]}")
+    return problems
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, t: int) -> int:
+        self.parent.setdefault(t, t)
+        while self.parent[t] != t:
+            t = self.parent[t]
+        return t
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+    def members(self, t: int, universe) -> list[int]:
+        root = self.find(t)
+        return [x for x in universe if self.find(x) == root]
+
+
+# ---- drawing --------------------------------------------------------------------------------
+_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
+           "#ff9da7", "#9c755f", "#bab0ac")
+
+
+def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
+             height: int = 540) -> str:
+    """A standalone SVG of the plan: op index on x, workspace offset on y."""
+    left, right, top, bottom = 90, 20, 40, 50
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n_ops = max([b.last_op + 1 for b in plan.buffers] + [len(graph.operators) if graph else 1, 1])
+    total = max(plan.workspace_bytes, 1)
+
+    def x(op: float) -> float:
+        return left + plot_w * op / n_ops
+
+    def y(offset: float) -> float:
+        return top + plot_h * offset / total
+
+    title = f"memory plan: {plan.workspace_bytes} bytes ({plan.strategy})"
+    if graph is not None and graph.source:
+        title = f"{graph.source}: {title}"
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        f"<title>{escape(title)}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="{top - 15}" font-size="14">{escape(title)}</text>',
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f7f7f7" '
+        'stroke="#999"/>',
+    ]
+    for i, b in enumerate(plan.buffers):
+        x0, x1 = x(b.first_op), x(b.last_op + 1)
+        y0, y1 = y(b.offset), y(b.offset + b.size)
+        color = "#cccccc" if b.scratch_op is not None else _COLORS[i % len(_COLORS)]
+        label = f"{b.label} ({b.size} B)"
+        parts.append(
+            f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(x1 - x0, 1):.1f}" '
+            f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.8" stroke="#333">'
+            f"<title>{escape(label)}, offset {b.offset}, ops {b.first_op}..{b.last_op}</title>"
+            "</rect>")
+        if y1 - y0 >= 12 and x1 - x0 >= 40:
+            chars = int((x1 - x0) / 6.5)
+            text = label if len(label) <= chars else label[: max(chars - 1, 1)] + "…"
+            parts.append(f'<text x="{x0 + 3:.1f}" y="{y0 + 11:.1f}">{escape(text)}</text>')
+    # Axes: a tick per op (thinned for long graphs) and five offset ticks.
+    step = max(1, n_ops // 20)
+    for op in range(0, n_ops + 1, step):
+        parts.append(f'<line x1="{x(op):.1f}" y1="{top + plot_h}" x2="{x(op):.1f}" '
+                     f'y2="{top + plot_h + 4}" stroke="#333"/>')
+        parts.append(f'<text x="{x(op):.1f}" y="{top + plot_h + 16}" '
+                     f'text-anchor="middle">{op}</text>')
+    for k in range(6):
+        off = total * k / 5
+        parts.append(f'<line x1="{left - 4}" y1="{y(off):.1f}" x2="{left}" y2="{y(off):.1f}" '
+                     'stroke="#333"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(off) + 4:.1f}" '
+                     f'text-anchor="end">{int(off)}</text>')
+    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 10}" '
+                 'text-anchor="middle">operator index (execution order)</text>')
+    parts.append(f'<text x="15" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
+                 f'transform="rotate(-90 15 {top + plot_h / 2:.1f})">workspace offset (bytes)'
+                 "</text>")
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,276 @@
+"""Static memory planning: where every run-time tensor lives.
+
+Graph inputs and outputs live in the caller's buffers; constants live in the weights section;
+everything else (intermediate tensors and per-operator scratch areas) is placed in one workspace
+at 16-byte-aligned offsets, decided here at compile time.
+
+Two tensors can share bytes when their lifetimes (first producer .. last consumer, in op order) do
+not overlap. On top of that:
+
+- a RESHAPE (any lowering whose ``aliases_input`` is true) does not copy: its output *is* its
+  input, so both tensors form one buffer whose lifetime is the union;
+- an element-wise op whose lowering ``can_run_in_place`` writes its output over input 0 when input
+  0 dies at that op and both have the same size.
+
+Placement tries several orderings (size, lifetime length, first use, size x lifetime) with
+first-fit and best-fit, and keeps the smallest workspace: TFLM's planner is one of these
+combinations (greedy by size, first fit) without the sharing above, so the result is never larger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from microbuild.compiler.ops.base import OpLowering
+from microbuild.model.ir import Graph
+
+ALIGNMENT = 16
+
+
+def align(n: int, alignment: int = ALIGNMENT) -> int:
+    return (n + alignment - 1) // alignment * alignment
+
+
+@dataclass
+class Buffer:
+    """One region of the workspace: the tensors that share it, or one op's scratch area."""
+
+    label: str
+    tensors: tuple[int, ...]  # tensor indices sharing these bytes (empty for scratch)
+    size: int  # bytes needed (not rounded)
+    first_op: int  # alive from the start of this op ...
+    last_op: int  # ... to the end of this one
+    offset: int = 0
+    scratch_op: int | None = None  # the op that owns this scratch area, else None
+
+    def overlaps_in_time(self, other: "Buffer") -> bool:
+        return self.first_op <= other.last_op and other.first_op <= self.last_op
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a run-time tensor's bytes are: ``kind`` is "input", "output" or "workspace"."""
+
+    kind: str
+    index: int = 0  # the graph input/output number for "input"/"output"
+    offset: int = 0  # the workspace offset for "workspace"
+
+
+@dataclass
+class MemoryPlan:
+    buffers: list[Buffer]
+    workspace_bytes: int
+    locations: dict[int, Location]  # every non-constant tensor used by the graph
+    strategy: str = ""  # the ordering/fit combination that won
+    aliases: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
+    in_place: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
+    # Graph outputs whose bytes live elsewhere (a graph input returned unchanged, the same tensor
+    # listed twice): (output number, tensor index) to copy at the end of the run.
+    output_copies: list[tuple[int, int]] = field(default_factory=list)
+
+    def scratch_offset(self, op_index: int) -> int | None:
+        for b in self.buffers:
+            if b.scratch_op == op_index:
+                return b.offset
+        return None
+
+    def summary(self) -> list[dict]:
+        return [{"label": b.label, "tensors": list(b.tensors), "offset": b.offset, "size": b.size,
+                 "first_op": b.first_op, "last_op": b.last_op, "scratch_op": b.scratch_op}
+                for b in self.buffers]
+
+
+class _Groups:
+    """Union-find over tensor indices: tensors in one group share one set of bytes."""
+
+    def __init__(self) -> None:
+        self.parent: dict[int, int] = {}
+
+    def find(self, t: int) -> int:
+        self.parent.setdefault(t, t)
+        while self.parent[t] != t:
+            self.parent[t] = self.parent[self.parent[t]]
+            t = self.parent[t]
+        return t
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+    def members(self, t: int) -> list[int]:
+        root = self.find(t)
+        return sorted(x for x in list(self.parent) if self.find(x) == root)
+
+
+def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
+    """(first op, last op) of every non-constant tensor an op touches."""
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for op in graph.operators:
+        for t in op.inputs + op.outputs:
+            if t < 0 or graph.tensors[t].is_constant:
+                continue
+            first.setdefault(t, op.index)
+            last[t] = op.index
+    return {t: (first[t], last[t]) for t in first}
+
+
+def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = True,
+                orderings: Sequence[str] | None = None,
+                fits: Sequence[str] = ("first", "best")) -> MemoryPlan:
+    """Place every intermediate tensor and scratch area; ``lowerings[i]`` belongs to op ``i``.
+
+    ``share=False`` turns off RESHAPE aliasing and in-place reuse; with ``orderings=("size",)``
+    and ``fits=("first",)`` that is TFLM's greedy-by-size planner (the tests' baseline).
+    """
+    lifetimes = _lifetimes(graph)
+    groups = _Groups()
+    for t in lifetimes:
+        groups.find(t)
+    for t in graph.inputs + graph.outputs:
+        groups.find(t)
+
+    # External bindings: a group touching a graph input/output lives in the caller's buffer.
+    input_of = {}
+    for k, t in enumerate(graph.inputs):
+        input_of.setdefault(t, k)
+    output_of = {}
+    for k, t in enumerate(graph.outputs):
+        output_of.setdefault(t, k)
+
+    def bindings(ts: list[int]) -> int:
+        return sum((t in input_of) + (t in output_of) for t in ts)
+
+    aliases: list[tuple[int, int, int]] = []
+    in_place: list[tuple[int, int, int]] = []
+    if share:
+        for op, lowering in zip(graph.operators, lowerings):
+            if not op.inputs or not op.outputs or op.inputs[0] < 0:
+                continue
+            src, dst = op.inputs[0], op.outputs[0]
+            if graph.tensors[src].is_constant or groups.find(src) == groups.find(dst):
+                continue
+            if graph.tensors[src].nbytes != graph.tensors[dst].nbytes:
+                continue
+            merged = groups.members(src) + groups.members(dst)
+            if lowering.aliases_input(op, graph):
+                # At most one caller buffer per group: a RESHAPE from a graph input straight to a
+                # graph output must copy (the code generator sees different pointers).
+                if bindings(merged) <= 1:
+                    groups.union(src, dst)
+                    aliases.append((op.index, src, dst))
+            elif lowering.can_run_in_place(op, graph):
+                src_group = groups.members(src)
+                dies_here = max(lifetimes[t][1] for t in src_group) == op.index
+                # Another input reading the same bytes through a different tensor (e.g. a
+                # reshaped copy) could be read after it is overwritten: only the same tensor is
+                # safe.
+                others_clash = any(t >= 0 and t != src and groups.find(t) == groups.find(src)
+                                   for t in op.inputs[1:])
+                if dies_here and not others_clash and bindings(merged) == 0:
+                    groups.union(src, dst)
+                    in_place.append((op.index, src, dst))
+
+    locations: dict[int, Location] = {}
+    output_copies: list[tuple[int, int]] = []
+    buffers: list[Buffer] = []
+    seen_roots: set[int] = set()
+    for t in sorted(set(lifetimes) | set(graph.inputs) | set(graph.outputs)):
+        root = groups.find(t)
+        if root in seen_roots:
+            continue
+        seen_roots.add(root)
+        members = groups.members(t)
+        bound_in = [input_of[m] for m in members if m in input_of]
+        bound_out = [output_of[m] for m in members if m in output_of]
+        if bound_in:
+            loc = Location("input", index=bound_in[0])
+        elif bound_out:
+            loc = Location("output", index=bound_out[0])
+        else:
+            live = [lifetimes[m] for m in members if m in lifetimes]
+            size = max(graph.tensors[m].nbytes for m in members)
+            names = ", ".join(graph.tensors[m].name for m in members)
+            buffers.append(Buffer(label=names, tensors=tuple(members), size=size,
+                                  first_op=min(f for f, _ in live),
+                                  last_op=max(last for _, last in live)))
+            loc = None
+        for m in members:
+            if loc is not None:
+                locations[m] = loc
+
+    # A graph output whose bytes are not its own output buffer needs a copy at the end: a graph
+    # input returned unchanged, or a tensor listed as two outputs.
+    for k, t in enumerate(graph.outputs):
+        loc = locations.get(t)
+        if loc is None or loc.kind != "output" or loc.index != k:
+            output_copies.append((k, t))
+
+    for op, lowering in zip(graph.operators, lowerings):
+        scratch = lowering.scratch_bytes(op, graph)
+        if scratch > 0:
+            buffers.append(Buffer(label=f"op {op.index} {op.opcode} scratch", tensors=(),
+                                  size=scratch, first_op=op.index, last_op=op.index,
+                                  scratch_op=op.index))
+
+    workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits)
+    for b in buffers:
+        for m in b.tensors:
+            locations[m] = Location("workspace", offset=b.offset)
+    return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
+                      strategy=strategy, aliases=aliases, in_place=in_place,
+                      output_copies=output_copies)
+
+
+# Sort keys; ties fall back to the buffer's position so plans are deterministic.
+_ORDERINGS: dict[str, Callable[[Buffer], tuple]] = {
+    "size": lambda b: (-align(b.size),),
+    "lifetime": lambda b: (-(b.last_op - b.first_op), -align(b.size)),
+    "first_use": lambda b: (b.first_op, -align(b.size)),
+    "size_x_lifetime": lambda b: (-align(b.size) * (b.last_op - b.first_op + 1),),
+}
+
+
+def _place(buffers: list[Buffer], orderings: Sequence[str], fits: Sequence[str]) -> tuple[int, str]:
+    """Try every ordering x fit, apply the smallest; returns (workspace bytes, strategy name)."""
+    if not buffers:
+        return 0, "empty"
+    best: tuple[int, str, list[int]] | None = None
+    for ordering in orderings:
+        key = _ORDERINGS[ordering]
+        order = sorted(range(len(buffers)), key=lambda i: (key(buffers[i]), i))
+        for fit in fits:
+            offsets = _fit(buffers, order, fit)
+            total = max(offsets[i] + align(buffers[i].size) for i in range(len(buffers)))
+            if best is None or total < best[0]:
+                best = (total, f"{ordering}/{fit}-fit", offsets)
+    assert best is not None
+    for b, off in zip(buffers, best[2]):
+        b.offset = off
+    return best[0], best[1]
+
+
+def _fit(buffers: list[Buffer], order: list[int], fit: str) -> list[int]:
+    offsets = [0] * len(buffers)
+    placed: list[int] = []
+    for i in order:
+        b = buffers[i]
+        size = align(b.size)
+        busy = sorted((offsets[j], offsets[j] + align(buffers[j].size)) for j in placed
+                      if b.overlaps_in_time(buffers[j]))
+        gaps = []  # (start, length) of every hole between live buffers
+        cursor = 0
+        for start, end in busy:
+            if start - cursor >= size:
+                gaps.append((cursor, start - cursor))
+            cursor = max(cursor, end)
+        if not gaps:
+            offsets[i] = cursor
+        elif fit == "first":
+            offsets[i] = gaps[0][0]
+        else:  # best fit: the tightest hole
+            offsets[i] = min(gaps, key=lambda g: (g[1], g[0]))[0]
+        placed.append(i)
+    return offsets

@@ -1,0 +1,33 @@
+/* Int8 FULLY_CONNECTED, bit-exact with TFLM's reference_integer_ops::FullyConnected (per-tensor
+ * weights) and FullyConnectedPerChannel (per-channel weights).
+ *
+ * TFLM accumulates sum((w + 0) * (x - input_zero_point)) + bias. Weights are symmetric (zero point
+ * 0), so the input zero-point term is folded into the bias at compile time:
+ *   bias'[c] = bias[c] - input_zero_point * sum_d w[c][d]
+ * and the kernel only sums w * x. The int32 result is the same (the same integers, summed in a
+ * different order, without overflow for any depth the compiler accepts). */
+#ifndef MICROBUILD_KERNELS_FULLY_CONNECTED_H
+#define MICROBUILD_KERNELS_FULLY_CONNECTED_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t batches;        /* rows of the input: input elements / input_depth */
+    int32_t input_depth;    /* weights are [output_depth][input_depth] */
+    int32_t output_depth;
+    int32_t output_offset;  /* output zero point */
+    int32_t activation_min;
+    int32_t activation_max;
+    /* Per-tensor requantization, used when output_multipliers is NULL. */
+    int32_t output_multiplier;
+    int32_t output_shift;   /* > 0 shifts left */
+    /* Per-channel requantization ([output_depth] each), or NULL. */
+    const int32_t *output_multipliers;
+    const int32_t *output_shifts;
+} mb_fully_connected_s8_params;
+
+/* bias: the folded bias described above, [output_depth], never NULL. */
+void mb_fully_connected_s8(const mb_fully_connected_s8_params *params, const int8_t *input,
+                           const int8_t *weights, const int32_t *bias, int8_t *output);
+
+#endif

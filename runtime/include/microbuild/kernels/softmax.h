@@ -1,0 +1,24 @@
+/* Int8 SOFTMAX (output scale 1/256, zero point -128), bit-exact with TFLM's integer softmax
+ * (reference_ops::Softmax<int8_t, int8_t>).
+ *
+ * Per row: the difference to the row maximum is scaled by beta * input_scale into a Q5.26 value
+ * (input_multiplier, input_left_shift, computed at compile time); exp() of it is gemmlowp's
+ * fixed-point exp on negative values; the sum of exps (Q12.19) is inverted with gemmlowp's
+ * Newton-Raphson reciprocal; differences below diff_min contribute nothing and give -128. */
+#ifndef MICROBUILD_KERNELS_SOFTMAX_H
+#define MICROBUILD_KERNELS_SOFTMAX_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t rows;              /* product of all dimensions but the last */
+    int32_t depth;             /* the last dimension: softmax runs along it */
+    int32_t input_multiplier;  /* Q31 */
+    int32_t input_left_shift;  /* >= 0 */
+    int32_t diff_min;          /* <= 0 */
+} mb_softmax_s8_params;
+
+/* input and output may be the same buffer: each element is read before it is written. */
+void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8_t *output);
+
+#endif

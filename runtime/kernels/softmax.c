@@ -1,0 +1,160 @@
+/* gemmlowp's fixed-point arithmetic as TFLM's softmax uses it. A Qm.n value is a plain int32
+ * holding round(v * 2^n) with m integer bits and n = 31 - m fractional bits. */
+#include "microbuild/kernels/softmax.h"
+
+#include "microbuild/quant.h"
+
+#define SCALED_DIFF_INTEGER_BITS 5   /* exp() input: Q5.26 */
+#define ACCUM_INTEGER_BITS 12        /* sum of exps: Q12.19 */
+
+/* Fixed-point product: integer bits add up, raw = rounding doubling high mul. */
+static int32_t fx_mul(int32_t a, int32_t b)
+{
+    return mb_saturating_rounding_doubling_high_mul(a, b);
+}
+
+/* x * 2^exponent, rounding when shifting right and saturating when shifting left. */
+static int32_t fx_mul_pot(int32_t x, int exponent)
+{
+    if (exponent < 0) {
+        return mb_rounding_divide_by_pot(x, -exponent);
+    }
+    if (exponent == 0) {
+        return x;
+    }
+    const int32_t threshold = INT32_MAX >> exponent;
+    if (x > threshold) {
+        return INT32_MAX;
+    }
+    if (x < -threshold) {
+        return INT32_MIN;
+    }
+    return (int32_t)((uint32_t)x << exponent);
+}
+
+/* exp(a) for a in [-1/4, 0), a in Q0.31, result in Q0.31: Taylor series around -1/8. */
+static int32_t exp_on_quarter_interval(int32_t a)
+{
+    const int32_t exp_minus_one_eighth = 1895147668; /* exp(-1/8) in Q0.31 */
+    const int32_t one_third = 715827883;             /* 1/3 in Q0.31 */
+    const int32_t x = a + (1 << 28);                 /* a + 1/8 */
+    const int32_t x2 = fx_mul(x, x);
+    const int32_t x3 = fx_mul(x2, x);
+    const int32_t x4 = fx_mul(x2, x2);
+    const int32_t x4_over_4 = fx_mul_pot(x4, -2);
+    const int32_t poly = fx_mul_pot(fx_mul(x4_over_4 + x3, one_third) + x2, -1);
+    return exp_minus_one_eighth + fx_mul(exp_minus_one_eighth, x + poly);
+}
+
+/* exp(a) for a <= 0 in Q5.26; result in Q0.31. The input is split into a remainder in
+ * [-1/4, 0) handled by the series and a sum of -2^k terms multiplied in from a table. */
+static int32_t exp_on_negative_values(int32_t a)
+{
+    const int fractional_bits = 31 - SCALED_DIFF_INTEGER_BITS;
+    const int32_t one_quarter = (int32_t)1 << (fractional_bits - 2);
+    const int32_t mask = one_quarter - 1;
+    const int32_t a_mod_quarter_minus_quarter = (a & mask) - one_quarter;
+    int32_t result = exp_on_quarter_interval(
+        fx_mul_pot(a_mod_quarter_minus_quarter, SCALED_DIFF_INTEGER_BITS));
+    const int32_t remainder = a_mod_quarter_minus_quarter - a;
+
+    /* exp(-2^k) in Q0.31 for k = -2 .. 4: every power of two the remainder can contain. */
+    static const int32_t exp_of_minus_pot[7] = {
+        1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242,
+    };
+    for (int k = 0; k < 7; k++) {
+        const int bit = fractional_bits - 2 + k;
+        if (remainder & ((int32_t)1 << bit)) {
+            result = fx_mul(result, exp_of_minus_pot[k]);
+        }
+    }
+    return a == 0 ? INT32_MAX : result;
+}
+
+static int count_leading_zeros(uint32_t x)
+{
+    int n = 0;
+    if (x == 0) {
+        return 32;
+    }
+    while ((x & 0x80000000u) == 0) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+
+/* 1 / (1 + a) for a in [0, 1) in Q0.31, as gemmlowp: Newton-Raphson in Q2.29. */
+static int32_t one_over_one_plus_x(int32_t a)
+{
+    /* (a + 1) / 2, rounded half away from zero, in Q0.31. */
+    const int64_t sum = (int64_t)a + INT32_MAX;
+    const int32_t half_denominator = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    const int32_t c48_over_17 = 1515870810;       /* Q2.29 */
+    const int32_t c_neg_32_over_17 = -1010580540; /* Q2.29 */
+    const int32_t one_q2_29 = (int32_t)1 << 29;
+    int32_t x = c48_over_17 + fx_mul(half_denominator, c_neg_32_over_17);
+    for (int i = 0; i < 3; i++) {
+        const int32_t half_denominator_times_x = fx_mul(half_denominator, x);
+        const int32_t one_minus = one_q2_29 - half_denominator_times_x;
+        x = x + fx_mul_pot(fx_mul(x, one_minus), 2);
+    }
+    /* x / 2 in Q1.30 reinterpreted, then rescaled to Q0.31. */
+    return fx_mul_pot(x, 1);
+}
+
+/* TFLM's GetReciprocal: 1/x for x in Q12.19 as a Q0.31 value and a power-of-two exponent. */
+static int32_t reciprocal(int32_t x, int *num_bits_over_unit)
+{
+    const int headroom_plus_one = count_leading_zeros((uint32_t)x);
+    *num_bits_over_unit = ACCUM_INTEGER_BITS - headroom_plus_one;
+    const int32_t shifted_minus_one =
+        (int32_t)(((uint32_t)x << headroom_plus_one) - ((uint32_t)1 << 31));
+    return one_over_one_plus_x(shifted_minus_one);
+}
+
+static int32_t scaled_diff(const mb_softmax_s8_params *p, int32_t diff)
+{
+    /* MultiplyByQuantizedMultiplierGreaterThanOne: no rounding shift; diff_min guarantees
+     * diff * 2^left_shift fits in int32. */
+    return mb_saturating_rounding_doubling_high_mul(
+        (int32_t)((uint32_t)diff << p->input_left_shift), p->input_multiplier);
+}
+
+void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8_t *output)
+{
+    const int32_t depth = params->depth;
+    for (int32_t row = 0; row < params->rows; row++) {
+        const int8_t *x = input + row * depth;
+        int8_t *y = output + row * depth;
+
+        int32_t max = INT8_MIN;
+        for (int32_t c = 0; c < depth; c++) {
+            max = x[c] > max ? x[c] : max;
+        }
+
+        int32_t sum_of_exps = 0; /* Q12.19 */
+        for (int32_t c = 0; c < depth; c++) {
+            const int32_t diff = x[c] - max;
+            if (diff >= params->diff_min) {
+                const int32_t e = exp_on_negative_values(scaled_diff(params, diff));
+                sum_of_exps += fx_mul_pot(e, -ACCUM_INTEGER_BITS);
+            }
+        }
+
+        int num_bits_over_unit;
+        const int32_t scale = reciprocal(sum_of_exps, &num_bits_over_unit);
+        const int exponent = num_bits_over_unit + 31 - 8;
+
+        for (int32_t c = 0; c < depth; c++) {
+            const int32_t diff = x[c] - max;
+            int32_t out = INT8_MIN;
+            if (diff >= params->diff_min) {
+                const int32_t e = exp_on_negative_values(scaled_diff(params, diff));
+                out = mb_rounding_divide_by_pot(fx_mul(scale, e), exponent) + INT8_MIN;
+                out = mb_clamp_i32(out, INT8_MIN, INT8_MAX);
+            }
+            y[c] = (int8_t)out;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+"""The memory planner and its independent verifier."""
+
+from __future__ import annotations
+
+import copy
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from microbuild.compiler import compile_model
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.plan_check import plan_svg, verify_plan
+from microbuild.compiler.planner import Location, plan_memory
+from microbuild.errors import ModelError
+from microbuild.model.ir import Graph, Operator, Quantization, Tensor
+from microbuild.model.reader import read_model
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+def _compilable_models() -> list[Path]:
+    found = []
+    for path in sorted(MODELS_DIR.glob("*.tflite")) + sorted((MODELS_DIR / "ops").glob("*.tflite")):
+        try:
+            compile_model(path)
+        except ModelError:
+            continue  # the deliberately unsupported models
+        found.append(path)
+    return found
+
+
+COMPILABLE = _compilable_models()
+
+
+def _lowerings(graph: Graph):
+    return [REGISTRY[op.opcode] for op in graph.operators]
+
+
+def test_the_committed_models_are_covered():
+    names = {p.name for p in COMPILABLE}
+    assert "fc_reshape_chain.tflite" in names and len(COMPILABLE) >= 10
+
+
+@pytest.mark.parametrize("path", COMPILABLE, ids=lambda p: p.stem)
+def test_never_worse_than_greedy_by_size_and_verified(path):
+    graph = read_model(path)
+    plan = plan_memory(graph, _lowerings(graph))
+    greedy = plan_memory(graph, _lowerings(graph), share=False, orderings=("size",),
+                         fits=("first",))
+    assert verify_plan(graph, plan) == []
+    assert verify_plan(graph, greedy) == []
+    assert plan.workspace_bytes <= greedy.workspace_bytes
+    # No plan can beat the largest set of tensors alive at one op (aliases counted once).
+    assert plan.workspace_bytes >= max([b.size for b in plan.buffers] + [0])
+
+
+def _int8(index: int, n: int, name: str = "") -> Tensor:
+    return Tensor(index=index, name=name or f"t{index}", shape=(1, n), dtype="int8",
+                  quant=Quantization(np.array([1 / 256]), np.array([-128])))
+
+
+def _softmax_chain(n_ops: int, size: int) -> Graph:
+    """in -> SOFTMAX -> SOFTMAX -> ... -> out: every intermediate can reuse its input's bytes."""
+    tensors = [_int8(i, size) for i in range(n_ops + 1)]
+    ops = [Operator(index=i, opcode="SOFTMAX", version=1, inputs=[i], outputs=[i + 1],
+                    options={"beta": 1.0}) for i in range(n_ops)]
+    return Graph(tensors=tensors, operators=ops, inputs=[0], outputs=[n_ops])
+
+
+def test_in_place_reuses_the_dying_input():
+    graph = _softmax_chain(4, 100)
+    plan = plan_memory(graph, _lowerings(graph))
+    greedy = plan_memory(graph, _lowerings(graph), share=False, orderings=("size",),
+                         fits=("first",))
+    # op 0 reads the caller's input and op 3 writes the caller's output: ops 1 and 2 reuse.
+    assert plan.in_place == [(1, 1, 2), (2, 2, 3)]
+    assert plan.workspace_bytes == 112  # t1, t2, t3 in one 16-byte-aligned buffer of 100
+    assert greedy.workspace_bytes == 224
+    assert verify_plan(graph, plan) == []
+
+
+def test_in_place_is_refused_when_the_input_is_read_later():
+    graph = _softmax_chain(3, 64)
+    # op 2 also reads t1, so op 1 must not overwrite it.
+    graph.operators[2].inputs = [2, 1]
+    plan = plan_memory(graph, _lowerings(graph))
+    assert all(op != 1 for op, _, _ in plan.in_place)
+    assert verify_plan(graph, plan) == []
+
+
+def test_reshape_aliases_its_input():
+    graph = read_model(MODELS_DIR / "ops" / "fc_reshape_chain.tflite")
+    plan = plan_memory(graph, _lowerings(graph))
+    assert len(plan.aliases) == 2
+    for op_index, src, dst in plan.aliases:
+        assert graph.operators[op_index].opcode == "RESHAPE"
+        assert plan.locations[src] == plan.locations[dst]
+
+
+def test_verifier_catches_overlapping_tensors():
+    graph = _softmax_chain(4, 100)
+    plan = plan_memory(graph, _lowerings(graph), share=False)
+    broken = copy.deepcopy(plan)
+    # Put t2 on top of t1 although both are alive at op 1 and no in-place claim covers it.
+    broken.locations[2] = broken.locations[1]
+    problems = verify_plan(graph, broken)
+    assert any("overlaps" in p and "tensor 1" in p and "tensor 2" in p for p in problems)
+
+
+def test_verifier_catches_out_of_workspace_and_false_claims():
+    graph = _softmax_chain(4, 100)
+    plan = plan_memory(graph, _lowerings(graph))
+    broken = copy.deepcopy(plan)
+    broken.locations[1] = Location("workspace", offset=plan.workspace_bytes)
+    assert any("outside the workspace" in p for p in verify_plan(graph, broken))
+
+    broken = copy.deepcopy(plan)
+    broken.aliases.append((0, 0, 1))  # SOFTMAX does not alias; t1 is not in the input buffer
+    problems = verify_plan(graph, broken)
+    assert any("cannot alias" in p for p in problems)
+
+    broken = copy.deepcopy(plan)
+    broken.locations[1] = Location("input", index=0)  # writing into the caller's const input
+    assert any("input buffer 0" in p for p in verify_plan(graph, broken))
+
+
+def test_plan_svg_is_valid_xml_with_one_rectangle_per_buffer():
+    model = compile_model(MODELS_DIR / "ops" / "fc_reshape_chain.tflite")
+    svg = model.plan_svg()
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.tag == f"{ns}svg"
+    buffer_rects = [r for r in root.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
+    assert len(buffer_rects) == len(model.plan.buffers) > 0
+    texts = " ".join(t.text or "" for t in root.iter(f"{ns}text"))
+    assert "operator index" in texts and "workspace offset" in texts
+    # Standalone use, without a graph.
+    ET.fromstring(plan_svg(model.plan))
