@@ -1,0 +1,83 @@
+"""ADD (int8, broadcasting, fused activation), bit-exact with TFLM's reference_integer_ops::Add.
+
+Parameters follow TFLM's CalculateOpDataAdd: both inputs are rescaled to twice the larger input
+scale with 20 bits of headroom (left_shift), and the int32 sum is rescaled to the output scale.
+"""
+
+from __future__ import annotations
+
+from microbuild.compiler.elementwise import (
+    FUSED_ACTIVATIONS,
+    binary_broadcast_reasons,
+    c_designated,
+    f32,
+    fused_activation,
+    input0_not_broadcast,
+    operand_reasons,
+    plan_broadcast,
+)
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import activation_range_int8, quantize_multiplier_smaller_than_one
+from microbuild.model.ir import Graph, Operator
+
+# TFLM uses 20 for int8 (15 for int16): inputs of at most 9 bits keep 2 bits of int32 headroom.
+LEFT_SHIFT = 20
+
+
+def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: float, zp_out: int,
+               activation: str) -> dict[str, int]:
+    """The mb_add_s8_params fields, computed in double from the float32 scales as TFLM does."""
+    s1, s2, so = f32(scale1), f32(scale2), f32(scale_out)
+    twice_max_input_scale = 2.0 * max(s1, s2)
+    m1, sh1 = quantize_multiplier_smaller_than_one(s1 / twice_max_input_scale)
+    m2, sh2 = quantize_multiplier_smaller_than_one(s2 / twice_max_input_scale)
+    mo, sho = quantize_multiplier_smaller_than_one(
+        twice_max_input_scale / ((1 << LEFT_SHIFT) * so))
+    act_min, act_max = activation_range_int8(activation, so, zp_out)
+    return {
+        "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
+        "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
+        "left_shift": LEFT_SHIFT,
+        "output_multiplier": mo, "output_shift": sho, "output_offset": zp_out,
+        "activation_min": act_min, "activation_max": act_max,
+    }
+
+
+@register
+class Add(OpLowering):
+    opcode = "ADD"
+    kernel_sources = ("add.c", "broadcast.c")
+    headers = ("microbuild/kernels/add.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "int8")
+        if reasons:
+            return reasons
+        reasons = binary_broadcast_reasons(op, graph)
+        activation = fused_activation(op)
+        if activation not in FUSED_ACTIVATIONS:
+            reasons.append(f"fused activation {activation} is not supported")
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        # TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp); the output
+        # one is not when the output scale is under 2^-19 of the larger input scale.
+        if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << LEFT_SHIFT) * f32(out.scale):
+            reasons.append(f"output scale {out.scale} is too small against input scales "
+                           f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
+                       fused_activation(op))
+        params = ctx.symbol("params")
+        shape = ctx.symbol("shape")
+        ctx.static(f"static const mb_add_s8_params {params} = {c_designated(p)};")
+        plan = plan_broadcast(a.shape, b.shape, out.shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        return (f"mb_add_s8(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        return input0_not_broadcast(op, graph)

@@ -1,0 +1,75 @@
+"""MUL (int8, broadcasting, fused activation), bit-exact with TFLM's reference_integer_ops::Mul.
+
+Parameters follow TFLM's CalculateOpDataMul: the product of the zero-point-corrected inputs is
+rescaled by input1_scale * input2_scale / output_scale (QuantizeMultiplier, may shift left).
+"""
+
+from __future__ import annotations
+
+from microbuild.compiler.elementwise import (
+    FUSED_ACTIVATIONS,
+    binary_broadcast_reasons,
+    c_designated,
+    f32,
+    fused_activation,
+    input0_not_broadcast,
+    operand_reasons,
+    plan_broadcast,
+)
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
+from microbuild.model.ir import Graph, Operator
+
+
+def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: float, zp_out: int,
+               activation: str) -> dict[str, int]:
+    """The mb_mul_s8_params fields, computed in double from the float32 scales as TFLM does."""
+    real_multiplier = f32(scale1) * f32(scale2) / f32(scale_out)
+    multiplier, shift = quantize_multiplier(real_multiplier)
+    act_min, act_max = activation_range_int8(activation, f32(scale_out), zp_out)
+    return {
+        "input1_offset": -zp1, "input2_offset": -zp2,
+        "output_multiplier": multiplier, "output_shift": shift, "output_offset": zp_out,
+        "activation_min": act_min, "activation_max": act_max,
+    }
+
+
+@register
+class Mul(OpLowering):
+    opcode = "MUL"
+    kernel_sources = ("mul.c", "broadcast.c")
+    headers = ("microbuild/kernels/mul.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "int8")
+        if reasons:
+            return reasons
+        reasons = binary_broadcast_reasons(op, graph)
+        activation = fused_activation(op)
+        if activation not in FUSED_ACTIVATIONS:
+            reasons.append(f"fused activation {activation} is not supported")
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        # (in1 - zp1) * (in2 - zp2) is at most 2^16 in magnitude; TFLM shifts it left in int32
+        # before the Q31 multiply, so a left shift beyond 15 would overflow.
+        _, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
+        if shift > 15:
+            reasons.append(f"rescale multiplier {a.scale} * {b.scale} / {out.scale} needs a left "
+                           f"shift of {shift}, which overflows int32")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        p = mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
+                       fused_activation(op))
+        params = ctx.symbol("params")
+        shape = ctx.symbol("shape")
+        ctx.static(f"static const mb_mul_s8_params {params} = {c_designated(p)};")
+        plan = plan_broadcast(a.shape, b.shape, out.shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        return (f"mb_mul_s8(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        return input0_not_broadcast(op, graph)

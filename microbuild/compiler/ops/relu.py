@@ -1,0 +1,88 @@
+"""RELU and RELU6 (int8), bit-exact with TFLM, which treats them differently:
+
+- RELU (ReluQuantized) requantizes from the input to the output quantization and clamps below at
+  the output's zero: ``mb_requantize_s8``.
+- RELU6 (Relu6Quantized) does not requantize at all: it clamps in the *input's* quantized domain
+  between the input zero point and the input's quantized 6.0, and ignores the output's
+  quantization (the converter gives both the same): ``mb_clamp_s8``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.elementwise import c_designated, f32
+from microbuild.compiler.ops.base import EmitContext, register
+from microbuild.compiler.ops.unary import UnaryInt8Lowering
+from microbuild.compiler.quant import quantize_multiplier, tflite_round
+from microbuild.model.ir import Graph, Operator
+
+def requantize_params(input_scale: float, input_zero_point: int, output_scale: float,
+                      output_zero_point: int, activation_min: int = -128,
+                      activation_max: int = 127) -> dict[str, int]:
+    """mb_requantize_s8_params for input -> output rescaling (QuantizeMultiplier in double of the
+    float32 scales, as TFLM's ReluPrepare and QUANTIZE's prepare do)."""
+    multiplier, shift = quantize_multiplier(f32(input_scale) / f32(output_scale))
+    return {"input_zero_point": input_zero_point, "multiplier": multiplier, "shift": shift,
+            "output_zero_point": output_zero_point, "activation_min": activation_min,
+            "activation_max": activation_max}
+
+
+def requantize_shift_reasons(input_scale: float, output_scale: float) -> list[str]:
+    # (q - zero_point) has at most 9 bits; TFLM shifts it left in int32 before the Q31 multiply.
+    _, shift = quantize_multiplier(f32(input_scale) / f32(output_scale))
+    if shift > 23:
+        return [f"input scale {input_scale} / output scale {output_scale} needs a left shift of "
+                f"{shift}, which overflows int32"]
+    return []
+
+
+def emit_requantize(op: Operator, ctx: EmitContext, p: dict[str, int], size: int) -> str:
+    params = ctx.symbol("params")
+    ctx.static(f"static const mb_requantize_s8_params {params} = {c_designated(p)};")
+    return (f"mb_requantize_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "
+            f"{size});")
+
+
+def relu_params(input_scale: float, input_zero_point: int, output_scale: float,
+                output_zero_point: int) -> dict[str, int]:
+    # TFLM's CalculateReluOpData: the lower bound is zp + roundf(0.0f / scale) = the output zero
+    # point, the upper one the int8 maximum.
+    return requantize_params(input_scale, input_zero_point, output_scale, output_zero_point,
+                             activation_min=max(-128, output_zero_point), activation_max=127)
+
+
+def relu6_bounds(input_scale: float, input_zero_point: int) -> tuple[int, int]:
+    """(zero, six) in the input's quantized domain, TFLM's FloatToQuantizedType<int8_t>: the
+    division is in float32, the rounding halves away from zero, then clamped to int8."""
+    six = tflite_round(float(np.float32(6.0) / np.float32(input_scale))) + input_zero_point
+    return input_zero_point, min(max(six, -128), 127)
+
+
+@register
+class Relu(UnaryInt8Lowering):
+    opcode = "RELU"
+    kernel_sources = ("requantize.c",)
+    headers = ("microbuild/kernels/requantize.h",)
+
+    def param_reasons(self, op: Operator, graph: Graph) -> list[str]:
+        src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        return requantize_shift_reasons(src.scale, dst.scale)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        p = relu_params(src.scale, src.zero_point, dst.scale, dst.zero_point)
+        return emit_requantize(op, ctx, p, src.num_elements)
+
+
+@register
+class Relu6(UnaryInt8Lowering):
+    opcode = "RELU6"
+    kernel_sources = ("clamp.c",)
+    headers = ("microbuild/kernels/clamp.h",)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        src = graph.tensor(op.inputs[0])
+        zero, six = relu6_bounds(src.scale, src.zero_point)
+        return (f"mb_clamp_s8({zero}, {six}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "
+                f"{src.num_elements});")

@@ -1,0 +1,33 @@
+/* Walking two int8 inputs against one output with TFLite's broadcasting rules.
+ *
+ * The compiler reduces every broadcast to this shape description at compile time: size-1 output
+ * dimensions are dropped and neighbouring dimensions that step through both inputs contiguously
+ * are merged, so a same-shape operation is one dimension with strides {1} and {1}, a scalar operand
+ * is one dimension with stride 0, and a per-channel operand is two dimensions. The walker then
+ * calls a row function once per innermost run, which keeps the per-element loop tight.
+ */
+#ifndef MICROBUILD_KERNELS_BROADCAST_H
+#define MICROBUILD_KERNELS_BROADCAST_H
+
+#include <stdint.h>
+
+/* TFLM broadcasts binary operators over at most 6 dimensions. */
+#define MB_BROADCAST_MAX_DIMS 6
+
+typedef struct {
+    int32_t num_dims;                       /* 1 .. MB_BROADCAST_MAX_DIMS */
+    int32_t dims[MB_BROADCAST_MAX_DIMS];    /* output extents, outermost first */
+    int32_t a_strides[MB_BROADCAST_MAX_DIMS]; /* elements of a per step of each dim; 0: broadcast */
+    int32_t b_strides[MB_BROADCAST_MAX_DIMS]; /* the same for b */
+} mb_broadcast_shape;
+
+/* Computes out[i] = f(a[i * a_step], b[i * b_step]) for i in [0, n). Each out[i] must be written
+ * only after a[i * a_step] and b[i * b_step] were read, so an output may share a's buffer. */
+typedef void (*mb_binary_row_s8)(const void *params, const int8_t *a, int32_t a_step,
+                                 const int8_t *b, int32_t b_step, int8_t *out, int32_t n);
+
+/* Calls row() for every innermost run of the output, in memory order; out is dense. */
+void mb_broadcast_binary_s8(const mb_broadcast_shape *shape, const int8_t *a, const int8_t *b,
+                            int8_t *out, mb_binary_row_s8 row, const void *params);
+
+#endif

@@ -1,0 +1,23 @@
+/* Int8 MUL with broadcasting, bit-exact with TFLM's reference_integer_ops::Mul: the product of the
+ * two zero-point-corrected inputs is rescaled by input1_scale * input2_scale / output_scale. */
+#ifndef MICROBUILD_KERNELS_MUL_H
+#define MICROBUILD_KERNELS_MUL_H
+
+#include <stdint.h>
+
+#include "microbuild/kernels/broadcast.h"
+
+typedef struct {
+    int32_t input1_offset;     /* minus input 1's zero point */
+    int32_t input2_offset;     /* minus input 2's zero point */
+    int32_t output_multiplier;
+    int32_t output_shift;      /* > 0 shifts left */
+    int32_t output_offset;     /* output zero point */
+    int32_t activation_min;
+    int32_t activation_max;
+} mb_mul_s8_params;
+
+void mb_mul_s8(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+               const int8_t *input1, const int8_t *input2, int8_t *output);
+
+#endif

@@ -1,0 +1,23 @@
+/* Int8 -> int8 requantization with a clamp: out = clamp(zp_out + (in - zp_in) * M, min, max).
+ *
+ * This is TFLM's int8 RELU (ReluQuantized: the clamp's lower bound is the output's zero) and its
+ * int8 -> int8 QUANTIZE (reference_ops::Requantize: the clamp is the full int8 range). */
+#ifndef MICROBUILD_KERNELS_REQUANTIZE_H
+#define MICROBUILD_KERNELS_REQUANTIZE_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t input_zero_point;
+    int32_t multiplier;        /* Q31 input_scale / output_scale */
+    int32_t shift;             /* > 0 shifts left */
+    int32_t output_zero_point;
+    int32_t activation_min;
+    int32_t activation_max;
+} mb_requantize_s8_params;
+
+/* output may be input (in place). */
+void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input, int8_t *output,
+                      int32_t size);
+
+#endif
