@@ -1,0 +1,89 @@
+"""CONCATENATION (int8, any axis, up to ten inputs of up to four dimensions, TFLM's limits),
+bit-exact with TFLM.
+
+TFLM copies int8 inputs byte for byte: it does not requantize, even though it records each input's
+scale. The TFLite converter therefore gives every input the output's scale and zero point
+(inserting a requantizing op on a branch when needed). An input quantized differently would be
+misread by TFLM, so such a model is refused rather than reproduced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.spatial import activation_reasons, same_quantization, shape_reason
+from microbuild.model.ir import Graph, Operator
+
+MAX_INPUTS = 10
+MAX_DIMS = 4
+
+
+def positive_axis(op: Operator, rank: int) -> int:
+    axis = int(op.options.get("axis", 0))
+    return axis + rank if axis < 0 else axis
+
+
+@register
+class Concatenation(OpLowering):
+    opcode = "CONCATENATION"
+    kernel_sources = ("concatenation.c",)
+    headers = ("microbuild/kernels/concatenation.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = []
+        if not 1 <= len(op.inputs) <= MAX_INPUTS or min(op.inputs) < 0:
+            reasons.append(f"expects 1 to {MAX_INPUTS} inputs, has {op.inputs}")
+        if len(op.outputs) != 1:
+            reasons.append(f"expects 1 output, has {len(op.outputs)}")
+        if reasons:
+            return reasons
+        out = graph.tensor(op.outputs[0])
+        reasons += activation_reasons("output", out)
+        for k, i in enumerate(op.inputs):
+            reasons += activation_reasons(f"input {k}", graph.tensor(i))
+        activation = op.options.get("fused_activation_function", "NONE")
+        if activation != "NONE":
+            reasons.append(f"fused activation {activation}; TFLM allows none on CONCATENATION")
+        rank = len(out.shape)
+        if not 1 <= rank <= MAX_DIMS:
+            reasons.append(f"output has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
+        if reasons:
+            return reasons
+        axis = positive_axis(op, rank)
+        if not 0 <= axis < rank:
+            return [f"axis {op.options.get('axis')} is out of range for rank {rank}"]
+        total = 0
+        for k, i in enumerate(op.inputs):
+            t = graph.tensor(i)
+            expected = tuple(out.shape[:axis]) + (t.shape[axis] if len(t.shape) == rank else -1,) \
+                + tuple(out.shape[axis + 1:])
+            reasons += shape_reason(f"input {k}", t, expected)
+            total += t.shape[axis] if len(t.shape) == rank else 0
+            if not same_quantization(t, out):
+                reasons.append(
+                    f"input {k} '{t.name}' (scale {t.scale}, zero point {t.zero_point}) is "
+                    f"quantized differently from the output (scale {out.scale}, zero point "
+                    f"{out.zero_point}); TFLM copies int8 inputs without requantizing, so they "
+                    "must match")
+        if not reasons and total != out.shape[axis]:
+            reasons.append(f"inputs add up to {total} along axis {axis}, output has "
+                           f"{out.shape[axis]}")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        out = graph.tensor(op.outputs[0])
+        axis = positive_axis(op, len(out.shape))
+        outer = int(np.prod(out.shape[:axis]))
+        inner = int(np.prod(out.shape[axis + 1:]))
+        blocks = [graph.tensor(i).shape[axis] * inner for i in op.inputs]
+        sizes = ctx.symbol("block_sizes")
+        ctx.static(f"static const int32_t {sizes}[{len(blocks)}] = "
+                   f"{{{', '.join(str(b) for b in blocks)}}};")
+        # The input pointers may depend on the run-time workspace address, so the array is a
+        # local (C99 allows non-constant initializers for automatic arrays).
+        inputs = ctx.symbol("inputs")
+        pointers = ", ".join(ctx.ptr(i) for i in op.inputs)
+        return (f"{{ const int8_t *const {inputs}[{len(blocks)}] = {{{pointers}}}; "
+                f"mb_concatenation_s8({outer}, {len(blocks)}, {inputs}, {sizes}, "
+                f"{ctx.ptr(op.outputs[0])}); }}")

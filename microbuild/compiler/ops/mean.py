@@ -1,0 +1,123 @@
+"""MEAN (int8, constant axes, keep_dims either way), bit-exact with TFLM's
+reference_ops::QuantizedMeanOrSum, which TFLM uses for every int8 MEAN (also when input and output
+share scale and zero point).
+
+TFLM folds input_scale / output_scale and 1 / count into one multiplier: it quantizes the scale
+ratio, then divides the Q31 multiplier by the element count after shifting it left by up to
+floor(log2(count)) bits (at most 32, and never past a total right shift of 31) to keep precision.
+All of that happens here; the device sums, subtracts zero point x count, and requantizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.spatial import (
+    activation_reasons,
+    c_struct,
+    operand_count_reasons,
+    shape_reason,
+)
+from microbuild.model.ir import Graph, Operator
+
+# runtime/include/microbuild/kernels/mean.h: MB_MEAN_MAX_DIMS; TFLM's reduce kernels also stop at 5.
+MAX_DIMS = 5
+# TFLM resolves the axes into a fixed array of two (kMaxNumberOfReducedAxis).
+MAX_REDUCED_AXES = 2
+
+
+def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """(multiplier, shift) applied to (sum - input_zero_point * count), as TFLM derives them."""
+    real = float(np.float32(input_scale)) / float(np.float32(output_scale))
+    multiplier, shift = quantize_multiplier(real)
+    pre_shift = min(count.bit_length() - 1, 32, 31 + shift)
+    # int64 arithmetic in TFLM; both operands are positive, so floor division truncates the same.
+    multiplier = (multiplier << pre_shift) // count
+    return int(multiplier), int(shift - pre_shift)
+
+
+def resolved_axes(op: Operator, graph: Graph) -> list[int]:
+    """Axes made non-negative and de-duplicated, in first-seen order (TFLM's ResolveAxis)."""
+    rank = len(graph.tensor(op.inputs[0]).shape)
+    axes: list[int] = []
+    for a in np.asarray(graph.tensor(op.inputs[1]).data).reshape(-1):
+        a = int(a) + rank if a < 0 else int(a)
+        if a not in axes:
+            axes.append(a)
+    return axes
+
+
+def _row_major_strides(shape: tuple[int, ...]) -> list[int]:
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    return strides
+
+
+@register
+class Mean(OpLowering):
+    opcode = "MEAN"
+    kernel_sources = ("mean.c",)
+    headers = ("microbuild/kernels/mean.h",)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = operand_count_reasons(op, (2,))
+        if reasons or min(op.inputs) < 0:
+            return reasons or ["input or axis is missing"]
+        x, axis, out = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
+            graph.tensor(op.outputs[0])
+        reasons += activation_reasons("input", x)
+        reasons += activation_reasons("output", out)
+        rank = len(x.shape)
+        if not 1 <= rank <= MAX_DIMS:
+            reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
+        if not axis.is_constant or axis.dtype != "int32":
+            reasons.append(f"axis '{axis.name}' must be a constant int32 tensor")
+        if reasons:
+            return reasons
+        raw = [int(a) for a in np.asarray(axis.data).reshape(-1)]
+        if any(not -rank <= a < rank for a in raw):
+            return [f"axis {raw} is out of range for rank {rank}"]
+        axes = resolved_axes(op, graph)
+        if not axes:
+            reasons.append("no axis to reduce (an empty axis list)")
+        if len(axes) > MAX_REDUCED_AXES:
+            reasons.append(f"reduces {len(axes)} axes {axes}; TFLM's kernel handles at most "
+                           f"{MAX_REDUCED_AXES}, so there is no reference result to match")
+        count = int(np.prod([x.shape[a] for a in axes]))
+        if 128 * count >= 2**31:
+            reasons.append(f"reduces {count} elements; the int32 sum could overflow")
+        keep = bool(op.options.get("keep_dims", False))
+        expected = tuple(1 if i in axes else d for i, d in enumerate(x.shape)
+                         if keep or i not in axes)
+        reasons += shape_reason("output", out, expected)
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        axes = resolved_axes(op, graph)
+        strides = _row_major_strides(tuple(x.shape))
+        kept = [i for i in range(len(x.shape)) if i not in axes]
+        reduced = sorted(axes)
+        count = int(np.prod([x.shape[a] for a in reduced]))
+        multiplier, shift = mean_multiplier(x.scale, out.scale, count)
+
+        def padded(values: list[int]) -> list[int]:
+            return values + [0] * (MAX_DIMS - len(values))
+
+        params = ctx.symbol("params")
+        fields = [
+            ("kept_count", len(kept)),
+            ("kept_dims", padded([x.shape[i] for i in kept])),
+            ("kept_strides", padded([strides[i] for i in kept])),
+            ("reduced_count", len(reduced)),
+            ("reduced_dims", padded([x.shape[i] for i in reduced])),
+            ("reduced_strides", padded([strides[i] for i in reduced])),
+            ("input_zero_point_sum", x.zero_point * count),
+            ("multiplier", multiplier), ("shift", shift),
+            ("output_offset", out.zero_point),
+        ]
+        ctx.static(f"static const mb_mean_s8_params {params} = {c_struct(fields)};")
+        return f"mb_mean_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"

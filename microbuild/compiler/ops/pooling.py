@@ -1,0 +1,102 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D (int8), bit-exact with TFLM's reference_integer_ops::AveragePool
+and MaxPool.
+
+TFLM pools the raw int8 values without rescaling, which is only meaningful when input and output
+share scale and zero point (the converter always makes them so); anything else is refused rather
+than reproduced. The window geometry and the fused activation's clamp are computed here.
+"""
+
+from __future__ import annotations
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import activation_range_int8
+from microbuild.compiler.spatial import (
+    Window2D,
+    activation_reasons,
+    c_struct,
+    operand_count_reasons,
+    same_quantization,
+    shape_reason,
+    window_2d,
+    window_option_reasons,
+)
+from microbuild.model.ir import Graph, Operator
+
+
+def _empty_windows(win: Window2D, options: dict, in_h: int, in_w: int) -> bool:
+    """True when some output's window lies entirely in the padding: TFLM's average pool then
+    fails (it would divide by zero)."""
+    fh, fw = options["filter_height"], options["filter_width"]
+    for out, in_size, f, stride, pad in ((win.out_h, in_h, fh, options.get("stride_h", 1),
+                                          win.pad_top),
+                                         (win.out_w, in_w, fw, options.get("stride_w", 1),
+                                          win.pad_left)):
+        for i in range(out):
+            start = i * stride - pad
+            if min(start + f, in_size) <= max(start, 0):
+                return True
+    return False
+
+
+class _Pool2D(OpLowering):
+    kernel_sources = ("pooling.c",)
+    headers = ("microbuild/kernels/pooling.h",)
+    function: str
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = operand_count_reasons(op, (1,))
+        if reasons:
+            return reasons
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        reasons += activation_reasons("input", x, rank=4)
+        reasons += activation_reasons("output", out, rank=4)
+        reasons += window_option_reasons(op.options, dilation=False)
+        for name in ("filter_height", "filter_width"):
+            value = op.options.get(name, 0)
+            if not isinstance(value, int) or value < 1:
+                reasons.append(f"{name} is {value}; it must be at least 1")
+        if reasons:
+            return reasons
+        if not same_quantization(x, out):
+            reasons.append(
+                f"input (scale {x.scale}, zero point {x.zero_point}) and output (scale "
+                f"{out.scale}, zero point {out.zero_point}) are quantized differently; TFLM pools "
+                "raw int8 values without rescaling, so they must match")
+        batches, in_h, in_w, channels = x.shape
+        win = window_2d(op.options, in_h, in_w, op.options["filter_height"],
+                        op.options["filter_width"])
+        reasons += shape_reason("output", out, (batches, win.out_h, win.out_w, channels))
+        if _empty_windows(win, op.options, in_h, in_w):
+            reasons.append("some pooling window lies entirely in the padding")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        o = op.options
+        batches, in_h, in_w, channels = x.shape
+        win = window_2d(o, in_h, in_w, o["filter_height"], o["filter_width"])
+        act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
+                                                 out.scale, out.zero_point)
+        params = ctx.symbol("params")
+        fields = [
+            ("batches", batches), ("input_h", in_h), ("input_w", in_w), ("channels", channels),
+            ("output_h", win.out_h), ("output_w", win.out_w),
+            ("filter_h", o["filter_height"]), ("filter_w", o["filter_width"]),
+            ("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
+            ("pad_top", win.pad_top), ("pad_left", win.pad_left),
+            ("activation_min", act_min), ("activation_max", act_max),
+        ]
+        ctx.static(f"static const mb_pool2d_s8_params {params} = {c_struct(fields)};")
+        return f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+
+
+@register
+class AveragePool2D(_Pool2D):
+    opcode = "AVERAGE_POOL_2D"
+    function = "mb_avgpool2d_s8"
+
+
+@register
+class MaxPool2D(_Pool2D):
+    opcode = "MAX_POOL_2D"
+    function = "mb_maxpool2d_s8"

@@ -1,0 +1,32 @@
+/* Int8 DEPTHWISE_CONV_2D (NHWC input, 1HWO filter), bit-exact with TFLM's
+ * reference_integer_ops::DepthwiseConvPerChannel.
+ *
+ * Output channel o = c * depth_multiplier + m filters input channel c alone:
+ * sum(filter[., ., o] * (input[., ., c] - input_zero_point)) + bias[o] in int32, then the
+ * channel's Q31 multiplier and shift (TFLM's double rounding), the output zero point and the fused
+ * activation's clamp. Taps in the padding are skipped. */
+#ifndef MICROBUILD_KERNELS_DEPTHWISE_CONV2D_H
+#define MICROBUILD_KERNELS_DEPTHWISE_CONV2D_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t batches;
+    int32_t input_h, input_w, input_c;
+    int32_t filter_h, filter_w;
+    int32_t depth_multiplier;             /* output_c = input_c * depth_multiplier */
+    int32_t output_h, output_w;
+    int32_t stride_h, stride_w;
+    int32_t dilation_h, dilation_w;
+    int32_t pad_top, pad_left;
+    int32_t input_offset;                 /* minus the input zero point */
+    int32_t output_offset;                /* the output zero point */
+    int32_t activation_min, activation_max;
+} mb_depthwise_conv2d_s8_params;
+
+/* bias may be NULL. multipliers / shifts have input_c * depth_multiplier entries. */
+void mb_depthwise_conv2d_s8(const mb_depthwise_conv2d_s8_params *params, const int8_t *input,
+                            const int8_t *filter, const int32_t *bias, const int32_t *multipliers,
+                            const int32_t *shifts, int8_t *output);
+
+#endif

@@ -1,0 +1,27 @@
+/* Int8 AVERAGE_POOL_2D and MAX_POOL_2D on NHWC tensors, bit-exact with TFLM's
+ * reference_integer_ops::AveragePool / MaxPool.
+ *
+ * Both work on the raw int8 values: TFLM does not rescale, the input and output share scale and
+ * zero point. Windows are clipped to the input, so padding never contributes: the average divides
+ * by the number of input elements actually inside the window, rounding half away from zero; the
+ * maximum starts from -128. The fused activation is a clamp to [activation_min, activation_max]. */
+#ifndef MICROBUILD_KERNELS_POOLING_H
+#define MICROBUILD_KERNELS_POOLING_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t batches;
+    int32_t input_h, input_w;
+    int32_t channels;
+    int32_t output_h, output_w;
+    int32_t filter_h, filter_w;
+    int32_t stride_h, stride_w;
+    int32_t pad_top, pad_left;
+    int32_t activation_min, activation_max;
+} mb_pool2d_s8_params;
+
+void mb_avgpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
+void mb_maxpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
+
+#endif

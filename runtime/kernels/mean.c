@@ -1,0 +1,46 @@
+#include "microbuild/kernels/mean.h"
+
+#include "microbuild/quant.h"
+
+/* Advance a multi-index over dims[0..count) (last fastest) and return the change of the input
+ * offset; *done is set once the index wraps around to all zeros. */
+static int32_t step(int32_t *idx, const int32_t *dims, const int32_t *strides, int32_t count,
+                    int *done)
+{
+    int32_t delta = 0;
+    for (int32_t i = count - 1; i >= 0; i--) {
+        idx[i]++;
+        delta += strides[i];
+        if (idx[i] < dims[i]) {
+            return delta;
+        }
+        delta -= idx[i] * strides[i];
+        idx[i] = 0;
+    }
+    *done = 1;
+    return delta;
+}
+
+void mb_mean_s8(const mb_mean_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int32_t kept_idx[MB_MEAN_MAX_DIMS] = {0};
+    int32_t kept_offset = 0;
+    int8_t *out = output;
+    int kept_done = 0;
+
+    while (!kept_done) {
+        int32_t reduced_idx[MB_MEAN_MAX_DIMS] = {0};
+        int32_t offset = 0;
+        int32_t sum = 0;
+        int reduced_done = 0;
+        while (!reduced_done) {
+            sum += input[kept_offset + offset];
+            offset += step(reduced_idx, p->reduced_dims, p->reduced_strides, p->reduced_count,
+                           &reduced_done);
+        }
+        const int32_t mean = mb_mul_by_quantized_multiplier(sum - p->input_zero_point_sum,
+                                                            p->multiplier, (int)p->shift);
+        *out++ = (int8_t)mb_clamp_i32(mean + p->output_offset, INT8_MIN, INT8_MAX);
+        kept_offset += step(kept_idx, p->kept_dims, p->kept_strides, p->kept_count, &kept_done);
+    }
+}

@@ -1,0 +1,67 @@
+#include "microbuild/kernels/pooling.h"
+
+#include "microbuild/quant.h"
+
+/* The part of a pooling window inside the input: rows [*y_start, *y_end), columns
+ * [*x_start, *x_end). */
+static void clip_window(const mb_pool2d_s8_params *p, int32_t oy, int32_t ox, int32_t *y_start,
+                        int32_t *y_end, int32_t *x_start, int32_t *x_end)
+{
+    const int32_t in_y0 = oy * p->stride_h - p->pad_top;
+    const int32_t in_x0 = ox * p->stride_w - p->pad_left;
+    *y_start = in_y0 < 0 ? 0 : in_y0;
+    *y_end = in_y0 + p->filter_h < p->input_h ? in_y0 + p->filter_h : p->input_h;
+    *x_start = in_x0 < 0 ? 0 : in_x0;
+    *x_end = in_x0 + p->filter_w < p->input_w ? in_x0 + p->filter_w : p->input_w;
+}
+
+void mb_avgpool2d_s8(const mb_pool2d_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int8_t *out = output;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int8_t *in_batch = input + b * p->input_h * p->input_w * p->channels;
+        for (int32_t oy = 0; oy < p->output_h; oy++) {
+            for (int32_t ox = 0; ox < p->output_w; ox++) {
+                int32_t y_start, y_end, x_start, x_end;
+                clip_window(p, oy, ox, &y_start, &y_end, &x_start, &x_end);
+                /* The compiler rejects shapes where a window misses the input entirely. */
+                const int32_t count = (y_end - y_start) * (x_end - x_start);
+                for (int32_t c = 0; c < p->channels; c++) {
+                    int32_t acc = 0;
+                    for (int32_t y = y_start; y < y_end; y++) {
+                        for (int32_t x = x_start; x < x_end; x++) {
+                            acc += in_batch[(y * p->input_w + x) * p->channels + c];
+                        }
+                    }
+                    /* Round half away from zero; C division truncates toward zero. */
+                    acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                    *out++ = (int8_t)mb_clamp_i32(acc, p->activation_min, p->activation_max);
+                }
+            }
+        }
+    }
+}
+
+void mb_maxpool2d_s8(const mb_pool2d_s8_params *p, const int8_t *input, int8_t *output)
+{
+    int8_t *out = output;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int8_t *in_batch = input + b * p->input_h * p->input_w * p->channels;
+        for (int32_t oy = 0; oy < p->output_h; oy++) {
+            for (int32_t ox = 0; ox < p->output_w; ox++) {
+                int32_t y_start, y_end, x_start, x_end;
+                clip_window(p, oy, ox, &y_start, &y_end, &x_start, &x_end);
+                for (int32_t c = 0; c < p->channels; c++) {
+                    int32_t max = INT8_MIN;
+                    for (int32_t y = y_start; y < y_end; y++) {
+                        for (int32_t x = x_start; x < x_end; x++) {
+                            const int32_t v = in_batch[(y * p->input_w + x) * p->channels + c];
+                            max = v > max ? v : max;
+                        }
+                    }
+                    *out++ = (int8_t)mb_clamp_i32(max, p->activation_min, p->activation_max);
+                }
+            }
+        }
+    }
+}
