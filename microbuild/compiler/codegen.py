@@ -170,10 +170,6 @@ class _Generator:
         loc = self.plan.locations.get(tensor_index)
         if loc is None:
             raise RuntimeError(f"tensor {tensor_index} has no place in the memory plan")
-        if loc.kind == "input":
-            return f"in{loc.index}"
-        if loc.kind == "output":
-            return f"out{loc.index}"
         return f"({CTYPES[tensor.dtype]} *)(ws + {loc.offset})"
 
     def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
@@ -265,9 +261,20 @@ class _Generator:
             ops.append({"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
                         "outputs": list(op.outputs),
                         "scratch_bytes": lowering.scratch_bytes(op, g)})
-        for k, t in self.plan.output_copies:
-            body.append(f"    /* graph output {k} is tensor {t}, which lives elsewhere */")
-            body.append(f"    memcpy(out{k}, {self.ptr(t)}, {g.tensors[t].nbytes});")
+        # Inputs and outputs have planned slots in the workspace; a caller that passes its own
+        # buffers instead pays one copy each way (memmove: the caller may pass the slot itself).
+        copy_in = []
+        for k, t in enumerate(g.inputs):
+            slot = f"(ws + {self.plan.locations[t].offset})"
+            copy_in.append(f"    if ((const void *)in{k} != (const void *){slot}) {{")
+            copy_in.append(f"        memmove({slot}, in{k}, {g.tensors[t].nbytes});")
+            copy_in.append("    }")
+        body[:0] = copy_in
+        for k, t in enumerate(g.outputs):
+            slot = f"(ws + {self.plan.locations[t].offset})"
+            body.append(f"    if ((void *)out{k} != (void *){slot}) {{")
+            body.append(f"        memmove(out{k}, {slot}, {g.tensors[t].nbytes});")
+            body.append("    }")
 
         signature = self._signature(inputs, outputs)
         weights_bytes = sum(int(v.nbytes) for _, _, v, _ in self.arrays)
@@ -303,8 +310,11 @@ class _Generator:
             "",
             f"#define {P}_NUM_INPUTS {len(inputs)}",
             f"#define {P}_NUM_OUTPUTS {len(outputs)}",
-            "/* Bytes of scratch memory to pass as `workspace` (16-byte aligned); 0 means NULL is",
-            " * fine. Inputs and outputs are not part of it. */",
+            "/* Bytes of memory to pass as `workspace` (16-byte aligned). It holds every tensor,",
+            " * the inputs and outputs included, at the offsets below: write an input straight to",
+            " * its slot (see _input0()) and pass that pointer as in0, and read outputs from theirs,",
+            " * to need no other buffers. Other pointers work too and cost one copy each. The run",
+            " * overwrites the input slots. */",
             f"#define {P}_WORKSPACE_SIZE {self.plan.workspace_bytes}",
             f"#define {P}_WORKSPACE_ALIGN 16",
         ]
@@ -324,7 +334,14 @@ class _Generator:
                     f'#define {m}_DTYPE "{s.dtype}"',
                     f"#define {m}_SCALE {_float_literal(s.scale)}",
                     f"#define {m}_ZERO_POINT {s.zero_point}",
+                    f"#define {m}_OFFSET {self.plan.locations[s.tensor].offset}",
                 ]
+        lines += ["", "/* The slots of the inputs and outputs inside a workspace. */"]
+        for kind, specs in (("input", inputs), ("output", outputs)):
+            for k, s in enumerate(specs):
+                ctype = CTYPES[s.dtype]
+                lines.append(f"static inline {ctype} *{self.prefix}_{kind}{k}(void *workspace) "
+                             f"{{ return ({ctype} *)((uint8_t *)workspace + {P}_{kind.upper()}{k}_OFFSET); }}")
         lines += [
             "",
             "/* Run the model once. Returns 0 on success, -1 if the workspace is missing. */",

@@ -2,9 +2,9 @@
 
 ``verify_plan`` recomputes every lifetime from the graph and checks the plan's claims: no two
 tensors alive at the same op share bytes unless the plan says they may (a RESHAPE alias, an
-in-place op) *and* that claim holds; everything lies inside the workspace; nothing is written into
-a caller's input buffer. It shares no code with the planner on purpose, so a planner bug cannot
-hide itself.
+in-place op) *and* that claim holds; everything lies inside the workspace; graph inputs stay intact
+from the start of the run until their last reader and graph outputs from their producer to the end
+of the run. It shares no code with the planner on purpose, so a planner bug cannot hide itself.
 
 ``plan_svg`` draws the plan: op index on x, workspace offset on y, one rectangle per buffer.
 """
@@ -19,14 +19,19 @@ from microbuild.model.ir import Graph
 
 
 def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
-    first: dict[int, int] = {}
-    last: dict[int, int] = {}
+    """Ops during which each tensor's bytes must hold: a graph input is written before the run
+    (so from op 0), a graph output is read after it (so to the last op)."""
+    n = len(graph.operators)
+    spans: dict[int, list[int]] = {}
     for op in graph.operators:
         for t in list(op.inputs) + list(op.outputs):
             if t >= 0 and not graph.tensors[t].is_constant:
-                first.setdefault(t, op.index)
-                last[t] = op.index
-    return {t: (first[t], last[t]) for t in first}
+                spans.setdefault(t, []).append(op.index)
+    for t in graph.inputs:
+        spans.setdefault(t, []).append(0)
+    for t in graph.outputs:
+        spans.setdefault(t, []).append(max(n - 1, 0))
+    return {t: (min(ops), max(ops)) for t, ops in spans.items()}
 
 
 def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
@@ -36,19 +41,18 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
     locations = plan.locations
     ops = graph.operators
 
-    # 1. Every run-time tensor has a place; workspace ones are aligned and inside the workspace.
+    # 1. Every run-time tensor has a place, aligned and inside the workspace.
     for t in lifetimes:
         loc = locations.get(t)
         if loc is None:
             problems.append(f"tensor {t} is used by the graph but has no location")
             continue
-        if loc.kind == "workspace":
-            end = loc.offset + graph.tensors[t].nbytes
-            if loc.offset % 16:
-                problems.append(f"tensor {t} at offset {loc.offset} is not 16-byte aligned")
-            if loc.offset < 0 or end > plan.workspace_bytes:
-                problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
-                                f"of {plan.workspace_bytes} bytes")
+        end = loc.offset + graph.tensors[t].nbytes
+        if loc.offset % 16:
+            problems.append(f"tensor {t} at offset {loc.offset} is not 16-byte aligned")
+        if loc.offset < 0 or end > plan.workspace_bytes:
+            problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
+                            f"of {plan.workspace_bytes} bytes")
 
     # 2. Sharing claims: each must name the op's input 0 / output 0, an op that allows it, the
     #    same place and the same size.
@@ -91,30 +95,11 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
     for _, src, dst in list(plan.aliases) + list(plan.in_place):
         shared.union(src, dst)
 
-    # 3. Nothing but an alias may live in a caller's input buffer (it is const), and caller
-    #    buffers must belong to the right graph input/output.
-    for t, loc in locations.items():
-        if loc.kind == "input":
-            owner = graph.inputs[loc.index] if loc.index < len(graph.inputs) else None
-            if owner is None or content.find(t) != content.find(owner):
-                problems.append(f"tensor {t} is placed in input buffer {loc.index} without being "
-                                "that input or an alias of it")
-        elif loc.kind == "output":
-            owner = graph.outputs[loc.index] if loc.index < len(graph.outputs) else None
-            if owner is None or shared.find(t) != shared.find(owner):
-                problems.append(f"tensor {t} is placed in output buffer {loc.index} without "
-                                "sharing it with that output")
-    for k, t in enumerate(graph.outputs):
-        loc = locations.get(t)
-        if (loc is None or loc.kind != "output" or loc.index != k) and \
-                (k, t) not in plan.output_copies:
-            problems.append(f"graph output {k} (tensor {t}) is neither in its buffer nor copied")
-
-    # 4. No two workspace regions alive at the same op overlap, except tensors sharing a buffer.
+    # 3. No two workspace regions alive at the same op overlap, except tensors sharing a buffer.
     regions = []  # (label, start, end, first op, last op, sharing key)
     for t, (first, last) in lifetimes.items():
         loc = locations.get(t)
-        if loc is not None and loc.kind == "workspace":
+        if loc is not None:
             regions.append((f"tensor {t}", loc.offset, loc.offset + graph.tensors[t].nbytes,
                             first, last, ("t", shared.find(t))))
     for op in ops:

@@ -1,8 +1,12 @@
 """Static memory planning: where every run-time tensor lives.
 
-Graph inputs and outputs live in the caller's buffers; constants live in the weights section;
-everything else (intermediate tensors and per-operator scratch areas) is placed in one workspace
-at 16-byte-aligned offsets, decided here at compile time.
+Constants live in the weights section; every other tensor -- graph inputs and outputs included,
+as in TFLM's arena -- and every per-operator scratch area is placed in one workspace at
+16-byte-aligned offsets decided here at compile time. Keeping the inputs and outputs in the
+workspace lets their bytes be reused once they are dead (a 96x96x3 image is 27 KiB that no later
+layer needs); the generated ``run`` copies a caller's buffer in or out only when the caller did not
+pass the planned slot itself. A graph input is alive from the start of the run to its last reader,
+a graph output from its producer to the end of the run.
 
 Two tensors can share bytes when their lifetimes (first producer .. last consumer, in op order) do
 not overlap. On top of that:
@@ -50,11 +54,9 @@ class Buffer:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a run-time tensor's bytes are: ``kind`` is "input", "output" or "workspace"."""
+    """Where a run-time tensor's bytes are in the workspace."""
 
-    kind: str
-    index: int = 0  # the graph input/output number for "input"/"output"
-    offset: int = 0  # the workspace offset for "workspace"
+    offset: int
 
 
 @dataclass
@@ -65,9 +67,6 @@ class MemoryPlan:
     strategy: str = ""  # the ordering/fit combination that won
     aliases: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
     in_place: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
-    # Graph outputs whose bytes live elsewhere (a graph input returned unchanged, the same tensor
-    # listed twice): (output number, tensor index) to copy at the end of the run.
-    output_copies: list[tuple[int, int]] = field(default_factory=list)
 
     def scratch_offset(self, op_index: int) -> int | None:
         for b in self.buffers:
@@ -105,7 +104,9 @@ class _Groups:
 
 
 def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
-    """(first op, last op) of every non-constant tensor an op touches."""
+    """(first op, last op) of every non-constant tensor the run touches. Graph inputs are written
+    by the caller before op 0 and graph outputs read after the last op, so their lifetimes reach
+    the start and the end of the run."""
     first: dict[int, int] = {}
     last: dict[int, int] = {}
     for op in graph.operators:
@@ -114,6 +115,13 @@ def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
                 continue
             first.setdefault(t, op.index)
             last[t] = op.index
+    end = max(len(graph.operators) - 1, 0)
+    for t in graph.inputs:
+        first[t] = 0
+        last.setdefault(t, 0)
+    for t in graph.outputs:
+        first.setdefault(t, 0)
+        last[t] = end
     return {t: (first[t], last[t]) for t in first}
 
 
@@ -129,19 +137,6 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
     groups = _Groups()
     for t in lifetimes:
         groups.find(t)
-    for t in graph.inputs + graph.outputs:
-        groups.find(t)
-
-    # External bindings: a group touching a graph input/output lives in the caller's buffer.
-    input_of = {}
-    for k, t in enumerate(graph.inputs):
-        input_of.setdefault(t, k)
-    output_of = {}
-    for k, t in enumerate(graph.outputs):
-        output_of.setdefault(t, k)
-
-    def bindings(ts: list[int]) -> int:
-        return sum((t in input_of) + (t in output_of) for t in ts)
 
     aliases: list[tuple[int, int, int]] = []
     in_place: list[tuple[int, int, int]] = []
@@ -154,13 +149,9 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                 continue
             if graph.tensors[src].nbytes != graph.tensors[dst].nbytes:
                 continue
-            merged = groups.members(src) + groups.members(dst)
             if lowering.aliases_input(op, graph):
-                # At most one caller buffer per group: a RESHAPE from a graph input straight to a
-                # graph output must copy (the code generator sees different pointers).
-                if bindings(merged) <= 1:
-                    groups.union(src, dst)
-                    aliases.append((op.index, src, dst))
+                groups.union(src, dst)
+                aliases.append((op.index, src, dst))
             elif lowering.can_run_in_place(op, graph):
                 src_group = groups.members(src)
                 dies_here = max(lifetimes[t][1] for t in src_group) == op.index
@@ -169,44 +160,24 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                 # safe.
                 others_clash = any(t >= 0 and t != src and groups.find(t) == groups.find(src)
                                    for t in op.inputs[1:])
-                if dies_here and not others_clash and bindings(merged) == 0:
+                if dies_here and not others_clash:
                     groups.union(src, dst)
                     in_place.append((op.index, src, dst))
 
-    locations: dict[int, Location] = {}
-    output_copies: list[tuple[int, int]] = []
     buffers: list[Buffer] = []
     seen_roots: set[int] = set()
-    for t in sorted(set(lifetimes) | set(graph.inputs) | set(graph.outputs)):
+    for t in sorted(lifetimes):
         root = groups.find(t)
         if root in seen_roots:
             continue
         seen_roots.add(root)
         members = groups.members(t)
-        bound_in = [input_of[m] for m in members if m in input_of]
-        bound_out = [output_of[m] for m in members if m in output_of]
-        if bound_in:
-            loc = Location("input", index=bound_in[0])
-        elif bound_out:
-            loc = Location("output", index=bound_out[0])
-        else:
-            live = [lifetimes[m] for m in members if m in lifetimes]
-            size = max(graph.tensors[m].nbytes for m in members)
-            names = ", ".join(graph.tensors[m].name for m in members)
-            buffers.append(Buffer(label=names, tensors=tuple(members), size=size,
-                                  first_op=min(f for f, _ in live),
-                                  last_op=max(last for _, last in live)))
-            loc = None
-        for m in members:
-            if loc is not None:
-                locations[m] = loc
-
-    # A graph output whose bytes are not its own output buffer needs a copy at the end: a graph
-    # input returned unchanged, or a tensor listed as two outputs.
-    for k, t in enumerate(graph.outputs):
-        loc = locations.get(t)
-        if loc is None or loc.kind != "output" or loc.index != k:
-            output_copies.append((k, t))
+        live = [lifetimes[m] for m in members]
+        buffers.append(Buffer(label=", ".join(graph.tensors[m].name for m in members),
+                              tensors=tuple(members),
+                              size=max(graph.tensors[m].nbytes for m in members),
+                              first_op=min(f for f, _ in live),
+                              last_op=max(last for _, last in live)))
 
     for op, lowering in zip(graph.operators, lowerings):
         scratch = lowering.scratch_bytes(op, graph)
@@ -216,12 +187,9 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                                   scratch_op=op.index))
 
     workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits)
-    for b in buffers:
-        for m in b.tensors:
-            locations[m] = Location("workspace", offset=b.offset)
+    locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
-                      strategy=strategy, aliases=aliases, in_place=in_place,
-                      output_copies=output_copies)
+                      strategy=strategy, aliases=aliases, in_place=in_place)
 
 
 # Sort keys; ties fall back to the buffer's position so plans are deterministic.

@@ -64,19 +64,24 @@ def test_fc_per_channel_and_per_tensor_parameters():
     assert "NULL, NULL" in per_tensor.sources["pt.c"]
 
 
-def test_reshape_between_ops_is_free_and_alone_is_a_copy():
+def test_reshape_aliases_and_io_share_the_workspace():
     chain = compile_model(OPS_DIR / "fc_reshape_chain.tflite")
     assert len(chain.plan.aliases) == 2
-    assert "memcpy" not in chain.sources["model.c"].split("{", 1)[1]
+    run_body = chain.sources["model.c"].split("{", 1)[1]
+    assert "memcpy" not in run_body
+    # A RESHAPE alone is one buffer: the input is copied into its slot and out of it again.
     alone = compile_model(OPS_DIR / "reshape_only.tflite")
-    assert "memcpy(out0, in0, 32);" in alone.sources["model.c"]
-    assert alone.workspace_bytes == 0
+    assert alone.workspace_bytes == 32
+    assert "memmove((ws + 0), in0, 32);" in alone.sources["model.c"]
+    assert "memmove(out0, (ws + 0), 32);" in alone.sources["model.c"]
+    assert "#define MODEL_INPUT0_OFFSET 0" in alone.sources["model.h"]
 
 
-def test_output_also_consumed_later_lives_in_the_callers_buffer():
+def test_output_also_consumed_later_lives_to_the_end_of_the_run():
     model = compile_model(OPS_DIR / "fc_two_outputs.tflite")
     hidden = model.graph.outputs[1]
-    assert model.plan.locations[hidden].kind == "output"
+    buffer = next(b for b in model.plan.buffers if hidden in b.tensors)
+    assert buffer.last_op == len(model.graph.operators) - 1
     assert verify_plan(model.graph, model.plan) == []
 
 
@@ -86,7 +91,9 @@ def test_graph_input_returned_as_output_is_copied(tmp_path):
     graph = read_model(OPS_DIR / "fc_bias_none_pc.tflite")
     graph.outputs.append(graph.inputs[0])  # also return the input unchanged
     model = compile_model(graph, prefix="echo")
-    assert "memcpy(out1, in0, 16);" in model.sources["echo.c"]
+    slot = model.plan.locations[graph.inputs[0]].offset
+    assert f"memmove((ws + {slot}), in0, 16);" in model.sources["echo.c"]
+    assert f"memmove(out1, (ws + {slot}), 16);" in model.sources["echo.c"]
     assert verify_plan(model.graph, model.plan) == []
     model.write(tmp_path)
     _compile(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-c"], model, tmp_path)

@@ -74,9 +74,9 @@ def test_in_place_reuses_the_dying_input():
     plan = plan_memory(graph, _lowerings(graph))
     greedy = plan_memory(graph, _lowerings(graph), share=False, orderings=("size",),
                          fits=("first",))
-    # op 0 reads the caller's input and op 3 writes the caller's output: ops 1 and 2 reuse.
-    assert plan.in_place == [(1, 1, 2), (2, 2, 3)]
-    assert plan.workspace_bytes == 112  # t1, t2, t3 in one 16-byte-aligned buffer of 100
+    # The input and output live in the workspace too, so every op writes over its input.
+    assert plan.in_place == [(0, 0, 1), (1, 1, 2), (2, 2, 3), (3, 3, 4)]
+    assert plan.workspace_bytes == 112  # t0..t4 in one 16-byte-aligned buffer of 100
     assert greedy.workspace_bytes == 224
     assert verify_plan(graph, plan) == []
 
@@ -113,7 +113,7 @@ def test_verifier_catches_out_of_workspace_and_false_claims():
     graph = _softmax_chain(4, 100)
     plan = plan_memory(graph, _lowerings(graph))
     broken = copy.deepcopy(plan)
-    broken.locations[1] = Location("workspace", offset=plan.workspace_bytes)
+    broken.locations[1] = Location(offset=plan.workspace_bytes)
     assert any("outside the workspace" in p for p in verify_plan(graph, broken))
 
     broken = copy.deepcopy(plan)
@@ -121,9 +121,17 @@ def test_verifier_catches_out_of_workspace_and_false_claims():
     problems = verify_plan(graph, broken)
     assert any("cannot alias" in p for p in problems)
 
+
+
+def test_verifier_keeps_graph_outputs_alive_to_the_end():
+    graph = _softmax_chain(4, 100)
+    graph.outputs = [2, 4]  # t2 is produced at op 1 but read by the caller after op 3
+    plan = plan_memory(graph, _lowerings(graph))
+    assert verify_plan(graph, plan) == []
+    assert all(src != 2 for _, src, _ in plan.in_place)
     broken = copy.deepcopy(plan)
-    broken.locations[1] = Location("input", index=0)  # writing into the caller's const input
-    assert any("input buffer 0" in p for p in verify_plan(graph, broken))
+    broken.locations[3] = broken.locations[2]  # t3 (written at op 2) on top of output t2
+    assert any("overlaps" in p and "tensor 2" in p for p in verify_plan(graph, broken))
 
 
 def test_plan_svg_is_valid_xml_with_one_rectangle_per_buffer():
