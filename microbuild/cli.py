@@ -141,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`microbuild ... | head`): not an error worth a traceback.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -110,27 +110,34 @@ def _float_range(graph, t: int) -> tuple[float, float]:
 
 
 # ---- the generated C on the host ------------------------------------------------------------
-def _test_main(model: CompiledModel) -> str:
-    """A main() that runs the model once per input set read from stdin, outputs to stdout."""
+def _test_main(model: CompiledModel, io: str = "buffers") -> str:
+    """A main() that runs the model once per input set read from stdin, outputs to stdout.
+
+    ``io="buffers"`` passes separately allocated input/output buffers (run() copies them in and
+    out); ``io="slots"`` writes inputs straight into their workspace slots and reads outputs from
+    theirs, the zero-copy way the generated header documents.
+    """
     P = PREFIX.upper()
     lines = ["#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "",
              f'#include "{PREFIX}.h"', "", "int main(void)", "{"]
     n_in, n_out = len(model.inputs), len(model.outputs)
-    for k in range(n_in):
-        lines.append(f"    {P}_INPUT{k}_TYPE *in{k} = malloc({P}_INPUT{k}_BYTES);")
-    for k in range(n_out):
-        lines.append(f"    {P}_OUTPUT{k}_TYPE *out{k} = malloc({P}_OUTPUT{k}_BYTES);")
     # Exactly the advertised size, so AddressSanitizer catches a kernel writing past it; filled
     # with a pattern each run so a kernel reading memory it never wrote shows up as a mismatch.
     lines += [f"    size_t ws_size = {P}_WORKSPACE_SIZE;",
-              "    unsigned char *ws = ws_size ? malloc(ws_size) : NULL;",
-              "    for (;;) {"]
+              "    unsigned char *ws = ws_size ? malloc(ws_size) : NULL;"]
+    for k in range(n_in):
+        where = f"{PREFIX}_input{k}(ws)" if io == "slots" else f"malloc({P}_INPUT{k}_BYTES)"
+        lines.append(f"    {P}_INPUT{k}_TYPE *in{k} = {where};")
+    for k in range(n_out):
+        where = f"{PREFIX}_output{k}(ws)" if io == "slots" else f"malloc({P}_OUTPUT{k}_BYTES)"
+        lines.append(f"    {P}_OUTPUT{k}_TYPE *out{k} = {where};")
+    lines += ["    for (;;) {", "        if (ws) memset(ws, 0xA5, ws_size);"]
     for k in range(n_in):
         lines.append(f"        if (fread(in{k}, 1, {P}_INPUT{k}_BYTES, stdin) != "
                      f"{P}_INPUT{k}_BYTES) break;")
     args = [f"in{k}" for k in range(n_in)] + [f"out{k}" for k in range(n_out)] + ["ws"]
-    lines += ["        if (ws) memset(ws, 0xA5, ws_size);"]
-    lines += [f"        memset(out{k}, 0x5A, {P}_OUTPUT{k}_BYTES);" for k in range(n_out)]
+    if io == "buffers":
+        lines += [f"        memset(out{k}, 0x5A, {P}_OUTPUT{k}_BYTES);" for k in range(n_out)]
     lines += [f"        if ({PREFIX}_run({', '.join(args)}) != 0) return 2;"]
     for k in range(n_out):
         lines.append(f"        fwrite(out{k}, 1, {P}_OUTPUT{k}_BYTES, stdout);")
@@ -145,18 +152,18 @@ def _session_tmp() -> Path:
     return _session_dir
 
 
-def build_on_host(model_path: str | Path, cc: str = "gcc",
-                  workdir: str | Path | None = None) -> tuple[Path, CompiledModel]:
+def build_on_host(model_path: str | Path, cc: str = "gcc", workdir: str | Path | None = None,
+                  io: str = "buffers") -> tuple[Path, CompiledModel]:
     """Compile the model's C with a test main into a native executable (cached per session)."""
     data = Path(model_path).read_bytes()
-    key = (hashlib.sha256(data).hexdigest(), cc)
+    key = (hashlib.sha256(data).hexdigest(), cc, io)
     if key in _binaries and _binaries[key][0].exists():
         return _binaries[key]
     model = compile_model(model_path, prefix=PREFIX)
     out = Path(workdir) if workdir is not None else _session_tmp()
-    out = out / f"{Path(model_path).stem}-{cc}-{key[0][:8]}"
+    out = out / f"{Path(model_path).stem}-{cc}-{io}-{key[0][:8]}"
     model.write(out)
-    (out / "main.c").write_text(_test_main(model))
+    (out / "main.c").write_text(_test_main(model, io))
     sources = [out / name for name in model.sources if name.endswith(".c")]
     sources += [model.runtime_dir / k for k in model.kernel_sources]
     sources.append(out / "main.c")
@@ -172,9 +179,10 @@ def build_on_host(model_path: str | Path, cc: str = "gcc",
 
 
 def run_on_host(model_path: str | Path, input_sets: Sequence[Sequence[np.ndarray]],
-                cc: str = "gcc", workdir: str | Path | None = None) -> list[list[np.ndarray]]:
+                cc: str = "gcc", workdir: str | Path | None = None,
+                io: str = "buffers") -> list[list[np.ndarray]]:
     """Outputs of the generated C for every input set, from one process."""
-    binary, model = build_on_host(model_path, cc, workdir)
+    binary, model = build_on_host(model_path, cc, workdir, io)
     stdin = bytearray()
     for inputs in input_sets:
         if len(inputs) != len(model.inputs):
@@ -206,11 +214,11 @@ def run_on_host(model_path: str | Path, input_sets: Sequence[Sequence[np.ndarray
 
 # ---- comparison -----------------------------------------------------------------------------
 def assert_bit_exact(model_path: str | Path, n: int = 10, seed: int = 0, cc: str = "gcc",
-                     tmp_path: str | Path | None = None) -> None:
+                     tmp_path: str | Path | None = None, io: str = "buffers") -> None:
     """Fail with a readable message unless the generated C equals TFLM on ``n`` seeded inputs."""
     input_sets = random_inputs(model_path, n, seed)
     expected = run_tflm_many(model_path, input_sets)
-    got = run_on_host(model_path, input_sets, cc=cc, workdir=tmp_path)
+    got = run_on_host(model_path, input_sets, cc=cc, workdir=tmp_path, io=io)
     problems = []
     for i, (want_set, got_set) in enumerate(zip(expected, got)):
         for k, (want, have) in enumerate(zip(want_set, got_set)):

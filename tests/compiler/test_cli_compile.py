@@ -1,0 +1,78 @@
+"""`microbuild compile`: files written, the summary, --json, --plan-svg, and user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from microbuild.cli import main
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+
+
+def test_compile_writes_prefixed_sources_and_prints_a_summary(tmp_path, capsys):
+    out = tmp_path / "kws"
+    assert main(["compile", str(MODELS / "ds_cnn.tflite"), "-o", str(out), "--prefix", "kws",
+                 "--plan-svg", str(tmp_path / "plan.svg")]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["kws.c", "kws.h", "kws_weights.c"]
+    header = (out / "kws.h").read_text()
+    assert "int kws_run(const int8_t *in0, int8_t *out0, void *workspace);" in header
+    assert "#define KWS_WORKSPACE_SIZE " in header and "#define KWS_INPUT0_SHAPE {1, 49, 10, 1}" in header
+    text = capsys.readouterr().out
+    assert "CONV_2D" in text and "DEPTHWISE_CONV_2D" in text and "SOFTMAX" in text
+    assert "input 0: int8[1, 49, 10, 1]" in text and "workspace:" in text
+    svg = ET.parse(tmp_path / "plan.svg").getroot()
+    assert svg.tag.endswith("svg") and len(svg.findall(".//{*}rect")) > 5
+
+
+def test_compile_json_summary(tmp_path, capsys):
+    assert main(["compile", str(MODELS / "tiny_fc.tflite"), "-o", str(tmp_path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert {"workspace_bytes", "weights_bytes", "ops", "inputs", "outputs"} <= set(summary)
+    assert [op["opcode"] for op in summary["ops"]] == ["FULLY_CONNECTED", "FULLY_CONNECTED", "SOFTMAX"]
+    assert summary["inputs"][0]["shape"] == [1, 16] and summary["outputs"][0]["dtype"] == "int8"
+    assert summary["weights_bytes"] > 0 and summary["workspace_bytes"] > 0
+
+
+def test_two_prefixes_link_into_one_program(tmp_path):
+    """Every global symbol carries the prefix: two models compiled into one executable."""
+    from microbuild.compiler import compile_model
+
+    a = compile_model(MODELS / "tiny_fc.tflite", prefix="first")
+    b = compile_model(MODELS / "ds_cnn.tflite", prefix="second")
+    a.write(tmp_path)
+    b.write(tmp_path)
+    (tmp_path / "main.c").write_text(
+        '#include "first.h"\n#include "second.h"\n'
+        "static unsigned char wa[FIRST_WORKSPACE_SIZE], wb[SECOND_WORKSPACE_SIZE];\n"
+        "int main(void) { return first_run(first_input0(wa), first_output0(wa), wa)"
+        " | second_run(second_input0(wb), second_output0(wb), wb); }\n")
+    kernels = sorted({str(m.runtime_dir / k) for m in (a, b) for k in m.kernel_sources})
+    sources = [str(p) for p in tmp_path.glob("*.c")] + kernels
+    result = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{tmp_path}",
+                             f"-I{a.runtime_dir / 'include'}", *sources, "-o", str(tmp_path / "both")],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert subprocess.run([str(tmp_path / "both")]).returncode == 0
+
+
+def test_not_a_model_is_a_clear_error_without_traceback(tmp_path):
+    bad = tmp_path / "notes.tflite"
+    bad.write_text("these are my notes")
+    result = subprocess.run([sys.executable, "-m", "microbuild", "compile", str(bad), "-o",
+                             str(tmp_path / "out")], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert f"error: {bad}: not a TFLite model" in result.stderr
+
+
+def test_unsupported_ops_are_listed_by_index_and_name(tmp_path, capsys):
+    assert main(["compile", str(MODELS / "ops" / "unsupported_sqdiff.tflite"), "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "op 1 SQUARED_DIFFERENCE: no kernel for this operator" in err
+    assert "op 2 EXP: no kernel for this operator" in err
+    assert "supported operators are ADD," in err
+    assert not any(tmp_path.iterdir())  # nothing half-written
