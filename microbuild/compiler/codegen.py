@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.planner import MemoryPlan, plan_memory
@@ -140,6 +141,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model") -> C
                          "underscores, not starting with a digit (e.g. 'kws')")
     graph = model if isinstance(model, Graph) else read_model(model)
     check_graph(graph)
+    graph = fuse_conv_add(graph)
     lowerings = [REGISTRY[op.opcode] for op in graph.operators]
     plan = plan_memory(graph, lowerings)
     return _Generator(graph, lowerings, plan, prefix).run()
@@ -258,9 +260,11 @@ class _Generator:
                 k = k if "/" in k else f"kernels/{k}"
                 if k not in kernels:
                     kernels.append(k)
-            ops.append({"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
-                        "outputs": list(op.outputs),
-                        "scratch_bytes": lowering.scratch_bytes(op, g)})
+            entry = {"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
+                     "outputs": list(op.outputs), "scratch_bytes": lowering.scratch_bytes(op, g)}
+            if "fused_from" in op.options:  # the original operator indices, as in the model
+                entry["fused_from"] = list(op.options["fused_from"])
+            ops.append(entry)
         # Inputs and outputs have planned slots in the workspace; a caller that passes its own
         # buffers instead pays one copy each way (memmove: the caller may pass the slot itself).
         copy_in = []

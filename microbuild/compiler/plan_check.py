@@ -54,8 +54,9 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
             problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
                             f"of {plan.workspace_bytes} bytes")
 
-    # 2. Sharing claims: each must name the op's input 0 / output 0, an op that allows it, the
-    #    same place and the same size.
+    # 2. Sharing claims: each must name the op's input 0 (alias) or the input its lowering lets it
+    #    overwrite (in place) and output 0, an op that allows it, the same place and the same
+    #    size.
     content = _UnionFind()  # tensors holding the same bytes because of an alias (same content)
     for op_index, src, dst in plan.aliases:
         op = ops[op_index]
@@ -72,12 +73,14 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
     for op_index, src, dst in plan.in_place:
         op = ops[op_index]
         lowering = REGISTRY.get(op.opcode)
-        if op.inputs[:1] != [src] or op.outputs[:1] != [dst]:
-            problems.append(f"in-place claim ({op_index}, {src}, {dst}) is not op {op_index}'s "
-                            "input 0 -> output 0")
-            continue
-        if lowering is None or not lowering.can_run_in_place(op, graph):
+        k = lowering.in_place_input(op, graph) if lowering is not None else None
+        if k is None:
             problems.append(f"op {op_index} {op.opcode} cannot run in place")
+            continue
+        if not 0 <= k < len(op.inputs) or op.inputs[k] != src or op.outputs[:1] != [dst]:
+            problems.append(f"in-place claim ({op_index}, {src}, {dst}) is not op {op_index}'s "
+                            f"input {k} -> output 0")
+            continue
         if locations.get(src) != locations.get(dst) or \
                 graph.tensors[src].nbytes != graph.tensors[dst].nbytes:
             problems.append(f"in-place claim ({op_index}, {src}, {dst}): different place or size")
@@ -87,8 +90,11 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
             if lifetimes[t][1] > op_index:
                 problems.append(f"op {op_index} overwrites tensor {src} in place but tensor {t} "
                                 f"(same bytes) is still read at op {lifetimes[t][1]}")
-        for t in op.inputs[1:]:
-            if t >= 0 and t != src and content.find(t) == content.find(src):
+            elif t in graph.outputs:
+                problems.append(f"op {op_index} overwrites tensor {src} in place but tensor {t} "
+                                "(same bytes) is a graph output, still read after the run")
+        for j, t in enumerate(op.inputs):
+            if j != k and t >= 0 and t != src and content.find(t) == content.find(src):
                 problems.append(f"op {op_index} overwrites tensor {src} in place while reading "
                                 f"the same bytes as tensor {t}")
     shared = _UnionFind()

@@ -13,8 +13,9 @@ not overlap. On top of that:
 
 - a RESHAPE (any lowering whose ``aliases_input`` is true) does not copy: its output *is* its
   input, so both tensors form one buffer whose lifetime is the union;
-- an element-wise op whose lowering ``can_run_in_place`` writes its output over input 0 when input
-  0 dies at that op and both have the same size.
+- an op whose lowering names an ``in_place_input`` (element-wise ops: input 0; a fused
+  CONV_2D+ADD: its residual operand) writes its output over that input when it dies at that op and
+  both have the same size.
 
 Placement tries several orderings (size, lifetime length, first use, size x lifetime) with
 first-fit and best-fit, and keeps the smallest workspace: TFLM's planner is one of these
@@ -142,9 +143,16 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
     in_place: list[tuple[int, int, int]] = []
     if share:
         for op, lowering in zip(graph.operators, lowerings):
-            if not op.inputs or not op.outputs or op.inputs[0] < 0:
+            if not op.inputs or not op.outputs:
                 continue
-            src, dst = op.inputs[0], op.outputs[0]
+            dst = op.outputs[0]
+            if lowering.aliases_input(op, graph):
+                k: int | None = 0
+            else:
+                k = lowering.in_place_input(op, graph)
+            if k is None or not 0 <= k < len(op.inputs) or op.inputs[k] < 0:
+                continue
+            src = op.inputs[k]
             if graph.tensors[src].is_constant or groups.find(src) == groups.find(dst):
                 continue
             if graph.tensors[src].nbytes != graph.tensors[dst].nbytes:
@@ -152,14 +160,16 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
             if lowering.aliases_input(op, graph):
                 groups.union(src, dst)
                 aliases.append((op.index, src, dst))
-            elif lowering.can_run_in_place(op, graph):
+            else:
                 src_group = groups.members(src)
-                dies_here = max(lifetimes[t][1] for t in src_group) == op.index
+                # A graph output is read after the run, even when this is the last op.
+                dies_here = (max(lifetimes[t][1] for t in src_group) == op.index
+                             and not any(t in graph.outputs for t in src_group))
                 # Another input reading the same bytes through a different tensor (e.g. a
                 # reshaped copy) could be read after it is overwritten: only the same tensor is
                 # safe.
                 others_clash = any(t >= 0 and t != src and groups.find(t) == groups.find(src)
-                                   for t in op.inputs[1:])
+                                   for j, t in enumerate(op.inputs) if j != k)
                 if dies_here and not others_clash:
                     groups.union(src, dst)
                     in_place.append((op.index, src, dst))

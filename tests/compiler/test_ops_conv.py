@@ -19,7 +19,8 @@ from microbuild.model.ir import Graph, Operator, Quantization, Tensor
 from microbuild.model.reader import read_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models" / "ops"
-PREFIXES = ("conv_", "dw_", "avgpool_", "maxpool_", "pad_", "padv2_", "mean_", "concat_")
+PREFIXES = ("conv_", "dw_", "avgpool_", "maxpool_", "pad_", "padv2_", "mean_", "concat_",
+            "residual_")
 MODEL_NAMES = sorted(p.stem for p in MODELS.glob("*.tflite") if p.stem.startswith(PREFIXES))
 
 

@@ -146,3 +146,58 @@ def test_plan_svg_is_valid_xml_with_one_rectangle_per_buffer():
     assert "operator index" in texts and "workspace offset" in texts
     # Standalone use, without a graph.
     ET.fromstring(plan_svg(model.plan))
+
+
+# ---- fused CONV_2D+ADD (residual blocks) ------------------------------------------------------
+RESIDUAL_MODELS = sorted((MODELS_DIR / "ops").glob("residual_*.tflite"))
+RESNET8_TFLM_ARENA = 55_920  # TFLM's smallest working arena for resnet8, measured
+
+
+def _fused(path):
+    from microbuild.compiler.fusion import fuse_conv_add
+
+    graph = fuse_conv_add(read_model(path))
+    return graph, plan_memory(graph, _lowerings(graph))
+
+
+def test_resnet8_residual_blocks_fuse_and_run_in_place():
+    model = compile_model(MODELS_DIR / "resnet8.tflite")
+    fused = [op for op in model.ops if op["opcode"] == "CONV_2D+ADD"]
+    assert [op["fused_from"] for op in fused] == [[2, 3], [6, 7], [10, 11]]
+    # Each fused op writes the sum over its residual operand (its last input).
+    graph = model.graph
+    for op in graph.operators:
+        if op.opcode == "CONV_2D+ADD":
+            assert (op.index, op.inputs[-1], op.outputs[0]) in model.plan.in_place
+    assert verify_plan(graph, model.plan) == []
+    # Peak: the first block's two live 32x32x16 activations (x, overwritten by the sum, and y).
+    assert model.workspace_bytes == 2 * 32 * 32 * 16
+    assert model.workspace_bytes <= 0.7 * RESNET8_TFLM_ARENA
+
+
+@pytest.mark.parametrize("path", RESIDUAL_MODELS, ids=lambda p: p.stem)
+def test_fused_plans_are_verified(path):
+    graph, plan = _fused(path)
+    assert verify_plan(graph, plan) == []
+    fused = [op for op in graph.operators if op.opcode == "CONV_2D+ADD"]
+    assert bool(fused) == (path.stem != "residual_shared_output")
+
+
+def test_verifier_catches_a_broken_in_place_claim_on_input_k():
+    graph, plan = _fused(MODELS_DIR / "ops" / "residual_identity_c8.tflite")
+    (op_index, x, out), = plan.in_place
+    op = graph.operators[op_index]
+    assert op.opcode == "CONV_2D+ADD" and x == op.inputs[-1] and op_index == 2
+    # Claiming the conv's input (input 0) instead of the residual operand is refused.
+    y = op.inputs[0]
+    broken = copy.deepcopy(plan)
+    broken.in_place = [(op_index, y, out)]
+    broken.locations[y] = broken.locations[out]
+    assert any(f"input {len(op.inputs) - 1} -> output 0" in p for p in verify_plan(graph, broken))
+    # A correct claim on input k becomes wrong once x is read after the op (here: it becomes a
+    # graph output), and the planner then does not make it.
+    later = copy.deepcopy(graph)
+    later.outputs.append(x)
+    assert any("still read" in p for p in verify_plan(later, plan))
+    replanned = plan_memory(later, _lowerings(later))
+    assert replanned.in_place == [] and verify_plan(later, replanned) == []

@@ -74,6 +74,12 @@ class OpLowering:
         that read each element before writing it)."""
         return False
 
+    def in_place_input(self, op: Operator, graph: Graph) -> int | None:
+        """Which input the output may overwrite when that input dies at this op (the planner
+        then gives both one buffer), or None. The kernel must read each element of that input
+        before writing the output element at the same place, and read nothing else of it."""
+        return 0 if self.can_run_in_place(op, graph) else None
+
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         """Temporary workspace bytes the kernel needs during this op only."""
         return 0

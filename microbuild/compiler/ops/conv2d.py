@@ -8,6 +8,8 @@ channel, and so do we), and the fused activation's clamp range.
 
 from __future__ import annotations
 
+import numpy as np
+
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
@@ -22,6 +24,7 @@ from microbuild.compiler.spatial import (
     window_2d,
     window_option_reasons,
 )
+from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
 
@@ -59,6 +62,13 @@ class Conv2D(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        return self.emit_call(op, graph, ctx, "(const mb_residual_add_s8 *)0",
+                              ctx.ptr(op.outputs[0]))
+
+    def emit_call(self, op: Operator, graph: Graph, ctx: EmitContext, residual: str,
+                  output: str) -> str:
+        """The mb_conv2d_s8 call for ``op`` with the given residual epilogue and output pointer
+        (also used by the fused CONV_2D+ADD lowering)."""
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         has_bias = len(inputs) > 2 and inputs[2] is not None
@@ -70,6 +80,14 @@ class Conv2D(OpLowering):
         act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
                                                  out.scale, out.zero_point)
         multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+        # Interior pixels (every tap inside the input): bias + input_offset * sum(filter), once
+        # per channel, so the kernel's inner loop is a pure int8 dot product.
+        filter_sums = w.data.reshape(out_c, -1).astype(np.int64).sum(axis=1)
+        bias_values = (inputs[2].data.astype(np.int64) if has_bias
+                       else np.zeros(out_c, dtype=np.int64))
+        interior = bias_values + (-x.zero_point) * filter_sums
+        if interior.min() < -(1 << 31) or interior.max() >= (1 << 31):
+            raise ModelError(f"{op.describe()}: bias + input offset x filter sum overflows int32")
 
         params = ctx.symbol("params")
         fields = [
@@ -86,6 +104,8 @@ class Conv2D(OpLowering):
         ctx.static(f"static const mb_conv2d_s8_params {params} = {c_struct(fields)};")
         mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
         shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
+        interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
+                                        "int32_t")
         bias = ctx.ptr(op.inputs[2]) if has_bias else "(const int32_t *)0"
         return (f"mb_conv2d_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
-                f"{bias}, {mult}, {shift}, {ctx.ptr(op.outputs[0])});")
+                f"{bias}, {interior_bias}, {mult}, {shift}, {residual}, {output});")

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "microbuild/kernels/broadcast.h"
+#include "microbuild/quant.h"
 
 typedef struct {
     int32_t input1_offset;     /* minus input 1's zero point */
@@ -24,6 +25,21 @@ typedef struct {
     int32_t activation_min;
     int32_t activation_max;
 } mb_add_s8_params;
+
+/* One output element from one element of each input (the arithmetic of every ADD kernel, also
+ * used by CONV_2D's fused residual epilogue). */
+static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t b)
+{
+    const int32_t x1 = (p->input1_offset + a) * (1 << p->left_shift);
+    const int32_t x2 = (p->input2_offset + b) * (1 << p->left_shift);
+    const int32_t scaled1 = mb_mul_by_quantized_multiplier(x1, p->input1_multiplier,
+                                                           p->input1_shift);
+    const int32_t scaled2 = mb_mul_by_quantized_multiplier(x2, p->input2_multiplier,
+                                                           p->input2_shift);
+    const int32_t result = mb_mul_by_quantized_multiplier(scaled1 + scaled2, p->output_multiplier,
+                                                          p->output_shift) + p->output_offset;
+    return (int8_t)mb_clamp_i32(result, p->activation_min, p->activation_max);
+}
 
 void mb_add_s8(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                const int8_t *input1, const int8_t *input2, int8_t *output);

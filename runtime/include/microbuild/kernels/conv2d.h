@@ -7,13 +7,26 @@
  * entry equal, as TFLM does. Taps that fall in the padding are skipped, which is the same as
  * reading the input zero point there.
  *
+ * The sum is regrouped (exactly, in int32) as sum(filter * input) + input_offset * sum(filter
+ * over the taps inside the input) + bias. For an output pixel whose window lies wholly inside the
+ * input, the last two terms are one constant per channel computed at compile time
+ * (interior_bias), so the inner loop is a pure int8 x int8 dot product over contiguous memory;
+ * pixels on the border add input_offset times the sum of their valid taps.
+ *
  * Grouped convolution: the filter's input depth (filter_c) divides the input depth; output
  * channel o belongs to group g = o / (output_c / groups) and reads input channels
- * [g * filter_c, (g + 1) * filter_c). */
+ * [g * filter_c, (g + 1) * filter_c).
+ *
+ * Residual epilogue: with a non-NULL `residual`, each requantized, clamped conv value c (exactly
+ * what the conv alone would write) is combined with residual->other at the same index by ADD's
+ * arithmetic (mb_add_s8_one(add, c, other[i])) and that is written instead. `output` may be
+ * `residual->other` itself: element i of other is read once, right before output i is written. */
 #ifndef MICROBUILD_KERNELS_CONV2D_H
 #define MICROBUILD_KERNELS_CONV2D_H
 
 #include <stdint.h>
+
+#include "microbuild/kernels/add.h"
 
 typedef struct {
     int32_t batches;
@@ -28,10 +41,18 @@ typedef struct {
     int32_t activation_min, activation_max;
 } mb_conv2d_s8_params;
 
-/* bias may be NULL (no bias input). multipliers / shifts have output_c entries; shift > 0 is a
- * left shift. */
+/* A fused ADD after the conv: output = ADD(conv value, other), with the conv value as ADD's
+ * input 1 (the compiler swaps the ADD's input parameters when the conv fed its input 2). */
+typedef struct {
+    const mb_add_s8_params *add;
+    const int8_t *other;  /* same shape as the output */
+} mb_residual_add_s8;
+
+/* bias may be NULL (no bias input). interior_bias, multipliers and shifts have output_c entries:
+ * interior_bias[o] = bias[o] + input_offset * sum(filter[o]); shift > 0 is a left shift.
+ * residual may be NULL (a plain conv). */
 void mb_conv2d_s8(const mb_conv2d_s8_params *params, const int8_t *input, const int8_t *filter,
-                  const int32_t *bias, const int32_t *multipliers, const int32_t *shifts,
-                  int8_t *output);
+                  const int32_t *bias, const int32_t *interior_bias, const int32_t *multipliers,
+                  const int32_t *shifts, const mb_residual_add_s8 *residual, int8_t *output);
 
 #endif
