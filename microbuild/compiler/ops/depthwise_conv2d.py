@@ -2,10 +2,15 @@
 bias, any depth multiplier), bit-exact with TFLM's reference_integer_ops::DepthwiseConvPerChannel.
 
 Like CONV_2D, the padding, per-channel multipliers and activation range are computed here; the
-filter is [1, h, w, input_c * depth_multiplier] with per-channel scales on axis 3.
+filter is [1, h, w, input_c * depth_multiplier] with per-channel scales on axis 3. The input
+offset times each channel's filter sum is folded into an "interior" bias used for output pixels
+whose window lies wholly inside the input (see ``runtime/include/microbuild/kernels/
+depthwise_conv2d.h``).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8
@@ -22,6 +27,19 @@ from microbuild.compiler.spatial import (
     window_option_reasons,
 )
 from microbuild.model.ir import Graph, Operator
+
+
+def bias_and_interior_bias(op: Operator, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """(bias, interior bias) per output channel as int64: the model's bias (zeros without one) and
+    bias - input_zero_point * the sum of the channel's filter taps."""
+    inputs = graph.input_tensors(op)
+    x, w = inputs[0], inputs[1]
+    out_c = w.shape[3]
+    bias = np.zeros(out_c, dtype=np.int64)
+    if len(inputs) > 2 and inputs[2] is not None:
+        bias += inputs[2].data.astype(np.int64).reshape(-1)
+    tap_sums = w.data.astype(np.int64).reshape(-1, out_c).sum(axis=0)
+    return bias, bias - int(x.zero_point) * tap_sums
 
 
 @register
@@ -60,12 +78,21 @@ class DepthwiseConv2D(OpLowering):
                            f"{out_c // in_c} ({out_c} output / {in_c} input channels)")
         win = window_2d(op.options, in_h, in_w, filter_h, filter_w)
         reasons += shape_reason("output", out, (batches, win.out_h, win.out_w, out_c))
+        if reasons:
+            return reasons
+        # Every partial sum, from either bias, must stay in int32 as TFLM's accumulator does.
+        bias, interior = bias_and_interior_bias(op, graph)
+        worst = (max(int(np.abs(bias).max()), int(np.abs(interior).max()))
+                 + filter_h * filter_w * 128 * 255)
+        if worst >= 1 << 31:
+            reasons.append("the bias and filter sums could overflow the int32 accumulator")
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         has_bias = len(inputs) > 2 and inputs[2] is not None
+        zero_bias, interior_bias = bias_and_interior_bias(op, graph)
         out = graph.tensor(op.outputs[0])
         batches, in_h, in_w, in_c = x.shape
         _, filter_h, filter_w, out_c = w.shape
@@ -91,6 +118,10 @@ class DepthwiseConv2D(OpLowering):
         ctx.static(f"static const mb_depthwise_conv2d_s8_params {params} = {c_struct(fields)};")
         mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
         shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
-        bias = ctx.ptr(op.inputs[2]) if has_bias else "(const int32_t *)0"
+        bias = (ctx.ptr(op.inputs[2]) if has_bias
+                else ctx.const_array(ctx.symbol("bias"), zero_bias.astype(np.int32), "int32_t"))
+        interior = ctx.const_array(ctx.symbol("interior_bias"), interior_bias.astype(np.int32),
+                                   "int32_t")
         return (f"mb_depthwise_conv2d_s8(&{params}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {bias}, {mult}, {shift}, {ctx.ptr(op.outputs[0])});")
+                f"{ctx.ptr(op.inputs[1])}, {bias}, {interior}, {mult}, {shift}, "
+                f"{ctx.ptr(op.outputs[0])});")

@@ -4,7 +4,12 @@
  * Output channel o = c * depth_multiplier + m filters input channel c alone:
  * sum(filter[., ., o] * (input[., ., c] - input_zero_point)) + bias[o] in int32, then the
  * channel's Q31 multiplier and shift (TFLM's double rounding), the output zero point and the fused
- * activation's clamp. Taps in the padding are skipped. */
+ * activation's clamp. Taps in the padding are skipped.
+ *
+ * For an output pixel whose taps all lie inside the input, the input-offset term is folded at
+ * compile time into interior_bias[o] = bias[o] + input_offset * sum of channel o's filter taps,
+ * so the kernel sums plain filter * input products there (the same int32 result: the same
+ * integers summed in another order, and the compiler checks the sums stay in int32). */
 #ifndef MICROBUILD_KERNELS_DEPTHWISE_CONV2D_H
 #define MICROBUILD_KERNELS_DEPTHWISE_CONV2D_H
 
@@ -24,9 +29,11 @@ typedef struct {
     int32_t activation_min, activation_max;
 } mb_depthwise_conv2d_s8_params;
 
-/* bias may be NULL. multipliers / shifts have input_c * depth_multiplier entries. */
+/* bias (zeros when the model has none), interior_bias, multipliers and shifts have
+ * input_c * depth_multiplier entries; none is NULL. */
 void mb_depthwise_conv2d_s8(const mb_depthwise_conv2d_s8_params *params, const int8_t *input,
-                            const int8_t *filter, const int32_t *bias, const int32_t *multipliers,
+                            const int8_t *filter, const int32_t *bias,
+                            const int32_t *interior_bias, const int32_t *multipliers,
                             const int32_t *shifts, int8_t *output);
 
 #endif
