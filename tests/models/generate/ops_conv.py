@@ -152,6 +152,13 @@ def depthwise_models() -> None:
          False),
         ("dw_3x3_valid_s1_relu_m2_pt", (7, 8, 3), (3, 3), (1, 1), "valid", 2, (1, 1), "relu", True,
          False),
+        # Wide enough for the kernel's 8-channel blocks plus a leftover tail.
+        ("dw_3x3_dil2_same_m1_c20_pc", (9, 9, 20), (3, 3), (1, 1), "same", 1, (2, 2), "relu", True,
+         True),
+        ("dw_3x3_same_s2_m1_c24_pt", (10, 7, 24), (3, 3), (2, 2), "same", 1, (1, 1), None, True,
+         False),
+        ("dw_5x5_valid_s1_m1_c17_nobias_pc", (8, 8, 17), (5, 5), (1, 1), "valid", 1, (1, 1),
+         "relu6", False, True),
     ]
     for i, (name, shape, kernel, strides, padding, mult, dilation, act, bias,
             per_channel) in enumerate(cases):
@@ -182,6 +189,11 @@ def pooling_models() -> None:
         ("maxpool_3x3_same_s1", tf.keras.layers.MaxPooling2D, (7, 6, 2), (3, 3), (1, 1), "same"),
         ("maxpool_2x3_valid_s2x1", tf.keras.layers.MaxPooling2D, (7, 7, 4), (2, 3), (2, 1),
          "valid"),
+        # Wide enough for the kernel's 16-channel blocks plus a leftover tail.
+        ("avgpool_3x3_same_s2_c20", tf.keras.layers.AveragePooling2D, (9, 9, 20), (3, 3), (2, 2),
+         "same"),
+        ("avgpool_4x4_valid_global_c35", tf.keras.layers.AveragePooling2D, (4, 4, 35), (4, 4),
+         (1, 1), "valid"),
     ]
     for i, (name, cls, shape, pool, strides, padding) in enumerate(cases):
         model = _single_layer(1200 + i, shape,
