@@ -87,6 +87,19 @@ def fused_activation(op: Operator) -> str:
     return str(op.options.get("fused_activation_function", "NONE"))
 
 
+def binary_int8_reasons(op: Operator, graph: Graph) -> list[str]:
+    """What ADD and MUL both refuse: non-int8 operands, shapes that do not broadcast, fused
+    activations TFLM's int8 kernels do not apply. Empty when the op's operands are usable."""
+    reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "int8")
+    if reasons:
+        return reasons
+    reasons = binary_broadcast_reasons(op, graph)
+    activation = fused_activation(op)
+    if activation not in FUSED_ACTIVATIONS:
+        reasons.append(f"fused activation {activation} is not supported")
+    return reasons
+
+
 @dataclass(frozen=True)
 class BroadcastPlan:
     """The walk ``mb_broadcast_binary_s8`` does: output extents and per-input element strides

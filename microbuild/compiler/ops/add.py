@@ -7,13 +7,11 @@ scale with 20 bits of headroom (left_shift), and the int32 sum is rescaled to th
 from __future__ import annotations
 
 from microbuild.compiler.elementwise import (
-    FUSED_ACTIVATIONS,
-    binary_broadcast_reasons,
+    binary_int8_reasons,
     c_designated,
     f32,
     fused_activation,
     input0_not_broadcast,
-    operand_reasons,
     plan_broadcast,
 )
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
@@ -50,13 +48,9 @@ class Add(OpLowering):
     headers = ("microbuild/kernels/add.h",)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "int8")
+        reasons = binary_int8_reasons(op, graph)
         if reasons:
             return reasons
-        reasons = binary_broadcast_reasons(op, graph)
-        activation = fused_activation(op)
-        if activation not in FUSED_ACTIVATIONS:
-            reasons.append(f"fused activation {activation} is not supported")
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         # TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp); the output

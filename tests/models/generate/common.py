@@ -43,8 +43,13 @@ def randomize_batchnorm(model, seed: int) -> None:
 
 
 def quantize_int8(model, seed: int, calibration_samples: int = 64, low: float = -1.0,
-                  high: float = 1.0, inputs_int8: bool = True) -> bytes:
-    """Full-integer quantization with a seeded uniform calibration set; int8 inputs and outputs."""
+                  high: float = 1.0, inputs_int8: bool = True,
+                  converter_options: dict | None = None) -> bytes:
+    """Full-integer quantization with a seeded uniform calibration set; int8 inputs and outputs.
+
+    ``converter_options`` sets extra TFLiteConverter attributes, e.g. TF 2.21's private switches
+    for per-tensor weights: ``_experimental_disable_per_channel`` (CONV_2D, DEPTHWISE_CONV_2D) and
+    ``_experimental_disable_per_channel_quantization_for_dense_layers`` (FULLY_CONNECTED)."""
     import tensorflow as tf
 
     rng = np.random.default_rng(seed)
@@ -61,6 +66,8 @@ def quantize_int8(model, seed: int, calibration_samples: int = 64, low: float = 
     if inputs_int8:
         converter.inference_input_type = tf.int8
         converter.inference_output_type = tf.int8
+    for name, value in (converter_options or {}).items():
+        setattr(converter, name, value)
     return converter.convert()
 
 

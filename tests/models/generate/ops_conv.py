@@ -15,33 +15,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import op_names, save, seed_everything  # noqa: E402
+from common import op_names, quantize_int8, save, seed_everything  # noqa: E402
 
 
 def _convert(model, seed: int, per_channel: bool = True, low: float = -1.0,
              high: float = 1.0) -> bytes:
-    """Full-integer int8 conversion with a seeded calibration set (common.quantize_int8, plus the
-    switch that makes convolution weights per tensor)."""
-    import tensorflow as tf
-
-    rng = np.random.default_rng(seed)
-    shapes = [tuple(int(d) for d in t.shape[1:]) for t in model.inputs]
-
-    def representative():
-        for _ in range(64):
-            yield [rng.uniform(low, high, (1,) + s).astype(np.float32) for s in shapes]
-
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    converter.inference_input_type = tf.int8
-    converter.inference_output_type = tf.int8
-    if not per_channel:
-        # TF 2.21 quantizes CONV_2D / DEPTHWISE_CONV_2D weights per output channel by default; this
-        # (private, but honoured) flag gives one scale for the whole filter tensor.
-        converter._experimental_disable_per_channel = True
-    return converter.convert()
+    """common.quantize_int8, optionally with one scale for a whole convolution filter (TF 2.21
+    quantizes CONV_2D / DEPTHWISE_CONV_2D weights per output channel by default)."""
+    options = None if per_channel else {"_experimental_disable_per_channel": True}
+    return quantize_int8(model, seed, low=low, high=high, converter_options=options)
 
 
 def _emit(name: str, data: bytes, expect: list[str]) -> None:

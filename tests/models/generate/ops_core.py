@@ -19,27 +19,12 @@ from common import quantize_int8, save, seed_everything  # noqa: E402
 
 def _convert(model, seed: int, per_channel_dense: bool = True, low=-1.0, high=1.0,
              inputs_int8: bool = True) -> bytes:
-    """quantize_int8, with the option to make FULLY_CONNECTED weights per tensor."""
-    if per_channel_dense:
-        return quantize_int8(model, seed, low=low, high=high, inputs_int8=inputs_int8)
-    import tensorflow as tf
-
-    rng = np.random.default_rng(seed)
-    shapes = [tuple(int(d) for d in t.shape[1:]) for t in model.inputs]
-
-    def representative():
-        for _ in range(64):
-            yield [rng.uniform(low, high, (1,) + s).astype(np.float32) for s in shapes]
-
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    converter.inference_input_type = tf.int8
-    converter.inference_output_type = tf.int8
-    # TF 2.21's converter makes Dense weights per channel unless told otherwise.
-    converter._experimental_disable_per_channel_quantization_for_dense_layers = True
-    return converter.convert()
+    """quantize_int8, with the option to make FULLY_CONNECTED weights per tensor (TF 2.21's
+    converter makes Dense weights per channel unless told otherwise)."""
+    options = None if per_channel_dense else {
+        "_experimental_disable_per_channel_quantization_for_dense_layers": True}
+    return quantize_int8(model, seed, low=low, high=high, inputs_int8=inputs_int8,
+                         converter_options=options)
 
 
 def _dense_model(seed: int, input_shape, units: int, use_bias: bool, activation: str | None,
