@@ -42,6 +42,15 @@ def randomize_batchnorm(model, seed: int) -> None:
             ])
 
 
+def randomize_biases(model, seed: int) -> None:
+    """Keras initializes biases to zero; give them seeded values so the bias path is exercised."""
+    rng = np.random.default_rng(seed)
+    for layer in model.layers:
+        bias = getattr(layer, "bias", None)
+        if bias is not None:
+            bias.assign(rng.uniform(-0.3, 0.3, bias.shape).astype(np.float32))
+
+
 def quantize_int8(model, seed: int, calibration_samples: int = 64, low: float = -1.0,
                   high: float = 1.0, inputs_int8: bool = True,
                   converter_options: dict | None = None) -> bytes:

@@ -12,10 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import op_names, quantize_int8, save, seed_everything  # noqa: E402
+from common import op_names, quantize_int8, randomize_biases, save, seed_everything  # noqa: E402
 
 
 def _convert(model, seed: int, per_channel: bool = True, low: float = -1.0,
@@ -34,15 +33,6 @@ def _emit(name: str, data: bytes, expect: list[str]) -> None:
     save(f"ops/{name}.tflite", data)
 
 
-def _randomize_biases(model, seed: int) -> None:
-    """Keras initializes biases to zero; give them seeded values so the bias path is exercised."""
-    rng = np.random.default_rng(seed)
-    for layer in model.layers:
-        bias = getattr(layer, "bias", None)
-        if bias is not None:
-            bias.assign(rng.uniform(-0.3, 0.3, bias.shape).astype(np.float32))
-
-
 def _single_layer(seed: int, input_shape, make_layer, batch: int = 1):
     """A one-layer model. ``make_layer`` builds the layer after seeding: Keras draws initializer
     seeds when a layer is created, so a layer made before seed_everything gets unseeded weights."""
@@ -51,7 +41,7 @@ def _single_layer(seed: int, input_shape, make_layer, batch: int = 1):
     seed_everything(seed)
     inp = tf.keras.Input(shape=input_shape, batch_size=batch)
     model = tf.keras.Model(inp, make_layer()(inp))
-    _randomize_biases(model, seed + 1)
+    randomize_biases(model, seed + 1)
     return model
 
 
@@ -106,7 +96,7 @@ def conv_models() -> None:
     inp = tf.keras.Input(shape=(7, 7, 3), batch_size=1)
     x = tf.keras.layers.Conv2D(4, 3, padding="same")(inp)
     model = tf.keras.Model(inp, _lambda(clip_n1_to_1)(x))
-    _randomize_biases(model, 1051)
+    randomize_biases(model, 1051)
     _emit("conv_3x3_same_relun1to1_pc", _convert(model, 1050, low=-3.0, high=3.0), ["CONV_2D"])
 
     # Grouped convolution: the filter's input depth is a fraction of the input's.
@@ -220,7 +210,7 @@ def pad_models() -> None:
     x = tf.keras.layers.ZeroPadding2D(1)(inp)
     x = tf.keras.layers.Conv2D(4, 3, strides=2, padding="valid", activation="relu")(x)
     model = tf.keras.Model(inp, x)
-    _randomize_biases(model, 1303)
+    randomize_biases(model, 1303)
     _emit("pad_then_conv", _convert(model, 1302), ["PAD", "CONV_2D"])
     # A non-zero constant becomes PADV2, its value quantized with the output's parameters.
     model = _single_layer(1304, (4, 5, 3), lambda: _lambda(
@@ -286,7 +276,7 @@ def concat_models() -> None:
     a = tf.keras.layers.Conv2D(3, 3, padding="same")(inp)
     b = tf.keras.layers.Conv2D(2, 1, padding="same", activation="relu")(inp)
     model = tf.keras.Model(inp, tf.keras.layers.Concatenate(axis=-1)([a, b]))
-    _randomize_biases(model, 1501)
+    randomize_biases(model, 1501)
     _emit("concat_conv_branches_c", _convert(model, 1500),
           ["CONV_2D", "CONV_2D", "CONCATENATION"])
 
@@ -309,7 +299,7 @@ def concat_models() -> None:
     a = tf.keras.layers.Conv2D(3, 3, padding="same", activation="relu6")(inp)
     b = _lambda(lambda t: t * 0.1)(tf.keras.layers.Conv2D(2, 3, padding="same")(inp))
     model = tf.keras.Model(inp, tf.keras.layers.Concatenate(axis=3)([a, b]))
-    _randomize_biases(model, 1521)
+    randomize_biases(model, 1521)
     _emit("concat_mixed_ranges", _convert(model, 1520, low=-2.0, high=2.0),
           ["CONV_2D", "CONV_2D", "CONCATENATION"])
 

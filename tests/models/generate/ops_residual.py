@@ -14,42 +14,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import op_names, save, seed_everything  # noqa: E402
-
-
-def _randomize_biases(model, seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    for layer in model.layers:
-        bias = getattr(layer, "bias", None)
-        if bias is not None:
-            bias.assign(rng.uniform(-0.3, 0.3, bias.shape).astype(np.float32))
-
-
-def _convert(model, seed: int) -> bytes:
-    import tensorflow as tf
-
-    rng = np.random.default_rng(seed)
-    shape = tuple(int(d) for d in model.inputs[0].shape[1:])
-
-    def representative():
-        for _ in range(64):
-            yield [rng.uniform(-1.0, 1.0, (1,) + shape).astype(np.float32)]
-
-    converter = tf.lite.TFLiteConverter.from_keras_model(model)
-    converter.optimizations = [tf.lite.Optimize.DEFAULT]
-    converter.representative_dataset = representative
-    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    converter.inference_input_type = tf.int8
-    converter.inference_output_type = tf.int8
-    return converter.convert()
+from common import op_names, quantize_int8, randomize_biases, save, seed_everything  # noqa: E402
 
 
 def _emit(name: str, model, seed: int, expect: list[str]) -> None:
-    _randomize_biases(model, seed + 1)
-    data = _convert(model, seed)
+    randomize_biases(model, seed + 1)
+    data = quantize_int8(model, seed)
     got = op_names(data)
     if got != expect:
         raise SystemExit(f"{name}: expected operators {expect}, the converter emitted {got}")
