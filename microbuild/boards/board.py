@@ -133,9 +133,12 @@ class Board:
 
     @property
     def toolchains(self) -> list[Toolchain]:
-        """The default toolchain first, then the alternatives the board lists."""
+        """The default toolchain first, then the alternatives the board lists. An alternative
+        without its own cflags/ldflags uses the default's (usually just the -O level)."""
         tc = self.data["toolchain"]
-        return [self._toolchain(tc)] + [self._toolchain(alt) for alt in tc.get("alternatives", [])]
+        inherited = {k: tc[k] for k in ("cflags", "ldflags") if k in tc}
+        return [self._toolchain(tc)] + [self._toolchain({**inherited, **alt})
+                                        for alt in tc.get("alternatives", [])]
 
     @staticmethod
     def _toolchain(tc: dict[str, Any]) -> Toolchain:
@@ -153,6 +156,12 @@ class Board:
     @property
     def timer(self) -> dict[str, Any]:
         return self.data["timer"]
+
+    @property
+    def exit(self) -> dict[str, Any]:
+        """How a firmware stops; the process exits on the host, a real board halts."""
+        default = {"driver": "process" if self.is_host else "halt"}
+        return self.data.get("exit", default)
 
     @property
     def runners(self) -> list[FlashRunner]:

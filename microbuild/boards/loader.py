@@ -256,6 +256,15 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                 add(path, f"{section} is written at run time but region '{region_name}' is "
                           f"{regions[region_name]['access']} (not writable); place it in a rw/rwx region")
 
+    exit_driver = data.get("exit", {}).get("driver")
+    if exit_driver == "sifive_test" and "base" not in data["exit"]:
+        add(("exit",), "the sifive_test exit driver needs `base:`, the test device's address "
+                       "(0x100000 on QEMU's RISC-V virt)")
+    if exit_driver == "semihosting" and not arch.startswith("armv"):
+        add(("exit", "driver"), f"semihosting exit is for Arm cores; this board is {arch}")
+    if exit_driver == "process" and arch != "x86_64":
+        add(("exit", "driver"), "the process exit driver is for the host board only")
+
     runners = [f["runner"] for f in data["flash"]]
     if "qemu" in runners and "qemu" not in data:
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")

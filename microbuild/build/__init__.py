@@ -1,0 +1,1 @@
+"""The build room: linking firmware for a board and checking that it fits."""

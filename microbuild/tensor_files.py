@@ -1,0 +1,100 @@
+"""Model inputs and outputs as files: .npy for one tensor, .npz for several.
+
+The same conventions everywhere (`build --input/--output`, `run --input/--output`): an input file
+must hold exactly the model's input dtype and shape; several inputs go in an .npz, keyed by the
+input's tensor name or ``arr_<k>`` / ``input<k>`` in input order. Outputs are saved the same way.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from microbuild.compiler.codegen import TensorSpec
+from microbuild.errors import MicrobuildError
+
+
+class TensorFileError(MicrobuildError):
+    """An --input file that does not match the model, or an unreadable one."""
+
+
+def _describe(spec: TensorSpec) -> str:
+    return f"{spec.dtype} {list(spec.shape)}"
+
+
+def _check(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
+    if array.dtype != np.dtype(spec.dtype):
+        raise TensorFileError(
+            f"{where}: dtype is {array.dtype}, but input '{spec.name}' is {_describe(spec)}; "
+            f"convert it (e.g. numpy: x.astype(np.{spec.dtype})) — quantize float data with "
+            f"scale {spec.scale:g} and zero point {spec.zero_point}")
+    if tuple(array.shape) != tuple(spec.shape):
+        raise TensorFileError(
+            f"{where}: shape is {list(array.shape)}, but input '{spec.name}' is "
+            f"{_describe(spec)}; reshape it (the element count must be {int(np.prod(spec.shape))})")
+    return np.ascontiguousarray(array)
+
+
+def load_inputs(path: str | Path, specs: Sequence[TensorSpec]) -> list[np.ndarray]:
+    """The model's inputs from ``path`` (.npy or .npz), checked against ``specs``."""
+    path = Path(path)
+    if not path.is_file():
+        raise TensorFileError(f"{path}: no such file")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
+        raise TensorFileError(f"{path}: not a NumPy .npy or .npz file ({err})") from None
+    if isinstance(loaded, np.ndarray):
+        if len(specs) != 1:
+            raise TensorFileError(
+                f"{path}: one array, but the model has {len(specs)} inputs; save them in an .npz "
+                f"(numpy.savez) keyed {', '.join(repr(s.name) for s in specs)} or arr_0..arr_"
+                f"{len(specs) - 1}")
+        return [_check(loaded, specs[0], str(path))]
+    with loaded:
+        keys = list(loaded.files)
+        arrays = []
+        for k, spec in enumerate(specs):
+            for key in (spec.name, f"arr_{k}", f"input{k}"):
+                if key in keys:
+                    arrays.append(_check(loaded[key], spec, f"{path}[{key}]"))
+                    break
+            else:
+                raise TensorFileError(
+                    f"{path}: no array for input {k} '{spec.name}' ({_describe(spec)}); the file "
+                    f"has {', '.join(keys) or 'no arrays'}; key it '{spec.name}' or arr_{k}")
+        return arrays
+
+
+def random_inputs(specs: Sequence[TensorSpec], seed: int = 0) -> list[np.ndarray]:
+    """Seeded inputs over each integer type's full range (floats: standard normal)."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        dtype = np.dtype(spec.dtype)
+        if np.issubdtype(dtype, np.integer):
+            info = np.iinfo(dtype)
+            arrays.append(rng.integers(info.min, info.max, size=spec.shape, endpoint=True,
+                                       dtype=dtype))
+        else:
+            arrays.append(rng.standard_normal(spec.shape).astype(dtype))
+    return arrays
+
+
+def save_tensors(path: str | Path, arrays: Sequence[np.ndarray], specs: Sequence[TensorSpec]
+                 ) -> Path:
+    """One array to .npy; several to .npz keyed by tensor name (``path``'s suffix must agree)."""
+    path = Path(path)
+    if len(arrays) == 1 and path.suffix != ".npz":
+        if path.suffix != ".npy":
+            raise TensorFileError(f"{path}: name the file .npy (one array) or .npz")
+        np.save(path, arrays[0])
+    else:
+        if path.suffix != ".npz":
+            raise TensorFileError(f"{path}: the model has {len(arrays)} outputs; save them to an "
+                                  f".npz file (e.g. {path.with_suffix('.npz').name})")
+        np.savez(path, **{spec.name: a for spec, a in zip(specs, arrays)})
+    return path
