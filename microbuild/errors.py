@@ -23,3 +23,16 @@ class ModelError(MicrobuildError):
 
 class ToolchainError(MicrobuildError):
     """A compiler, emulator or flash tool the job needs is not installed or failed."""
+
+
+class FitError(MicrobuildError):
+    """The linked firmware does not fit in the board's memory regions; the message says which
+    region, by how many bytes, and what uses it."""
+
+
+class BuildError(MicrobuildError):
+    """Compiling or linking a firmware failed; the message carries the compiler's output."""
+
+
+class DeviceError(MicrobuildError):
+    """A board or emulator did not behave: it faulted, timed out, or printed something else."""
