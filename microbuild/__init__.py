@@ -1,3 +1,29 @@
-"""microbuild: int8 TFLite models to C, firmware for YAML-defined boards, flash and run."""
+"""microbuild: int8 TFLite models to C, firmware for YAML-defined boards, flash and run.
+
+This package is also microbuild's SCons tool, so a user's SConstruct can say
+
+    import microbuild
+    env = Environment(tools=["default", "microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])
+
+(see SConstruct.example and microbuild/build/scons_tool.py for the builders it adds).
+"""
+
+from pathlib import Path as _Path
 
 __version__ = "0.1.0"
+
+# The directory holding this package: as an SCons toolpath it makes `tools=["microbuild"]` find
+# this package, whose generate()/exists() below delegate to microbuild.build.scons_tool.
+SCONS_TOOLPATH = str(_Path(__file__).resolve().parent.parent)
+
+
+def generate(env):
+    """SCons tool entry point (env.Tool('microbuild'))."""
+    from microbuild.build.scons_tool import generate as _generate
+
+    _generate(env)
+
+
+def exists(env):
+    """SCons tool entry point: the tool needs nothing beyond microbuild itself."""
+    return True

@@ -106,3 +106,23 @@ title: "{name} (based on {base_board.title})"
         path.unlink()
         raise
     return path
+
+
+# --- firmware ------------------------------------------------------------------------------------
+
+def build_firmware(board: str | Path | Board, models: list[str | Path], out_dir: str | Path,
+                   **options: Any):
+    """Build a standalone firmware; see microbuild.build.firmware.build_firmware for options."""
+    from microbuild.build.firmware import build_firmware as _build
+
+    return _build(board, models, out_dir, **options)
+
+
+def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
+    """Boot a standalone (AOT) firmware on its emulated board or as a host process, wait for it
+    to finish, and return its outputs and timer ticks (an AotResult)."""
+    from microbuild.device.aot_output import parse_aot_output
+    from microbuild.device.runners import runner_for
+
+    run = runner_for(build.board, runner).run_to_exit(build.elf, timeout=timeout)
+    return parse_aot_output(run.console, build.models, build.board, run.status)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from microbuild import __version__, api
@@ -93,6 +94,100 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- build ------------------------------------------------------------------------------------
+
+def _render_fit(build) -> None:
+    table = Table(title=f"{build.board.name} ({build.toolchain}): {build.elf}", title_justify="left")
+    from microbuild.build.fit import TABLE_HEADER
+
+    for i, column in enumerate(TABLE_HEADER):
+        table.add_column(column, justify="right" if i in (1, 2, 3) else "left")
+    for row in build.size_rows:
+        table.add_row(*row)
+    out.print(table)
+    totals = build.size.get("totals", {})
+    out.print("  ".join(f"{k} {totals[k]:,} B" for k in
+                        ("text", "rodata", "weights", "data", "bss", "workspace", "stack")
+                        if k in totals))
+
+
+def _render_result(result) -> None:
+    for name, arrays in result.outputs.items():
+        table = Table(title=f"model {name}", title_justify="left")
+        for column in ("output", "dtype", "shape", "values"):
+            table.add_column(column)
+        for k, array in enumerate(arrays):
+            flat = array.reshape(-1)
+            shown = " ".join(str(v) for v in flat[:32]) + (" ..." if flat.size > 32 else "")
+            table.add_row(str(k), str(array.dtype), str(list(array.shape)), shown)
+        out.print(table)
+        ticks = result.ticks.get(name)
+        if ticks is not None:
+            out.print(f"{name}: {ticks:,} timer ticks per inference at {result.timer_hz:,} Hz = "
+                      f"{ticks / result.timer_hz * 1e3:.3f} ms")
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from microbuild.tensor_files import save_tensors
+
+    if args.output and not args.run:
+        raise MicrobuildError("--output saves the outputs of a run: add --run")
+    out_dir = Path(args.out_dir or Path("build") / args.board)
+    quiet = args.json or not err.is_terminal
+    with err.status(f"building for {args.board}...", spinner="dots") if not quiet \
+            else _nothing() as status:
+        def progress(line: str) -> None:
+            if args.verbose:
+                err.print(escape(line), highlight=False)
+            elif status is not None:
+                status.update(f"building for {args.board}: {escape(line.strip())}")
+        build = api.build_firmware(args.board, args.model, out_dir, executor=args.executor,
+                                   toolchain=args.toolchain, input=args.input, seed=args.seed,
+                                   jobs=args.jobs, progress=progress)
+    result = None
+    if args.run:
+        if not args.json:
+            err.print(f"running on {build.board.name}...")
+        result = api.run_firmware(build, timeout=args.timeout)
+        if args.output:
+            (model,) = build.models if len(build.models) == 1 else (None,)
+            if model is None:
+                raise MicrobuildError("--output works with one model")
+            from microbuild.compiler.codegen import TensorSpec
+            specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
+                     for o in model["outputs"]]
+            save_tensors(args.output, result.outputs[model["prefix"]], specs)
+    if args.json:
+        document = {"board": build.board.name, "toolchain": build.toolchain,
+                    "executor": build.executor, "elf": str(build.elf),
+                    "bin": str(build.binary) if build.binary else None,
+                    "hex": str(build.hex) if build.hex else None,
+                    "input": str(build.input_file), "size": build.size,
+                    "models": [{k: m[k] for k in ("prefix", "model", "workspace_bytes",
+                                                  "weights_bytes", "inputs", "outputs")}
+                               for m in build.models]}
+        if result is not None:
+            document["run"] = result.to_dict()
+        print(json.dumps(document, indent=2))
+        return 0
+    _render_fit(build)
+    if result is not None:
+        _render_result(result)
+        if args.output:
+            out.print(f"outputs saved to {args.output}")
+    else:
+        out.print(f"firmware: {build.elf}" + (f" (+ .bin, .hex)" if build.binary else ""))
+    return 0
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
 # --- parser ------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,6 +223,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
     p.set_defaults(func=cmd_compile)
+
+    p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
+    p.add_argument("--board", required=True, help="board name (see `microbuild boards list`) or a "
+                                                  "board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several models in one firmware)")
+    p.add_argument("--executor", default="aot", choices=["aot"],
+                   help="aot: standalone firmware that runs the model once and exits")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD)")
+    p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "
+                                       "(default: the board's first)")
+    p.add_argument("--input", help=".npy/.npz input embedded in the firmware (default: random, "
+                                   "seeded by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
+    p.add_argument("--run", action="store_true",
+                   help="boot it in the emulator (or as a host process) and print the outputs")
+    p.add_argument("--output", help="with --run: save the outputs (.npy, or .npz for several)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds to wait for the run to finish (default: 300)")
+    p.add_argument("--json", action="store_true", help="print sizes (and the run) as JSON")
+    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    p.set_defaults(func=cmd_build)
     return parser
 
 
@@ -136,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except MicrobuildError as exc:
-        err.print(f"[bold red]error:[/] {exc}", soft_wrap=True, markup=True, highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True, markup=True,
+                  highlight=False)
         return exc.exit_code
     except KeyboardInterrupt:
         err.print("interrupted")

@@ -1,0 +1,48 @@
+"""What every runner provides."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from microbuild.boards import Board
+from microbuild.errors import DeviceError
+
+
+@dataclass
+class CompletedRun:
+    """A firmware that ran to its end: its exit status and console output."""
+
+    status: int
+    console: str
+    stderr: str
+    command: list[str]
+
+
+class Runner:
+    name = ""
+
+    def __init__(self, board: Board):
+        self.board = board
+
+    def command(self, firmware: Path) -> list[str]:
+        """The command line that starts ``firmware`` with its console on stdin/stdout."""
+        raise NotImplementedError
+
+    def run_to_exit(self, firmware: Path, timeout: float = 120.0) -> CompletedRun:
+        """Start ``firmware``, wait until it exits, and return what it printed. A firmware that
+        does not finish within ``timeout`` seconds is killed and reported as such."""
+        command = self.command(Path(firmware))
+        try:
+            result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
+                                    timeout=timeout)
+        except subprocess.TimeoutExpired as err:
+            # subprocess.run kills the child before raising: no busy emulator is left behind.
+            printed = (err.stdout or b"").decode(errors="replace")[-2000:]
+            raise DeviceError(
+                f"{self.board.name}: the firmware did not finish within {timeout:g} s and was "
+                f"stopped; it printed:\n{printed or '(nothing)'}") from None
+        return CompletedRun(status=result.returncode,
+                            console=result.stdout.decode(errors="replace"),
+                            stderr=result.stderr.decode(errors="replace"), command=command)

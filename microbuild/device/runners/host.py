@@ -1,0 +1,14 @@
+"""The host board: the firmware is an ordinary executable; its console is stdin/stdout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from microbuild.device.runners.base import Runner
+
+
+class HostRunner(Runner):
+    name = "host"
+
+    def command(self, firmware: Path) -> list[str]:
+        return [str(Path(firmware).resolve())]

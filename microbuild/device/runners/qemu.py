@@ -1,0 +1,48 @@
+"""Emulated boards: QEMU with the board's machine, its console UART on stdio.
+
+The QEMU facts this relies on (../shared/notes/qemu-boards.md): `-serial stdio -monitor none`
+carries the console without the monitor multiplexer (which would eat byte 0x01); semihosting must
+be enabled explicitly or the exit `bkpt` faults; `-icount shift=0` (in the boards' qemu.args)
+makes timer counts repeatable.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from microbuild.device.runners.base import Runner
+from microbuild.errors import MicrobuildError, ToolchainError
+
+# Debian package per QEMU system emulator.
+_PACKAGES = {"qemu-system-arm": "qemu-system-arm", "qemu-system-riscv32": "qemu-system-misc",
+             "qemu-system-riscv64": "qemu-system-misc"}
+
+
+class QemuRunner(Runner):
+    name = "qemu"
+
+    def executable(self) -> str:
+        qemu = self.board.qemu
+        if not qemu:
+            raise MicrobuildError(f"board '{self.board.name}' has no `qemu:` section; it cannot "
+                                  "be emulated")
+        default = "qemu-system-arm" if self.board.arch.startswith("armv") else "qemu-system-riscv32"
+        program = qemu.get("executable", default)
+        path = shutil.which(program)
+        if path is None:
+            raise ToolchainError(f"board '{self.board.name}' runs in {program}, which is not "
+                                 f"installed; install it with: sudo apt-get install "
+                                 f"{_PACKAGES.get(program, program)}")
+        return path
+
+    def command(self, firmware: Path) -> list[str]:
+        qemu = self.board.qemu or {}
+        command = [self.executable(), "-M", qemu["machine"]]
+        if "cpu" in qemu:
+            command += ["-cpu", qemu["cpu"]]
+        command += ["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]
+        if self.board.exit["driver"] == "semihosting":
+            command += ["-semihosting-config", "enable=on,target=native"]
+        command += list(qemu.get("args", []))
+        return command + ["-kernel", str(Path(firmware).resolve())]
