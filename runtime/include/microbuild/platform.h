@@ -8,9 +8,10 @@
  * MB_TIMER_HZ, MB_EXIT_BASE, MB_CPU_CLOCK_HZ, MB_BOARD_NAME), so a driver is written once and
  * serves every board that has that peripheral.
  *
- * Start-up order (runtime/startup/): reset handler -> .data copy / .bss clear (from the linker
- * script's copy and zero tables) -> FPU enable where the build uses one -> mb_board_init() ->
- * main() -> mb_exit(main's return value). On the host the C library's own start-up runs main.
+ * Start-up order (runtime/startup/): reset handler -> FPU/MVE enable where the build may use them
+ * (before any loop the compiler could vectorise) -> .data copy / .bss clear (from the linker
+ * script's copy and zero tables) -> mb_board_init() -> main() -> mb_exit(main's return value).
+ * On the host the C library's own start-up runs main.
  */
 #ifndef MICROBUILD_PLATFORM_H
 #define MICROBUILD_PLATFORM_H
@@ -32,7 +33,7 @@ void mb_console_init(void);
 void mb_console_write(const void *data, size_t length);
 /* Returns the next received byte (0..255), or -1 at once if none is waiting. */
 int mb_console_try_read(void);
-/* Blocks until a byte arrives. */
+/* Blocks until a byte arrives. On the host, the end of stdin ends the program (mb_exit(0)). */
 uint8_t mb_console_read(void);
 
 /* Free-running timer (timer.driver) counting at MB_TIMER_HZ. mb_timer_now() is monotonic and
