@@ -97,7 +97,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
 # --- build ------------------------------------------------------------------------------------
 
 def _render_fit(build) -> None:
-    table = Table(title=f"{build.board.name} ({build.toolchain}): {build.elf}", title_justify="left")
+    # The ELF's path is printed on a line of its own (a table title is cut to the table's width).
+    table = Table(title=f"{build.board.name} ({build.toolchain})", title_justify="left")
     from microbuild.build.fit import TABLE_HEADER
 
     for i, column in enumerate(TABLE_HEADER):
@@ -132,7 +133,10 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.output and not args.run:
         raise MicrobuildError("--output saves the outputs of a run: add --run")
-    out_dir = Path(args.out_dir or Path("build") / args.board)
+    # A board given as a YAML file builds into build/<file name without .yaml> by default.
+    board_dir = (Path(args.board).stem if args.board.endswith((".yaml", ".yml"))
+                 else args.board)
+    out_dir = Path(args.out_dir or Path("build") / board_dir)
     quiet = args.json or not err.is_terminal
     with err.status(f"building for {args.board}...", spinner="dots") if not quiet \
             else _nothing() as status:
@@ -146,7 +150,7 @@ def cmd_build(args: argparse.Namespace) -> int:
                                    jobs=args.jobs, progress=progress)
     result = None
     if args.run:
-        if not args.json:
+        if not args.json and (build.board.is_host or build.board.is_emulated):
             err.print(f"running on {build.board.name}...")
         result = api.run_firmware(build, timeout=args.timeout)
         if args.output:
@@ -171,12 +175,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
         return 0
     _render_fit(build)
+    out.print(f"firmware: {build.elf}" + (" (+ .bin, .hex)" if build.binary else ""),
+              soft_wrap=True)
     if result is not None:
         _render_result(result)
         if args.output:
             out.print(f"outputs saved to {args.output}")
-    else:
-        out.print(f"firmware: {build.elf}" + (f" (+ .bin, .hex)" if build.binary else ""))
     return 0
 
 
