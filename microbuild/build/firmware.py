@@ -73,7 +73,7 @@ def _sconstruct(board: Board, toolchain: str | None, models: dict[str, str], nam
         'env.SConsignFile(".sconsign")',
         "env.MicroFirmware(",
         f"    {name!r},",
-        f"    board={str(board.files[0])!r},",
+        f"    board={str(Path(board.files[0]).resolve())!r},",  # SCons runs in the out dir
         f"    toolchain={toolchain!r},",
         f"    models={models!r},",
         f"    executor={executor!r},",

@@ -223,6 +223,7 @@ def _link_with_fit_check(target, source, env):
         elf = str(target[0]) + ".overflow.elf"
         out_index = command.index("-o") + 1
         retry = command[:out_index] + [elf] + command[out_index + 1:] + ["-Wl,--noinhibit-exec"]
+        Path(elf).unlink(missing_ok=True)  # never explain the overflow from an earlier attempt
         subprocess.run(retry, capture_output=True, text=True, env=env["ENV"])
         if Path(elf).is_file():
             report = analyze_elf(elf, _boards[board_key][0])
@@ -300,9 +301,11 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     results += size
     if setup.objcopy and not b.is_host:
         results += fenv.Command(out_dir.File(f"{name}.bin"), elf,
-                                "$OBJCOPY -O binary $SOURCE $TARGET")
+                                SCons.Action.Action("$OBJCOPY -O binary $SOURCE $TARGET",
+                                                    "$MICROOBJCOPYCOMSTR"))
         results += fenv.Command(out_dir.File(f"{name}.hex"), elf,
-                                "$OBJCOPY -O ihex $SOURCE $TARGET")
+                                SCons.Action.Action("$OBJCOPY -O ihex $SOURCE $TARGET",
+                                                    "$MICROOBJCOPYCOMSTR"))
     return results
 
 
@@ -325,7 +328,8 @@ def generate(env):
                        RANLIBCOMSTR="  RANLIB  $TARGET", LINKCOMSTR="  LINK    $TARGET",
                        MICROMODELCOMSTR="  MODEL   $SOURCE -> ${TARGETS[1]}",
                        MICROGENCOMSTR="  GEN     $TARGET", MICROAOTCOMSTR="  GEN     $TARGET",
-                       MICROFITCOMSTR="  FIT     $TARGET")
+                       MICROFITCOMSTR="  FIT     $TARGET",
+                       MICROOBJCOPYCOMSTR="  OBJCOPY $TARGET")
     else:
         env.SetDefault(LINKCOMSTR="$MB_LINKLINE")
 
