@@ -133,6 +133,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     if args.output and not args.run:
         raise MicrobuildError("--output saves the outputs of a run: add --run")
+    if args.output and Path(args.output).suffix not in (".npy", ".npz"):
+        raise MicrobuildError(f"--output {args.output}: name it .npy (one output) or .npz "
+                              "(several outputs)")
     # A board given as a YAML file builds into build/<file name without .yaml> by default.
     board_dir = (Path(args.board).stem if args.board.endswith((".yaml", ".yml"))
                  else args.board)

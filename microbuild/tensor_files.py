@@ -46,7 +46,10 @@ def load_inputs(path: str | Path, specs: Sequence[TensorSpec]) -> list[np.ndarra
     try:
         loaded = np.load(path, allow_pickle=False)
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as err:
-        raise TensorFileError(f"{path}: not a NumPy .npy or .npz file ({err})") from None
+        # numpy calls any unrecognised file "pickled data"; that explanation only misleads.
+        detail = "" if "pickle" in str(err) else f" ({err})"
+        raise TensorFileError(f"{path}: not a NumPy .npy or .npz file{detail}; save arrays with "
+                              "numpy.save (one input) or numpy.savez (several)") from None
     if isinstance(loaded, np.ndarray):
         if len(specs) != 1:
             raise TensorFileError(

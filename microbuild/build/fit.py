@@ -534,6 +534,13 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
             homes[index].append((region.name if region else None, role, address - s.vma))
 
     totals = _totals(sections if region_list else _rom_resident_data(sections))
+    if not region_list and not totals["workspace"]:
+        # The host's own linker script merges .bss.mb_workspace.* into .bss: count the workspace
+        # arrays by their symbols instead (mb_aot_workspace_<prefix>, see build/aot.py).
+        workspace = sum(size for name, size, _, _ in symbols
+                        if name.startswith("mb_aot_workspace_"))
+        totals["workspace"] = workspace
+        totals["bss"] = max(0, totals["bss"] - workspace)
     if not totals["stack"]:
         totals["stack"] = stack_from_symbols
 

@@ -288,13 +288,16 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     linkflags = list(setup.linkflags)
     extra = [env.File(lib) for lib in setup.libs]
     ld = benv["MICROBUILD_CONFIG_FILES"].get(f"{b.name}.ld")
+    link_map = out_dir.File(f"{name}.map")
     if ld is not None:
-        linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{out_dir.File(name + '.map').abspath}"]
+        linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{link_map.abspath}"]
     # Archives after the objects that use them: the linker pulls members in one pass.
-    elf = fenv.Program(out_dir.File(elf_name), runtime[:-1] + objects + runtime[-1:] + extra, LINKFLAGS=linkflags,
-                       LIBS=[], PROGSUFFIX="")
+    elf = fenv.Program(out_dir.File(elf_name), runtime[:-1] + objects + runtime[-1:] + extra,
+                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="")
     if ld is not None:
         fenv.Depends(elf, ld)
+        fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`
+        fenv.Clean(elf, link_map)
     results = list(elf) + [saved_inputs]
     size = fenv.Command(out_dir.File(f"{name}.size.json"), elf,
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))

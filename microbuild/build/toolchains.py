@@ -123,7 +123,9 @@ class GccRiscvElf(_Family):
             objcopy=f"{prefix}objcopy",
             cflags=specs + COMMON_CFLAGS + list(tc.cflags),
             asflags=march + specs,
-            linkflags=specs + ["-nostartfiles", "-Wl,--gc-sections"] + list(tc.ldflags),
+            # Boards like QEMU virt keep code and data in one rwx RAM region, which is intended.
+            linkflags=specs + ["-nostartfiles", "-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments"]
+            + list(tc.ldflags),
             startup=["startup/riscv32.S"])
 
 
