@@ -49,26 +49,11 @@
 #error "apollo3_uart: transport.options.uart_clock_hz must be 24000000, 12000000, 6000000 or 3000000"
 #endif
 
-/* UART registers (PL011 layout, plus CLKEN/CLKSEL in CR). */
-#define UART_REG(offset) (*(volatile uint32_t *)((uintptr_t)(MB_CONSOLE_BASE) + (offset)))
-#define UART_DR   UART_REG(0x000u)
-#define UART_RSR  UART_REG(0x004u)
-#define UART_FR   UART_REG(0x018u)
-#define UART_IBRD UART_REG(0x024u)
-#define UART_FBRD UART_REG(0x028u)
-#define UART_LCRH UART_REG(0x02Cu)
-#define UART_CR   UART_REG(0x030u)
-#define UART_IER  UART_REG(0x038u)
+/* UART registers: the PL011 layout, plus clock enable/select in CR. */
+#include "pl011.h"
 
-#define FR_RXFE (1u << 4)
-#define FR_TXFF (1u << 5)
-#define LCRH_FEN    (1u << 4)
-#define LCRH_WLEN_8 (3u << 5)
-#define CR_UARTEN (1u << 0)
 #define CR_CLKEN  (1u << 3)
 #define CR_CLKSEL_SHIFT 4
-#define CR_TXE    (1u << 8)
-#define CR_RXE    (1u << 9)
 
 /* Power control: one enable bit per peripheral (unverified: PWRUART0 = bit 7, PWRUART1 = bit 8). */
 #define PWRCTRL_DEVPWREN (*(volatile uint32_t *)0x40021008u)
@@ -87,9 +72,7 @@
 #define PADREG_INPEN      (1u << 1)
 #define PADREG_FNCSEL(f)  (((uint32_t)(f) & 7u) << 3)
 
-/* Divisor = clock / (16 * baud) in 16.6 fixed point = 4 * clock / baud, rounded to nearest. */
-#define UART_DIVISOR \
-    ((uint32_t)((8u * (uint64_t)(MB_CONSOLE_OPT_UART_CLOCK_HZ) / (uint32_t)(MB_CONSOLE_BAUD) + 1u) / 2u))
+#define UART_DIVISOR PL011_DIVISOR(MB_CONSOLE_OPT_UART_CLOCK_HZ)
 
 static void set_pad(uint32_t pad, uint32_t padreg)
 {
@@ -112,37 +95,26 @@ void mb_console_init(void)
     GPIO_PADKEY = 0u;
 
     UART_CR = 0u;
-    UART_IER = 0u; /* polled */
+    UART_IMSC = 0u; /* polled */
     UART_CR = CR_CLKEN | (CR_CLKSEL << CR_CLKSEL_SHIFT);
     UART_IBRD = UART_DIVISOR >> 6;
     UART_FBRD = UART_DIVISOR & 0x3Fu;
-    UART_LCRH = LCRH_WLEN_8 | LCRH_FEN; /* latches IBRD/FBRD; 8N1 with FIFOs */
+    UART_LCR_H = LCR_H_WLEN_8 | LCR_H_FEN; /* latches IBRD/FBRD; 8N1 with FIFOs */
     UART_RSR = 0u;
     UART_CR = CR_CLKEN | (CR_CLKSEL << CR_CLKSEL_SHIFT) | CR_UARTEN | CR_TXE | CR_RXE;
 }
 
 void mb_console_write(const void *data, size_t length)
 {
-    const uint8_t *bytes = (const uint8_t *)data;
-    for (size_t i = 0; i < length; i++) {
-        while (UART_FR & FR_TXFF) {
-        }
-        UART_DR = bytes[i];
-    }
+    pl011_write(data, length);
 }
 
 int mb_console_try_read(void)
 {
-    if (UART_FR & FR_RXFE) {
-        return -1;
-    }
-    return (int)(UART_DR & 0xFFu);
+    return pl011_try_read();
 }
 
 uint8_t mb_console_read(void)
 {
-    int byte;
-    while ((byte = mb_console_try_read()) < 0) {
-    }
-    return (uint8_t)byte;
+    return pl011_read();
 }

@@ -17,27 +17,9 @@
 #error "rp2040_uart needs clk_peri's frequency: transport.options.uart_clock_hz"
 #endif
 
-#define UART_REG(offset) (*(volatile uint32_t *)((uintptr_t)(MB_CONSOLE_BASE) + (offset)))
-#define UART_DR    UART_REG(0x000u)
-#define UART_RSR   UART_REG(0x004u) /* write: clear receive errors */
-#define UART_FR    UART_REG(0x018u)
-#define UART_IBRD  UART_REG(0x024u)
-#define UART_FBRD  UART_REG(0x028u)
-#define UART_LCR_H UART_REG(0x02Cu)
-#define UART_CR    UART_REG(0x030u)
-#define UART_IMSC  UART_REG(0x038u)
+#include "pl011.h"
 
-#define FR_RXFE (1u << 4)
-#define FR_TXFF (1u << 5)
-#define LCR_H_FEN    (1u << 4)
-#define LCR_H_WLEN_8 (3u << 5)
-#define CR_UARTEN (1u << 0)
-#define CR_TXE    (1u << 8)
-#define CR_RXE    (1u << 9)
-
-/* Divisor = clock / (16 * baud) in 16.6 fixed point = 4 * clock / baud, rounded to nearest. */
-#define UART_DIVISOR \
-    ((uint32_t)((8u * (uint64_t)(MB_CONSOLE_OPT_UART_CLOCK_HZ) / (uint32_t)(MB_CONSOLE_BAUD) + 1u) / 2u))
+#define UART_DIVISOR PL011_DIVISOR(MB_CONSOLE_OPT_UART_CLOCK_HZ)
 
 void mb_console_init(void)
 {
@@ -53,26 +35,15 @@ void mb_console_init(void)
 
 void mb_console_write(const void *data, size_t length)
 {
-    const uint8_t *bytes = (const uint8_t *)data;
-    for (size_t i = 0; i < length; i++) {
-        while (UART_FR & FR_TXFF) {
-        }
-        UART_DR = bytes[i];
-    }
+    pl011_write(data, length);
 }
 
 int mb_console_try_read(void)
 {
-    if (UART_FR & FR_RXFE) {
-        return -1;
-    }
-    return (int)(UART_DR & 0xFFu); /* bits 11:8 are error flags */
+    return pl011_try_read();
 }
 
 uint8_t mb_console_read(void)
 {
-    int byte;
-    while ((byte = mb_console_try_read()) < 0) {
-    }
-    return (uint8_t)byte;
+    return pl011_read();
 }
