@@ -86,7 +86,6 @@ def _sconstruct(board: Board, toolchain: str | None, models: dict[str, str], nam
 
 def _scons_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["MICROBUILD_ERROR_PROTOCOL"] = "1"
     # `./boards` of the directory microbuild was started in stays on the board search path.
     local = Path.cwd() / "boards"
     if local.is_dir():
@@ -95,32 +94,63 @@ def _scons_env() -> dict[str, str]:
     return env
 
 
-def run_scons(directory: Path, jobs: int | None = None,
-              progress: Callable[[str], None] | None = None) -> str:
-    """Run SCons in ``directory``; on failure raise the microbuild error an action reported, or a
-    BuildError carrying the compiler's own output."""
-    command = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs or os.cpu_count() or 1}"]
-    proc = subprocess.Popen(command, cwd=directory, env=_scons_env(), stdout=subprocess.PIPE,
+@dataclass
+class SconsRun:
+    status: int
+    lines: list[str]  # SCons' output, error records removed
+    errors: list[dict[str, Any]]  # what microbuild's actions reported (kind, message, target...)
+
+
+def scons(directory: Path, extra_args: Sequence[str] = (), jobs: int | None = None,
+          progress: Callable[[str], None] | None = None) -> SconsRun:
+    """Run SCons in ``directory`` and collect its output and microbuild's error records."""
+    command = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs or os.cpu_count() or 1}",
+               *extra_args]
+    error_log = Path(directory) / ".microbuild-errors.jsonl"
+    error_log.unlink(missing_ok=True)
+    env = _scons_env()
+    env["MICROBUILD_ERROR_LOG"] = str(error_log)
+    proc = subprocess.Popen(command, cwd=directory, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    lines, errors = [], []
+    lines = []
     assert proc.stdout is not None
     for line in proc.stdout:
-        if line.startswith("MICROBUILD-ERROR "):
-            errors.append(json.loads(line[len("MICROBUILD-ERROR "):]))
-            continue
         lines.append(line)
         if progress:
             progress(line.rstrip("\n"))
     status = proc.wait()
-    log = "".join(lines)
-    if status != 0:
-        if errors:
-            first = errors[0]
+    errors = ([json.loads(line) for line in error_log.read_text().splitlines() if line.strip()]
+              if error_log.is_file() else [])
+    return SconsRun(status, lines, errors)
+
+
+def run_scons(directory: Path, jobs: int | None = None,
+              progress: Callable[[str], None] | None = None) -> str:
+    """Run SCons in ``directory``; on failure raise the microbuild error an action reported, or a
+    BuildError carrying the compiler's own output."""
+    run = scons(directory, jobs=jobs, progress=progress)
+    if run.status != 0:
+        if run.errors:
+            first = run.errors[0]
             raise _ERROR_KINDS.get(first["kind"], MicrobuildError)(first["message"])
-        shown = [line for line in lines if not line.startswith("microbuild: error:")]
+        shown = [line for line in run.lines if not line.startswith("microbuild: error:")]
         raise BuildError("the firmware build failed (SCons exit status "
-                         f"{status}); its output:\n" + "".join(shown[-60:]).rstrip())
-    return log
+                         f"{run.status}); its output:\n" + "".join(shown[-60:]).rstrip())
+    return "".join(run.lines)
+
+
+def load_firmware_build(board: Board, out_dir: Path, name: str, prefixes: Sequence[str],
+                        toolchain: str, executor: str = "aot", log: str = "") -> FirmwareBuild:
+    """The FirmwareBuild for a firmware MicroFirmware built as ``out_dir/name``."""
+    out = Path(out_dir)
+    summaries = [json.loads((out / f"{name}.src" / p / f"{p}.json").read_text()) for p in prefixes]
+    return FirmwareBuild(
+        board=board, toolchain=toolchain, executor=executor, out_dir=out,
+        elf=out / (name if board.is_host else f"{name}.elf"),
+        binary=None if board.is_host else out / f"{name}.bin",
+        hex=None if board.is_host else out / f"{name}.hex",
+        size=json.loads((out / f"{name}.size.json").read_text()), models=summaries,
+        input_file=out / f"{name}.input.npz", log=log)
 
 
 def build_firmware(board: str | Path | Board, models: Sequence[str | Path], out_dir: str | Path,
@@ -170,11 +200,4 @@ def build_firmware(board: str | Path | Board, models: Sequence[str | Path], out_
                     executor, inputs, seed))
     log = run_scons(out, jobs, progress)
 
-    elf = out / (name if board.is_host else f"{name}.elf")
-    summaries = [json.loads((out / f"{name}.src" / p / f"{p}.json").read_text()) for p in named]
-    return FirmwareBuild(
-        board=board, toolchain=family, executor=executor, out_dir=out, elf=elf,
-        binary=None if board.is_host else out / f"{name}.bin",
-        hex=None if board.is_host else out / f"{name}.hex",
-        size=json.loads((out / f"{name}.size.json").read_text()), models=summaries,
-        input_file=out / f"{name}.input.npz", log=log)
+    return load_firmware_build(board, out, name, list(named), family, executor, log)

@@ -630,19 +630,25 @@ def _join_or(items: list[str]) -> str:
     return ", ".join(items[:-1]) + ", or " + items[-1]
 
 
-def _overflow_summary(o: Overflow) -> str:
+def _overflow_summary(o: Overflow, at_least: bool = False) -> str:
     if o.region is None:
         return f"{nbytes(o.used)} lie outside every memory region"
-    return f"region {o.region} overflows by {nbytes(o.over)}"
+    return f"region {o.region} overflows by {'at least ' if at_least else ''}{nbytes(o.over)}"
 
 
-def fit_error(report: FitReport) -> FitError:
-    """A :class:`FitError` explaining every overflow of ``report`` and what to do about it."""
+def fit_error(report: FitReport, lower_bound: str | None = None) -> FitError:
+    """A :class:`FitError` explaining every overflow of ``report`` and what to do about it.
+
+    ``lower_bound``: the report was estimated before linking, from part of the firmware only
+    (see scons_tool._check_object_sizes); this paragraph says how, and the overflows are "at
+    least" the numbers given."""
     if report.fits:
         raise ValueError("fit_error() called for a firmware that fits")
-    summaries = [_overflow_summary(o) for o in report.overflows]
+    summaries = [_overflow_summary(o, lower_bound is not None) for o in report.overflows]
     summary = summaries[0] if len(summaries) == 1 else "; ".join(summaries)
     lines = [f"The firmware does not fit on board {report.board}: {summary}."]
+    if lower_bound:
+        lines += ["", _para(lower_bound)]
     for o in report.overflows:
         lines.append("")
         if o.region is None:

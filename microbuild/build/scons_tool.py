@@ -48,16 +48,30 @@ _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", 
                "switch", "typedef", "union", "unsigned", "void", "volatile", "while"}
 
 _boards: dict[str, tuple[Board, Any]] = {}  # key -> (board, its SCons environment)
+_board_keys: dict[tuple, str] = {}  # (env, board object, toolchain asked for) -> key above
+_runtimes: dict[str, list] = {}  # key above -> MicroRuntime's nodes
 
 
 # ---- reporting errors --------------------------------------------------------------------------
-def report_error(err: MicrobuildError) -> None:
-    """Print a user's error for SCons' output; the microbuild CLI also reads it back as JSON."""
+def report_error(err: MicrobuildError, target=None, report=None) -> None:
+    """Print a user's error for SCons' output. When microbuild runs SCons it also names a file in
+    MICROBUILD_ERROR_LOG, and the error goes there as one JSON line (with the target that failed,
+    and the fit report for a FitError), so the CLI can re-raise it without parsing output that
+    parallel jobs interleave."""
     print(f"microbuild: error: {err}", file=sys.stderr)
-    if os.environ.get("MICROBUILD_ERROR_PROTOCOL"):
-        record = {"kind": type(err).__name__, "message": str(err)}
-        print("MICROBUILD-ERROR " + json.dumps(record), file=sys.stderr)
     sys.stderr.flush()
+    log = os.environ.get("MICROBUILD_ERROR_LOG")
+    if log:
+        record = {"kind": type(err).__name__, "message": str(err),
+                  "target": str(target) if target is not None else None}
+        if report is not None:
+            record["report"] = report.to_dict()
+        line = (json.dumps(record) + "\n").encode()
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)  # one write of one line: appends from parallel jobs don't mix
+        finally:
+            os.close(fd)
 
 
 def _quiet() -> bool:
@@ -82,7 +96,7 @@ def _compile_model(target, source, env):
     try:
         compiled = compile_model(str(source[0]), prefix=prefix)
     except MicrobuildError as err:
-        report_error(err)
+        report_error(err, target[0])
         return 1
     out = Path(str(target[0])).parent
     compiled.write(out)
@@ -99,23 +113,35 @@ def _write_value(target, source, env):
 
 
 # ---- the board's environment ------------------------------------------------------------------------
+_loaded_boards: dict[str, Board] = {}
+
+
 def _resolve_board(board: str | Path | Board) -> Board:
+    """A board by name or YAML path, read once per SCons run (a matrix names each board many
+    times, and reading YAML with line numbers is not free)."""
     if isinstance(board, Board):
         return board
     text = str(board)
-    if text.endswith((".yaml", ".yml")) or os.sep in text:
-        return load_board_file(Path(text))
-    return load_board(text)
+    if text not in _loaded_boards:
+        if text.endswith((".yaml", ".yml")) or os.sep in text:
+            _loaded_boards[text] = load_board_file(Path(text))
+        else:
+            _loaded_boards[text] = load_board(text)
+    return _loaded_boards[text]
 
 
 def board_environment(env, board, toolchain: str | None = None):
     """A clone of ``env`` set up to compile for ``board`` (name, YAML path or Board) with its
     default toolchain or the family ``toolchain``. Made once per (board, toolchain)."""
     board = _resolve_board(board)
+    early = (id(env), id(board), toolchain)
+    if early in _board_keys:
+        return _boards[_board_keys[early]][1]
     setup = toolchains.toolchain_setup(board, toolchain)
     default = board.toolchain.family == setup.family
     variant = board.name if default else f"{board.name}+{setup.family}"
     key = f"{id(env)}:{variant}:{json.dumps(board.data, sort_keys=True)}"
+    _board_keys[early] = key
     if key in _boards:
         return _boards[key][1]
 
@@ -134,6 +160,9 @@ def board_environment(env, board, toolchain: str | None = None):
                  "mb_board_init.c": board_files.board_init_c(board)}
     if setup.uses_linker_script:
         generated[f"{board.name}.ld"] = linker_script.linker_script(board)
+    elif setup.insert_after and not board.is_host:
+        generated[f"{board.name}.additions.ld"] = linker_script.default_script_additions(
+            board, setup.insert_after)
     nodes = {}
     for name, text in generated.items():
         nodes[name] = benv._MicroText(config.File(name), benv.Value(text))[0]
@@ -157,6 +186,8 @@ def _object(benv, rel: str):
 def micro_runtime(env, board, toolchain: str | None = None):
     """[start-up objects..., libmicrobuild.a] for ``board``."""
     benv = board_environment(env, board, toolchain)
+    if benv["MICROBUILD_BOARD_KEY"] in _runtimes:  # one library per board and toolchain
+        return list(_runtimes[benv["MICROBUILD_BOARD_KEY"]])
     b = _board_of(benv)
     root = benv["MICROBUILD_VARIANT_DIR"]
     objects = [_object(benv, rel) for rel in board_files.kernel_sources()]
@@ -165,6 +196,7 @@ def micro_runtime(env, board, toolchain: str | None = None):
     objects.append(benv.Object(root.Dir("obj").File("mb_board_init.o"), init)[0])
     library = benv.StaticLibrary(root.File("libmicrobuild.a"), objects)
     startup = [_object(benv, rel) for rel in benv["MICROBUILD_TOOLCHAIN"].startup]
+    _runtimes[benv["MICROBUILD_BOARD_KEY"]] = startup + list(library)
     return startup + list(library)
 
 
@@ -198,16 +230,32 @@ def _aot_table(target, source, env):
             for k, value in enumerate(values):
                 saved[f"{m['prefix']}.input{k}"] = value
     except MicrobuildError as err:
-        report_error(err)
+        report_error(err, target[0])
         return 1
     Path(str(target[0])).write_text(aot.aot_models_c(summaries, arrays))
     np.savez(str(target[1]), **saved)
     return 0
 
 
+def _unbounded_script(script: Path) -> Path:
+    """A copy of a generated linker script whose regions are large enough for anything, so an
+    over-full firmware still links and can be measured against the real regions."""
+    text = script.read_text()
+
+    def widen(m: re.Match) -> str:
+        origin = int(m.group(1), 16)
+        return f"ORIGIN = {m.group(1)}, LENGTH = {min(0x10000000, 0x100000000 - origin):#x}"
+
+    copy = script.with_name(script.stem + ".unbounded.ld")
+    copy.write_text(re.sub(r"ORIGIN = (0x[0-9a-fA-F]+), LENGTH = 0x[0-9a-fA-F]+", widen, text))
+    return copy
+
+
 def _link_with_fit_check(target, source, env):
-    """Link; if a memory region overflows, link again keeping the output (--noinhibit-exec) and
-    explain from that ELF what does not fit, instead of the linker's one-liner."""
+    """Link; if a memory region overflows, link again with the regions widened (and section
+    overlap checks off) to get an ELF anyway, and explain from it what does not fit, instead of
+    the linker's one-liner. (GNU ld's --noinhibit-exec would do for ld, but lld refuses to write
+    an output after a region overflow; widening works for both.)"""
     from microbuild.build.fit import analyze_elf, fit_error
 
     command = env.subst_list("$MB_LINKLINE", target=target, source=source)[0]
@@ -219,19 +267,110 @@ def _link_with_fit_check(target, source, env):
     overflow = re.search(r"overflowed by|will not fit in region|section .* overlaps",
                          result.stderr)
     board_key = env.get("MICROBUILD_BOARD_KEY")
-    if overflow and board_key in _boards and "-T" in " ".join(command):
+    scripts = [i for i, arg in enumerate(command) if arg.startswith("-T") and len(arg) > 2]
+    if overflow and board_key in _boards and scripts:
         elf = str(target[0]) + ".overflow.elf"
-        out_index = command.index("-o") + 1
-        retry = command[:out_index] + [elf] + command[out_index + 1:] + ["-Wl,--noinhibit-exec"]
+        retry = list(command)
+        retry[retry.index("-o") + 1] = elf
+        retry[scripts[0]] = "-T" + str(_unbounded_script(Path(command[scripts[0]][2:])))
+        retry.append("-Wl,--no-check-sections")
+        setup = env.get("MICROBUILD_TOOLCHAIN")
+        retry += list(getattr(setup, "unbounded_link_flags", []))  # avr-libc's crt limits
         Path(elf).unlink(missing_ok=True)  # never explain the overflow from an earlier attempt
         subprocess.run(retry, capture_output=True, text=True, env=env["ENV"])
         if Path(elf).is_file():
             report = analyze_elf(elf, _boards[board_key][0])
             if not report.fits:
-                report_error(fit_error(report))
+                report_error(fit_error(report), target[0], report)
                 return 1
     sys.stderr.write(result.stderr)
     return result.returncode
+
+
+_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
+            "int64_t": 8, "uint64_t": 8, "float": 4, "double": 8}
+_WEIGHTS_ARRAY = re.compile(r"^const (\w+) (\w+)\[(\d+)\] MB_WEIGHTS_ATTR", re.MULTILINE)
+
+
+def _check_object_sizes(target, source, env):
+    """Before compiling a model for a toolchain that limits the size of one object (avr-gcc:
+    32767 bytes), check its arrays: one over the limit would stop the build with the compiler's
+    "size of array is too large". Such a model is too big for the board anyway; say so with the
+    fit error, counted from the model alone (a lower bound: no code, strings or C library)."""
+    from microbuild.build.fit import (CATEGORIES, Contribution, FitReport, Overflow,
+                                      RegionUsage, Symbol, fit_error, nbytes)
+
+    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    setup = env["MICROBUILD_TOOLCHAIN"]
+    limit = setup.max_object_bytes
+    summary = json.loads(Path(str(source[0])).read_text())
+    prefix = summary["prefix"]
+    weights_text = Path(str(source[1])).read_text()
+    # (symbol, bytes, kind): the arrays this model puts in the firmware (generated weights file
+    # and the AOT table of build/aot.py).
+    arrays = [(name, int(count) * _C_SIZES.get(ctype, 4), "weights")
+              for ctype, name, count in _WEIGHTS_ARRAY.findall(weights_text)]
+    arrays.append((f"mb_aot_workspace_{prefix}", summary["workspace_bytes"], "workspace"))
+    arrays += [(f"mb_aot_input_{prefix}_{k}", spec["bytes"], "rodata")
+               for k, spec in enumerate(summary["inputs"])]
+    too_big = sorted((a for a in arrays if a[1] > limit), key=lambda a: -a[1])
+    if not too_big:
+        Path(str(target[0])).write_text(json.dumps({"limit": limit, "largest": max(
+            arrays, key=lambda a: a[1])}) + "\n")
+        return 0
+
+    name, size, _ = too_big[0]
+    why = (f"{name} is {nbytes(size)}, more than the largest object {setup.family} can compile "
+           f"({limit:,} bytes)")
+    place = board.placement
+    regions = board.regions
+    usage = {r.name: RegionUsage(r.name, r.origin, r.length, r.access) for r in regions.values()}
+    code_region = place["text"]
+    symbols: dict[str, list[Symbol]] = {}
+    totals = {"workspace": 0, "weights": 0, "rodata": 0}
+    for symbol, nbytes_, kind in arrays:
+        totals[kind] += nbytes_
+    totals["weights"] = summary["weights_bytes"]  # the compiler's count; arrays are for names
+    labels = {"workspace": f"{prefix} workspace", "weights": f"{prefix} weights",
+              "rodata": f"{prefix} embedded inputs"}
+    for kind, total in totals.items():
+        if not total:
+            continue
+        region = place[kind]
+        usage[region].contributions.append(
+            Contribution(labels[kind], total, "run", regions[region].origin, kind))
+        if kind != "workspace" and region != code_region and regions[region].writable:
+            # Constant data in RAM is copied there at boot: its image is in flash too.
+            usage[code_region].contributions.append(
+                Contribution(labels[kind], total, "load", regions[code_region].origin, kind))
+    for kind, size_ in (("stack", board.stack_size), ("heap", board.heap_size)):
+        if size_:
+            region = place[kind]
+            usage[region].contributions.append(
+                Contribution(f".{kind}", size_, "run", regions[region].origin, kind))
+    for symbol, nbytes_, kind in arrays:
+        symbols.setdefault(place[kind], []).append(
+            Symbol(symbol, nbytes_, labels[kind], regions[place[kind]].origin, "run"))
+    for r in usage.values():
+        r.contributions.sort(key=lambda c: (-c.bytes, c.section))
+        r.symbols = sorted(symbols.get(r.name, []), key=lambda y: (-y.size, y.name))[:8]
+    overflows = [Overflow(r.name, r.origin, r.length, r.used, r.over, list(r.contributions),
+                          list(r.symbols)) for r in usage.values() if r.over > 0]
+    if not overflows:
+        report_error(MicrobuildError(
+            f"model '{prefix}' cannot be built for board {board.name}: {why}; split or shrink "
+            f"that tensor"), target[0])
+        return 1
+    known = {"workspace": totals["workspace"], "weights": totals["weights"],
+             "rodata": totals["rodata"], "stack": board.stack_size, "heap": board.heap_size}
+    report = FitReport(elf_path="", board=board.name, is_host=False, sections=[],
+                       totals={c: known.get(c, 0) for c in CATEGORIES},
+                       regions=list(usage.values()), overflows=overflows)
+    report_error(fit_error(report, lower_bound=(
+        f"Counted from the model alone, before compiling: {why}, so the firmware cannot even "
+        f"be built. Code, strings and the C library would add to these numbers.")),
+        target[0], report)
+    return 1
 
 
 def _fit_report(target, source, env):
@@ -241,7 +380,7 @@ def _fit_report(target, source, env):
     report = analyze_elf(str(source[0]), board)
     Path(str(target[0])).write_text(json.dumps(report.to_dict(), indent=1) + "\n")
     if not report.fits:
-        report_error(fit_error(report))
+        report_error(fit_error(report), target[0], report)
         return 1
     return 0
 
@@ -266,14 +405,21 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     runtime = micro_runtime(env, b, toolchain)
     objects, summaries = [], []
     fenv = benv.Clone()
+    size_checks = []
     for prefix, path in models.items():
         generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path))
         h, c, weights, summary = generated
         summaries.append(summary)
         fenv.AppendUnique(CPPPATH=[src.Dir(prefix)])
-        for source in (c, weights):
-            objects.append(fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
-                                       source)[0])
+        model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
+                                     source)[0] for source in (c, weights)]
+        if setup.max_object_bytes:
+            check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
+                                 [summary, weights, fenv.Value(setup.max_object_bytes)],
+                                 SCons.Action.Action(_check_object_sizes, "$MICROFITCOMSTR"))
+            fenv.Depends(model_objects, check)
+            size_checks += check
+        objects += model_objects
     inputs = {k: str(v) for k, v in (inputs or {}).items()}
     input_nodes = [env.File(p) for p in inputs.values()]
     table, saved_inputs = fenv.Command(
@@ -282,12 +428,15 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
         MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed)
     objects.append(fenv.Object(src.File("mb_aot_models.o"), table)[0])
+    fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
     objects.append(_object(benv, "aot/main.c"))
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
     extra = [env.File(lib) for lib in setup.libs]
-    ld = benv["MICROBUILD_CONFIG_FILES"].get(f"{b.name}.ld")
+    # The generated script, or the additions to the toolchain's default one (avr-gcc).
+    config_files = benv["MICROBUILD_CONFIG_FILES"]
+    ld = config_files.get(f"{b.name}.ld") or config_files.get(f"{b.name}.additions.ld")
     link_map = out_dir.File(f"{name}.map")
     if ld is not None:
         linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{link_map.abspath}"]
@@ -303,18 +452,20 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))
     results += size
     if setup.objcopy and not b.is_host:
-        results += fenv.Command(out_dir.File(f"{name}.bin"), elf,
-                                SCons.Action.Action("$OBJCOPY -O binary $SOURCE $TARGET",
-                                                    "$MICROOBJCOPYCOMSTR"))
-        results += fenv.Command(out_dir.File(f"{name}.hex"), elf,
-                                SCons.Action.Action("$OBJCOPY -O ihex $SOURCE $TARGET",
-                                                    "$MICROOBJCOPYCOMSTR"))
+        for suffix, fmt in ((".bin", "binary"), (".hex", "ihex")):
+            results += fenv.Command(
+                out_dir.File(f"{name}{suffix}"), elf,
+                SCons.Action.Action(f"$OBJCOPY $OBJCOPYFLAGS -O {fmt} $SOURCE $TARGET",
+                                    "$MICROOBJCOPYCOMSTR"))
     return results
 
 
 # ---- the tool ---------------------------------------------------------------------------------------
 def generate(env):
     env.SetDefault(MICROBUILD_BUILD_DIR="#build")
+    # Re-hash a file only when its timestamp changed: a no-op rebuild of a large matrix then
+    # reads no file contents, while a changed file is still judged by its content.
+    env.Decider("content-timestamp")
     env["BUILDERS"]["MicroModel"] = SCons.Builder.Builder(
         action=SCons.Action.Action(_compile_model, "$MICROMODELCOMSTR"),
         emitter=_model_emitter, src_suffix=".tflite")

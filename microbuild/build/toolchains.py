@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from microbuild.boards import Board, Toolchain
-from microbuild.errors import ToolchainError
+from microbuild.errors import BoardError, ToolchainError
 
 PICOLIBC_ARM = Path("/usr/lib/picolibc/arm-none-eabi")
 
@@ -47,13 +47,28 @@ class ToolchainSetup:
     libs: list[str] = field(default_factory=list)  # library names or absolute paths of archives
     startup: list[str] = field(default_factory=list)  # runtime/-relative start-up sources
     uses_linker_script: bool = True
+    # With uses_linker_script False: the toolchain's own default linker script is kept, and
+    # microbuild only adds its sections to it (linker_script.default_script_additions, passed
+    # with -T and inserted by `INSERT AFTER`): the model workspaces and the stack and heap
+    # reservations, so the fit report sees them. None: nothing added (the host).
+    insert_after: str | None = None
+    cppdefines: list[str] = field(default_factory=list)  # e.g. "MB_WEIGHTS_ATTR=" (empty)
+    objcopy_flags: list[str] = field(default_factory=list)  # for the .bin and .hex images
+    # Link flags that lift the toolchain's own memory limits, for the relink that measures an
+    # over-full firmware (scons_tool._link_with_fit_check): its generated script is widened, but
+    # limits that come from elsewhere (avr-libc's crt) need these.
+    unbounded_link_flags: list[str] = field(default_factory=list)
+    # The largest single object (array) the compiler accepts, when the target limits it below
+    # what any board's memory could hold (16-bit AVR: 32767 bytes); None: no such limit.
+    max_object_bytes: int | None = None
 
     def as_scons(self) -> dict:
         """Construction variables for an SCons environment."""
         return {"CC": self.cc, "AS": self.cc, "AR": self.ar, "RANLIB": self.ranlib,
                 "LINK": self.cc, "CCFLAGS": list(self.cflags), "ASFLAGS": list(self.asflags),
                 "ASPPFLAGS": list(self.asflags), "LINKFLAGS": list(self.linkflags),
-                "CFLAGS": [], "CPPDEFINES": [], "OBJCOPY": self.objcopy or "objcopy"}
+                "CFLAGS": [], "CPPDEFINES": list(self.cppdefines),
+                "OBJCOPY": self.objcopy or "objcopy", "OBJCOPYFLAGS": list(self.objcopy_flags)}
 
 
 def _arm_cpu_flags(board: Board) -> list[str]:
@@ -189,6 +204,83 @@ class HostCompiler(_Family):
             linkflags=["-Wl,--gc-sections"] + list(tc.ldflags), uses_linker_script=False)
 
 
+class AvrGcc(_Family):
+    """avr-gcc with avr-libc for 8-bit AVR (``-mmcu=`` is the board's cpu.core, e.g. atmega328p).
+
+    avr-libc's own start-up (crt<mcu>.o: vector table, stack pointer, .data copy, .bss clear)
+    and avr-ld's default linker script are used, not microbuild's: AVR is a Harvard machine, and
+    GNU ld sees its two address spaces as one by putting data memory at 0x800000 + the data
+    address. The default script (selected by -mmcu) already puts .text at 0 in flash and .data
+    (load image in flash), .bss and .noinit at the device's RAM start (0x800100 on the
+    ATmega328P), defines the symbols the crt copies and clears with, and keeps the .initN/.finiN
+    sections the crt is made of; a generated MEMORY/SECTIONS script would have to redo all of
+    that. microbuild only inserts its own sections after .noinit (see insert_after).
+
+    The default script's MEMORY lengths are symbols (__TEXT_REGION_LENGTH__, ...) that
+    crt<mcu>.o defines weakly for the chip (32 KiB of text, 2 KiB of data from 0x800100 for the
+    ATmega328P; `avr-ld --verbose` alone shows the avr5 maxima), so ld itself refuses a firmware
+    too big for the chip. The fit check then relinks with those symbols widened
+    (unbounded_link_flags) and explains the overflow against the board's memory map; a firmware
+    within the chip's limits but not the board's (a bootloader's share, say) is caught by the fit
+    report of the linked ELF.
+
+    Three things differ from the 32-bit boards:
+    - mb_board_init runs from .init8 and main's return reaches mb_exit from .fini8
+      (runtime/startup/avr.c, linked as an object: no reset handler of ours);
+    - `const` data is read through data-space pointers (a plain `const` array is not readable
+      from flash without PROGMEM and lpm, which the kernels do not use), so avr-ld's script
+      puts .rodata into .data and the crt copies it to RAM. The weights must go the same way:
+      MB_WEIGHTS_ATTR is defined empty so they are ordinary .rodata, because a section of their
+      own (.mb_weights) would be an orphan that avr-ld places in flash address space while the
+      code reads it at a RAM address. On AVR the weights live in RAM (counted as data).
+    - `int` is 16 bits, and one object is at most 32767 bytes (PTRDIFF_MAX).
+    """
+
+    name = "avr-gcc"
+    PACKAGES = "gcc-avr avr-libc"
+    # avr-gcc rejects ("size of array is too large") any object bigger than PTRDIFF_MAX.
+    MAX_OBJECT_BYTES = 32767
+
+    def setup(self, board: Board, tc: Toolchain) -> ToolchainSetup:
+        prefix = tc.prefix or "avr-"
+        cc = _require(f"{prefix}gcc", self.PACKAGES, board, self.name)
+        if tc.libc != "avr-libc":
+            raise ToolchainError(f"board '{board.name}': avr-gcc builds with libc: avr-libc, "
+                                 f"not {tc.libc}")
+        mcu = [f"-mmcu={board.core}"]
+        crt = _gcc_query(cc, *mcu, f"-print-file-name=crt{board.core}.o")
+        if not crt.startswith("/"):
+            raise ToolchainError(
+                f"board '{board.name}' (cpu.core {board.core}) needs avr-libc's start-up file "
+                f"crt{board.core}.o, which is not installed (or {board.core} is not an AVR "
+                f"device avr-gcc knows); install it with: sudo apt-get install {self.PACKAGES}")
+        for kind in ("rodata", "weights"):
+            region = board.region_for(kind)
+            if region is not None and not region.writable:
+                raise BoardError(
+                    f"board '{board.name}': memory.placement.{kind} is '{region.name}', which is "
+                    f"not RAM; with avr-gcc, constants and model weights are read through RAM "
+                    f"pointers, so avr-libc copies them to RAM at boot: place {kind} in the RAM "
+                    f"region")
+        return ToolchainSetup(
+            family=self.name, cc=cc, ar=f"{prefix}ar", ranlib=f"{prefix}ranlib",
+            objcopy=f"{prefix}objcopy",
+            cflags=mcu + COMMON_CFLAGS + list(tc.cflags),
+            asflags=mcu,
+            linkflags=mcu + ["-Wl,--gc-sections"] + list(tc.ldflags),
+            startup=["startup/avr.c"],
+            uses_linker_script=False, insert_after=".noinit",
+            cppdefines=["MB_WEIGHTS_ATTR="],
+            # Only what goes into flash: .text and the load image of .data (not .eeprom or
+            # fuse sections avr-libc programs may carry).
+            objcopy_flags=["-j", ".text", "-j", ".data"],
+            # Text up to the start of data space, data up to 16 MiB: --defsym overrides the
+            # crt's weak definitions.
+            unbounded_link_flags=["-Wl,--defsym=__TEXT_REGION_LENGTH__=0x800000",
+                                  "-Wl,--defsym=__DATA_REGION_LENGTH__=0x7fff00"],
+            max_object_bytes=self.MAX_OBJECT_BYTES)
+
+
 def _libc_specs(libc: str, board: Board, prefix: str, cc: str, cpu: list[str]) -> list[str]:
     """GCC spec files that select the C library (headers at compile time, archives at link)."""
     target = prefix.rstrip("-")
@@ -213,9 +305,34 @@ def _libc_specs(libc: str, board: Board, prefix: str, cc: str, cpu: list[str]) -
 
 FAMILIES: dict[str, _Family] = {
     f.name: f for f in (GccArmNoneEabi(), GccRiscvElf(), ClangArm(),
-                        HostCompiler("host-gcc", "gcc", "gcc"),
+                        AvrGcc(), HostCompiler("host-gcc", "gcc", "gcc"),
                         HostCompiler("host-clang", "clang", "clang"))
 }
+
+
+# The Debian/Ubuntu packages a fresh machine installs to build with each family: the compilers,
+# binutils and every C library the family's boards may pick (the messages above name the one
+# package a missing program comes from). microbuild.ci.emit installs these on CI runners.
+# avr-gcc is listed though microbuild does not build for it yet: board files may already name it.
+# The host families add libc6-dev, which plain Debian images lack (gcc only recommends it).
+DEBIAN_PACKAGES: dict[str, tuple[str, ...]] = {
+    "gcc-arm-none-eabi": ("gcc-arm-none-eabi", "libnewlib-arm-none-eabi",
+                          "picolibc-arm-none-eabi"),
+    "clang": ("clang", "lld", "gcc-arm-none-eabi", "picolibc-arm-none-eabi"),
+    "gcc-riscv-elf": ("gcc-riscv64-unknown-elf", "picolibc-riscv64-unknown-elf"),
+    "host-gcc": ("gcc", "libc6-dev"),
+    "host-clang": ("clang", "libc6-dev"),
+    "avr-gcc": ("gcc-avr", "avr-libc"),
+}
+
+
+def debian_packages(family: str) -> tuple[str, ...]:
+    """The Debian packages to install to build with toolchain ``family``."""
+    try:
+        return DEBIAN_PACKAGES[family]
+    except KeyError:
+        raise ToolchainError(f"toolchain '{family}' is unknown; known: "
+                             f"{', '.join(DEBIAN_PACKAGES)}") from None
 
 
 def select_toolchain(board: Board, family: str | None = None) -> Toolchain:

@@ -37,7 +37,7 @@ static int32_t exp_on_quarter_interval(int32_t a)
 {
     const int32_t exp_minus_one_eighth = 1895147668; /* exp(-1/8) in Q0.31 */
     const int32_t one_third = 715827883;             /* 1/3 in Q0.31 */
-    const int32_t x = a + (1 << 28);                 /* a + 1/8 */
+    const int32_t x = a + ((int32_t)1 << 28);        /* a + 1/8 */
     const int32_t x2 = fx_mul(x, x);
     const int32_t x3 = fx_mul(x2, x);
     const int32_t x4 = fx_mul(x2, x2);

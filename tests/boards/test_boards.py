@@ -16,7 +16,7 @@ from microbuild.errors import BoardError
 
 REQUIRED_BOARDS = ["host", "host-clang", "mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547",
                    "netduinoplus2", "riscv32-virt", "stm32f746", "nucleo-f746zg", "nrf52840dk",
-                   "rp2040-pico", "sparkfun-edge"]
+                   "rp2040-pico", "sparkfun-edge", "atmega328p"]
 
 
 @pytest.fixture(autouse=True)
@@ -95,6 +95,14 @@ def test_real_memory_maps():
     assert load_board("rp2040-pico").regions["sram"].length == 264 * 1024
     assert load_board("nrf52840dk").regions["ram"].length == 256 * 1024
     assert load_board("netduinoplus2").transport["driver"] == "stm32_usart"
+
+    # AVR: ELF data addresses are 0x800000 + the data address; SRAM starts at data address 0x100.
+    avr = load_board("atmega328p")
+    assert (avr.regions["flash"].origin, avr.regions["flash"].length) == (0, 32 * 1024)
+    assert (avr.regions["ram"].origin, avr.regions["ram"].length) == (0x800100, 2048)
+    assert avr.toolchain.family == "avr-gcc" and avr.toolchain.libc == "avr-libc"
+    assert avr.region_for("weights").name == "ram"  # avr-gcc reads const data from RAM
+    assert avr.default_runner == "simavr" and avr.timer["frequency_hz"] == avr.cpu["clock_hz"]
 
 
 def test_host_boards_have_no_memory_map():

@@ -7,9 +7,11 @@ from microbuild.boards import Board
 from microbuild.device.runners.base import CompletedRun, Runner
 from microbuild.device.runners.host import HostRunner
 from microbuild.device.runners.qemu import QemuRunner
+from microbuild.device.runners.simavr import SimavrRunner
 from microbuild.errors import MicrobuildError
 
-RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (QemuRunner, HostRunner)}
+RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (QemuRunner, HostRunner,
+                                                               SimavrRunner)}
 
 
 def runner_for(board: Board, name: str | None = None) -> Runner:
@@ -25,4 +27,5 @@ def runner_for(board: Board, name: str | None = None) -> Runner:
     return RUNNERS[name](board)
 
 
-__all__ = ["CompletedRun", "HostRunner", "QemuRunner", "RUNNERS", "Runner", "runner_for"]
+__all__ = ["CompletedRun", "HostRunner", "QemuRunner", "RUNNERS", "Runner", "SimavrRunner",
+           "runner_for"]

@@ -11,7 +11,9 @@
  * Start-up order (runtime/startup/): reset handler -> FPU/MVE enable where the build may use them
  * (before any loop the compiler could vectorise) -> .data copy / .bss clear (from the linker
  * script's copy and zero tables) -> mb_board_init() -> main() -> mb_exit(main's return value).
- * On the host the C library's own start-up runs main.
+ * On the host the C library's own start-up runs main. On AVR avr-libc's start-up does the copy
+ * and clear and runs main; runtime/startup/avr.c calls mb_board_init() from .init8 and passes
+ * main's return value to mb_exit() from .fini8, so the order is the same.
  */
 #ifndef MICROBUILD_PLATFORM_H
 #define MICROBUILD_PLATFORM_H

@@ -16,7 +16,8 @@ static inline int32_t mb_saturating_rounding_doubling_high_mul(int32_t a, int32_
         return INT32_MAX;
     }
     int64_t ab = (int64_t)a * (int64_t)b;
-    int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+    /* (int32_t)1, not 1: `int` is 16 bits on AVR, too narrow for bit 30. */
+    const int32_t nudge = ab >= 0 ? ((int32_t)1 << 30) : (1 - ((int32_t)1 << 30));
     return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
 }
 

@@ -30,8 +30,8 @@ typedef struct {
  * used by CONV_2D's fused residual epilogue). */
 static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t b)
 {
-    const int32_t x1 = (p->input1_offset + a) * (1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * (1 << p->left_shift);
+    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
+    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
     const int32_t scaled1 = mb_mul_by_quantized_multiplier(x1, p->input1_multiplier,
                                                            p->input1_shift);
     const int32_t scaled2 = mb_mul_by_quantized_multiplier(x2, p->input2_multiplier,
