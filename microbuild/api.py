@@ -134,3 +134,39 @@ def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
             f"{board.transport.get('baud', 115200)} baud")
     run = runner_for(build.board, runner).run_to_exit(build.elf, timeout=timeout)
     return parse_aot_output(run.console, build.models, build.board, run.status)
+
+
+# --- ci --------------------------------------------------------------------------------------------
+
+def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None = None):
+    """The cells of a CI matrix: boards ("all" or globs) x their toolchains x models."""
+    from microbuild.ci.matrix import plan_cells, select_boards
+
+    return plan_cells(select_boards(boards), models, toolchains)
+
+
+def run_ci(cells, out_dir: str | Path, jobs: int | None = None, cache: str | Path | None = "",
+           emulate: bool = False, progress=None):
+    """Build the cells (one SCons run, shared runtime per board and toolchain, CacheDir ``cache``:
+    "" for the default, None for none); with ``emulate``, run emulated cells against TFLM."""
+    from microbuild.ci.run import build_matrix, default_cache_dir, emulate_cells
+
+    cache_dir = default_cache_dir() if cache == "" else (Path(cache) if cache else None)
+    cells = build_matrix(cells, Path(out_dir), jobs=jobs, cache=cache_dir, progress=progress)
+    if emulate:
+        cells = emulate_cells(cells, Path(out_dir), jobs=jobs, progress=progress)
+    return cells
+
+
+def emit_ci_workflow(cells, kind: str, path: str | Path | None = None,
+                     baseline: str | None = None) -> Path:
+    """Write a GitHub Actions or GitLab CI workflow with one job per cell and a merge job."""
+    from microbuild.ci import emit
+
+    text = (emit.github_actions(cells, baseline=baseline) if kind == "github-actions"
+            else emit.gitlab(cells, baseline=baseline))
+    target = Path(path or (".github/workflows/microbuild-ci.yml" if kind == "github-actions"
+                           else ".gitlab-ci.yml"))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return target

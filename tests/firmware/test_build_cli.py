@@ -37,7 +37,7 @@ needs_qemu = pytest.mark.skipif(shutil.which("qemu-system-arm") is None,
 @pytest.fixture(autouse=True)
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for var in ("MICROBUILD_BOARDS_PATH", "MICROBUILD_VERBOSE", "MICROBUILD_ERROR_PROTOCOL"):
+    for var in ("MICROBUILD_BOARDS_PATH", "MICROBUILD_VERBOSE", "MICROBUILD_ERROR_LOG"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -259,7 +259,7 @@ def test_clang_on_mps2_an500_runs_like_tflm(tmp_path, capsys):
 
 def ld_overflow(out_dir: Path, tmp_path: Path) -> int:
     """Link the failed firmware again with the tool's own link line and return what ld says."""
-    env = {k: v for k, v in os.environ.items() if k != "MICROBUILD_ERROR_PROTOCOL"}
+    env = {k: v for k, v in os.environ.items() if k != "MICROBUILD_ERROR_LOG"}
     env["MICROBUILD_VERBOSE"] = "1"
     dry = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-n"], cwd=out_dir, env=env,
                          capture_output=True, text=True, timeout=120)

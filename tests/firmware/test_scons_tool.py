@@ -41,7 +41,7 @@ def scons(cwd: Path, *args: str, verbose: bool = False, check: bool = True
           ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
            if k not in ("MICROBUILD_VERBOSE", "MICROBUILD_BOARDS_PATH",
-                        "MICROBUILD_ERROR_PROTOCOL")}
+                        "MICROBUILD_ERROR_LOG")}
     if verbose:
         env["MICROBUILD_VERBOSE"] = "1"
     proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *args], cwd=cwd, env=env,
