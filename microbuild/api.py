@@ -159,12 +159,13 @@ def run_ci(cells, out_dir: str | Path, jobs: int | None = None, cache: str | Pat
 
 
 def emit_ci_workflow(cells, kind: str, path: str | Path | None = None,
-                     baseline: str | None = None) -> Path:
+                     baseline: str | None = None, max_growth: str | None = None) -> Path:
     """Write a GitHub Actions or GitLab CI workflow with one job per cell and a merge job."""
     from microbuild.ci import emit
 
-    text = (emit.github_actions(cells, baseline=baseline) if kind == "github-actions"
-            else emit.gitlab(cells, baseline=baseline))
+    text = (emit.github_actions(cells, baseline=baseline, max_growth=max_growth)
+            if kind == "github-actions" else emit.gitlab(cells, baseline=baseline,
+                                                         max_growth=max_growth))
     target = Path(path or (".github/workflows/microbuild-ci.yml" if kind == "github-actions"
                            else ".gitlab-ci.yml"))
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -102,15 +102,15 @@ class SconsRun:
 
 
 def scons(directory: Path, extra_args: Sequence[str] = (), jobs: int | None = None,
-          progress: Callable[[str], None] | None = None) -> SconsRun:
+          progress: Callable[[str], None] | None = None,
+          env: dict[str, str] | None = None) -> SconsRun:
     """Run SCons in ``directory`` and collect its output and microbuild's error records."""
     command = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs or os.cpu_count() or 1}",
                *extra_args]
     error_log = Path(directory) / ".microbuild-errors.jsonl"
     error_log.unlink(missing_ok=True)
-    env = _scons_env()
-    env["MICROBUILD_ERROR_LOG"] = str(error_log)
-    proc = subprocess.Popen(command, cwd=directory, env=env, stdout=subprocess.PIPE,
+    environment = {**_scons_env(), **(env or {}), "MICROBUILD_ERROR_LOG": str(error_log)}
+    proc = subprocess.Popen(command, cwd=directory, env=environment, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     lines = []
     assert proc.stdout is not None

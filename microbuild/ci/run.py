@@ -50,6 +50,9 @@ def _sconstruct(cells: Sequence[Cell], cache: Path | None) -> str:
         'env = Environment(tools=["default", "microbuild"], toolpath=[microbuild.SCONS_TOOLPATH],',
         '                  MICROBUILD_BUILD_DIR="#runtime")',
         'env.SConsignFile(".sconsign")',
+        "# Remember each source's #include dependencies instead of rescanning thousands of files",
+        "# on every run (a new header that shadows an old one would need `--implicit-deps-changed`).",
+        'SetOption("implicit_cache", 1)',
     ]
     if cache is not None:
         lines.append(f"CacheDir({str(cache)!r})")
@@ -83,7 +86,8 @@ def build_matrix(cells: list[Cell], out_dir: Path, jobs: int | None = None,
     if cache is not None:
         Path(cache).mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    run = scons(out_dir, ["-k", "--debug=time"], jobs=jobs, progress=progress)
+    run = scons(out_dir, ["-k", "--debug=time"], jobs=jobs, progress=progress,
+                env={"MICROBUILD_FIT_IS_RESULT": "1"})
     wall = time.monotonic() - started
 
     defaults = {name: load_board(name).toolchain.family for name in {c.board for c in buildable}}
@@ -143,6 +147,7 @@ def build_matrix(cells: list[Cell], out_dir: Path, jobs: int | None = None,
             size = json.loads(size_file.read_text())
             apply_fit_report(cell, size)
             cell.status = "ok" if size.get("fits") else "does-not-fit"
+            cell.message = "" if size.get("fits") else size.get("fit_error", cell.message)
         else:
             cell.status = "failed"
             cell.message = cell.message or ("SCons did not build this cell and reported no "
