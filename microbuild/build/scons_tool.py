@@ -486,9 +486,6 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
 # ---- the tool ---------------------------------------------------------------------------------------
 def generate(env):
     env.SetDefault(MICROBUILD_BUILD_DIR="#build")
-    # Re-hash a file only when its timestamp changed: a no-op rebuild of a large matrix then
-    # reads no file contents, while a changed file is still judged by its content.
-    env.Decider("content-timestamp")
     env["BUILDERS"]["MicroModel"] = SCons.Builder.Builder(
         action=SCons.Action.Action(_compile_model, "$MICROMODELCOMSTR"),
         emitter=_model_emitter, src_suffix=".tflite")
