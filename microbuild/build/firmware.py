@@ -55,10 +55,11 @@ _ERROR_KINDS = {cls.__name__: cls for cls in (BoardError, BuildError, FitError, 
 
 
 def resolve_board(board: str | Path | Board) -> Board:
+    """A board given as a Board, a name on the search path, or a path to its YAML file."""
     if isinstance(board, Board):
         return board
     text = str(board)
-    if text.endswith((".yaml", ".yml")):
+    if text.endswith((".yaml", ".yml")) or os.sep in text:
         return load_board_file(Path(text))
     return load_board(text)
 

@@ -33,8 +33,10 @@ import SCons.Action
 import SCons.Builder
 import SCons.Script
 
-from microbuild.boards import Board, load_board, load_board_file
+from microbuild.boards import Board
 from microbuild.build import aot, board_files, linker_script, toolchains
+from microbuild.build.firmware import resolve_board
+from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.errors import MicrobuildError
 from microbuild.paths import runtime_dir
 
@@ -42,10 +44,6 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 # Changing the compiler's Python code must regenerate models; these files are their dependencies.
 _COMPILER_FILES = sorted(str(p) for sub in ("compiler", "model")
                          for p in (_PACKAGE / sub).rglob("*.py"))
-_C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double",
-               "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
-               "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
-               "switch", "typedef", "union", "unsigned", "void", "volatile", "while"}
 
 _boards: dict[str, tuple[Board, Any]] = {}  # key -> (board, its SCons environment)
 _board_keys: dict[tuple, str] = {}  # (env, board object, toolchain asked for) -> key above
@@ -123,10 +121,7 @@ def _resolve_board(board: str | Path | Board) -> Board:
         return board
     text = str(board)
     if text not in _loaded_boards:
-        if text.endswith((".yaml", ".yml")) or os.sep in text:
-            _loaded_boards[text] = load_board_file(Path(text))
-        else:
-            _loaded_boards[text] = load_board(text)
+        _loaded_boards[text] = resolve_board(text)
     return _loaded_boards[text]
 
 
@@ -213,7 +208,7 @@ def model_prefix(path: str | Path) -> str:
     stem = re.sub(r"[^a-z0-9_]", "_", Path(path).stem.lower()) or "model"
     if stem[0].isdigit():
         stem = "m_" + stem
-    return stem + "_model" if stem in _C_KEYWORDS else stem
+    return stem + "_model" if stem in C_KEYWORDS else stem
 
 
 def _aot_table(target, source, env):

@@ -45,7 +45,7 @@ _NUMPY_OF_CTYPE = {
     "float": np.float32, "double": np.float64,
 }
 
-_C_KEYWORDS = {
+C_KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
     "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
@@ -136,7 +136,7 @@ class CompiledModel:
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model") -> CompiledModel:
     """Compile a .tflite model (path, bytes or an already read Graph) to C sources."""
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
-            or prefix in _C_KEYWORDS:
+            or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
                          "underscores, not starting with a digit (e.g. 'kws')")
     graph = model if isinstance(model, Graph) else read_model(model)
