@@ -3,19 +3,31 @@ Each is registered by name; the board's `flash:` list says which apply, the firs
 
 from __future__ import annotations
 
+from typing import Any
+
 from microbuild.boards import Board
+from microbuild.device.runners.avrdude import AvrdudeRunner
 from microbuild.device.runners.base import CompletedRun, Runner
+from microbuild.device.runners.flash_tool import FirmwareImage, FlashError, FlashToolRunner
 from microbuild.device.runners.host import HostRunner
+from microbuild.device.runners.jlink import JlinkRunner
+from microbuild.device.runners.openocd import OpenocdRunner
+from microbuild.device.runners.platformio import PlatformioRunner
+from microbuild.device.runners.pyocd import PyocdRunner
 from microbuild.device.runners.qemu import QemuRunner
 from microbuild.device.runners.simavr import SimavrRunner
+from microbuild.device.runners.stlink import StlinkRunner
 from microbuild.errors import MicrobuildError
 
-RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (QemuRunner, HostRunner,
-                                                               SimavrRunner)}
+RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (
+    QemuRunner, HostRunner, SimavrRunner,
+    OpenocdRunner, PyocdRunner, StlinkRunner, JlinkRunner, AvrdudeRunner, PlatformioRunner)}
 
 
-def runner_for(board: Board, name: str | None = None) -> Runner:
-    """The runner ``name`` (or the board's default) for ``board``."""
+def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
+    """The runner ``name`` (or the board's default) for ``board``. ``options`` go to a flash
+    runner's constructor: ``args`` (overriding the board YAML's runner args, e.g. a `port`) and,
+    for platformio, ``project_dir``; emulator and host runners take none and ignore them."""
     listed = [r.runner for r in board.runners]
     name = name or board.default_runner
     if name not in listed:
@@ -24,8 +36,10 @@ def runner_for(board: Board, name: str | None = None) -> Runner:
     if name not in RUNNERS:
         raise MicrobuildError(f"runner '{name}' cannot start firmware yet; runners available: "
                               f"{', '.join(RUNNERS)}")
-    return RUNNERS[name](board)
+    cls = RUNNERS[name]
+    return cls(board, **options) if issubclass(cls, FlashToolRunner) else cls(board)
 
 
-__all__ = ["CompletedRun", "HostRunner", "QemuRunner", "RUNNERS", "Runner", "SimavrRunner",
-           "runner_for"]
+__all__ = ["AvrdudeRunner", "CompletedRun", "FirmwareImage", "FlashError", "FlashToolRunner",
+           "HostRunner", "JlinkRunner", "OpenocdRunner", "PlatformioRunner", "PyocdRunner",
+           "QemuRunner", "RUNNERS", "Runner", "SimavrRunner", "StlinkRunner", "runner_for"]

@@ -30,6 +30,13 @@ class Runner:
         """The command line that starts ``firmware`` with its console on stdin/stdout."""
         raise NotImplementedError
 
+    def start(self, firmware: Path):
+        """Boot ``firmware`` on this machine and return a Transport to its console. Only the
+        runners that boot firmware themselves (emulators, the host) can; a runner that programs a
+        real board flashes it, and the console is then reached over serial or TCP."""
+        raise DeviceError(f"runner '{self.name}' programs a real board; it does not run the "
+                          "firmware here. Flash it, then connect to the board's serial port")
+
     def run_to_exit(self, firmware: Path, timeout: float = 120.0) -> CompletedRun:
         """Start ``firmware``, wait until it exits, and return what it printed. A firmware that
         does not finish within ``timeout`` seconds is killed and reported as such."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from microbuild.device.runners.base import Runner
+from microbuild.device.transports.process import ProcessStdioTransport
 
 
 class HostRunner(Runner):
@@ -12,3 +13,6 @@ class HostRunner(Runner):
 
     def command(self, firmware: Path) -> list[str]:
         return [str(Path(firmware).resolve())]
+
+    def start(self, firmware: Path) -> ProcessStdioTransport:
+        return ProcessStdioTransport(self.command(firmware), what=f"firmware {Path(firmware).name}")

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from microbuild.device.runners.base import Runner
+from microbuild.device.transports.process import QemuTransport
 from microbuild.errors import MicrobuildError, ToolchainError
 
 # Debian package per QEMU system emulator.
@@ -36,13 +37,21 @@ class QemuRunner(Runner):
                                  f"{_PACKAGES.get(program, program)}")
         return path
 
-    def command(self, firmware: Path) -> list[str]:
+    def command(self, firmware: Path, serial: str = "stdio") -> list[str]:
         qemu = self.board.qemu or {}
         command = [self.executable(), "-M", qemu["machine"]]
         if "cpu" in qemu:
             command += ["-cpu", qemu["cpu"]]
-        command += ["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]
+        command += ["-display", "none", "-monitor", "none", "-serial", serial, "-no-reboot"]
         if self.board.exit["driver"] == "semihosting":
             command += ["-semihosting-config", "enable=on,target=native"]
         command += list(qemu.get("args", []))
         return command + ["-kernel", str(Path(firmware).resolve())]
+
+    def start(self, firmware: Path) -> QemuTransport:
+        """Boot ``firmware`` with its console on a socket this process listens on (binary-safe,
+        nothing sent at boot is lost)."""
+        executable = self.executable()  # a missing QEMU is reported before anything starts
+        del executable
+        return QemuTransport(lambda port: self.command(firmware, f"tcp:127.0.0.1:{port}"),
+                             what=f"QEMU ({self.board.name})")
