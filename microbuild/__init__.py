@@ -27,3 +27,11 @@ def generate(env):
 def exists(env):
     """SCons tool entry point: the tool needs nothing beyond microbuild itself."""
     return True
+
+
+def connect(board, firmware, **options):
+    """Start an RPC firmware on ``board`` and return a connected Device (see
+    microbuild.device.device.connect): ``with microbuild.connect(b, fw) as dev: dev.run(m, x)``."""
+    from microbuild.api import connect as _connect
+
+    return _connect(board, firmware, **options)

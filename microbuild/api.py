@@ -136,6 +136,41 @@ def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
     return parse_aot_output(run.console, build.models, build.board, run.status)
 
 
+def connect(board, firmware, runner: str | None = None, port: str | None = None,
+            timeout: float = 5.0, flash: bool = True, on_log=None):
+    """Boot or flash an RPC firmware (``build_firmware(..., executor="rpc")``) and return a
+    connected Device: ``dev.run(model, x)``, ``dev.profile(model, x)``, ``dev.close()``."""
+    from microbuild.device.device import connect as _connect
+
+    return _connect(board, firmware, runner=runner, port=port, timeout=timeout, flash=flash,
+                    on_log=on_log)
+
+
+def flash_firmware(board, firmware, runner: str | None = None, port: str | None = None,
+                   progress=None) -> str:
+    """Program a real board with ``firmware`` (a FirmwareBuild or the path of its .elf/.bin/.hex)
+    using ``runner`` (default: the board's first flash runner); returns the runner's name.
+    Raises FlashError with the tool's own output when the tool fails (no probe, ...)."""
+    from microbuild.build.firmware import FirmwareBuild, resolve_board
+    from microbuild.device.runners import FirmwareImage, FlashToolRunner, runner_for
+    from microbuild.errors import DeviceError
+
+    board = resolve_board(board)
+    options = {"args": {"port": port}} if port else {}
+    chosen = runner_for(board, runner, **options)
+    if not isinstance(chosen, FlashToolRunner):
+        what = "the host" if board.is_host else f"emulated ({chosen.name})"
+        raise DeviceError(f"board '{board.name}' is {what}: there is nothing to flash; "
+                          f"`microbuild run --board {board.name} --model M.tflite` starts the "
+                          "firmware and talks to it")
+    image = (FirmwareImage.from_build(firmware) if isinstance(firmware, FirmwareBuild)
+             else FirmwareImage.from_path(firmware))
+    if progress:
+        progress(f"flashing {image.elf.name} to {board.name} with {chosen.name}...")
+    chosen.flash(image)
+    return chosen.name
+
+
 # --- ci --------------------------------------------------------------------------------------------
 
 def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None = None):

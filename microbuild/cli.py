@@ -128,18 +128,16 @@ def _render_result(result) -> None:
                       f"{ticks / result.timer_hz * 1e3:.3f} ms")
 
 
-def cmd_build(args: argparse.Namespace) -> int:
-    from microbuild.tensor_files import save_tensors
+def _default_out_dir(board: str, executor: str) -> Path:
+    # A board given as a YAML file builds into build/<file name without .yaml> by default; an
+    # RPC firmware into build/<board>-rpc, so it does not replace the AOT one.
+    name = Path(board).stem if board.endswith((".yaml", ".yml")) else board
+    return Path("build") / (name if executor == "aot" else f"{name}-{executor}")
 
-    if args.output and not args.run:
-        raise MicrobuildError("--output saves the outputs of a run: add --run")
-    if args.output and Path(args.output).suffix not in (".npy", ".npz"):
-        raise MicrobuildError(f"--output {args.output}: name it .npy (one output) or .npz "
-                              "(several outputs)")
-    # A board given as a YAML file builds into build/<file name without .yaml> by default.
-    board_dir = (Path(args.board).stem if args.board.endswith((".yaml", ".yml"))
-                 else args.board)
-    out_dir = Path(args.out_dir or Path("build") / board_dir)
+
+def _build(args: argparse.Namespace, executor: str, input_file: str | None):
+    """Build (incrementally) with a one-line progress display on a terminal."""
+    out_dir = Path(args.out_dir or _default_out_dir(args.board, executor))
     quiet = args.json or not err.is_terminal
     with err.status(f"building for {args.board}...", spinner="dots") if not quiet \
             else _nothing() as status:
@@ -148,28 +146,52 @@ def cmd_build(args: argparse.Namespace) -> int:
                 err.print(escape(line), highlight=False)
             elif status is not None:
                 status.update(f"building for {args.board}: {escape(line.strip())}")
-        build = api.build_firmware(args.board, args.model, out_dir, executor=args.executor,
-                                   toolchain=args.toolchain, input=args.input, seed=args.seed,
-                                   jobs=args.jobs, progress=progress)
+        return api.build_firmware(args.board, args.model, out_dir, executor=executor,
+                                  toolchain=args.toolchain, input=input_file, seed=args.seed,
+                                  jobs=args.jobs, progress=progress)
+
+
+def _single_model(build):
+    if len(build.models) != 1:
+        raise MicrobuildError("--output works with one model")
+    return build.models[0]
+
+
+def _output_specs(model):
+    from microbuild.compiler.codegen import TensorSpec
+
+    return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
+            for o in model["outputs"]]
+
+
+def _check_output_name(path: str | None) -> None:
+    if path and Path(path).suffix not in (".npy", ".npz"):
+        raise MicrobuildError(f"--output {path}: name it .npy (one output) or .npz "
+                              "(several outputs)")
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from microbuild.tensor_files import save_tensors
+
+    if args.output and not args.run:
+        raise MicrobuildError("--output saves the outputs of a run: add --run")
+    _check_output_name(args.output)
+    build = _build(args, args.executor, args.input)
     result = None
     if args.run:
         if not args.json and (build.board.is_host or build.board.is_emulated):
             err.print(f"running on {build.board.name}...")
         result = api.run_firmware(build, timeout=args.timeout)
         if args.output:
-            (model,) = build.models if len(build.models) == 1 else (None,)
-            if model is None:
-                raise MicrobuildError("--output works with one model")
-            from microbuild.compiler.codegen import TensorSpec
-            specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
-                     for o in model["outputs"]]
-            save_tensors(args.output, result.outputs[model["prefix"]], specs)
+            model = _single_model(build)
+            save_tensors(args.output, result.outputs[model["prefix"]], _output_specs(model))
     if args.json:
         document = {"board": build.board.name, "toolchain": build.toolchain,
                     "executor": build.executor, "elf": str(build.elf),
                     "bin": str(build.binary) if build.binary else None,
                     "hex": str(build.hex) if build.hex else None,
-                    "input": str(build.input_file), "size": build.size,
+                    "input": str(build.input_file) if build.input_file else None,
+                    "size": build.size,
                     "models": [{k: m[k] for k in ("prefix", "model", "workspace_bytes",
                                                   "weights_bytes", "inputs", "outputs")}
                                for m in build.models]}
@@ -184,6 +206,138 @@ def cmd_build(args: argparse.Namespace) -> int:
         _render_result(result)
         if args.output:
             out.print(f"outputs saved to {args.output}")
+    return 0
+
+
+# --- run / flash -------------------------------------------------------------------------------
+
+def _render_outputs(name: str, arrays) -> None:
+    table = Table(title=f"model {name}", title_justify="left")
+    for column in ("output", "dtype", "shape", "values"):
+        table.add_column(column)
+    for k, array in enumerate(arrays):
+        flat = array.reshape(-1)
+        shown = " ".join(str(v) for v in flat[:32]) + (" ..." if flat.size > 32 else "")
+        table.add_row(str(k), str(array.dtype), str(list(array.shape)), shown)
+    out.print(table)
+
+
+def _render_profile(profile) -> None:
+    # The title on a line of its own: a table title is cut to the table's width.
+    out.print(f"{profile.model} on {profile.board}: timer ticks per operator, run from the host "
+              f"(timer {profile.timer_hz:,} Hz)")
+    table = Table()
+    for column, right in (("#", True), ("operator", False), ("ticks", True), ("ms", True),
+                          ("share", True)):
+        table.add_column(column, justify="right" if right else "left")
+    total = profile.op_ticks or 1
+    for o in profile.ops:
+        table.add_row(str(o.index), o.opcode, f"{o.ticks:,}", f"{o.seconds * 1e3:.3f}",
+                      f"{100 * o.ticks / total:.1f}%")
+    table.add_row("", "sum of operators", f"{profile.op_ticks:,}",
+                  f"{profile.op_ticks / profile.timer_hz * 1e3:.3f}", "")
+    table.add_row("", "whole model (RUN)", f"{profile.model_ticks:,}",
+                  f"{profile.model_ticks / profile.timer_hz * 1e3:.3f}",
+                  f"{100 * profile.ratio:.1f}%")
+    out.print(table)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from microbuild.tensor_files import load_inputs, random_inputs, save_tensors
+
+    _check_output_name(args.output)
+    if len(args.model) != 1 and (args.input or args.output):
+        raise MicrobuildError("--input/--output go with a single --model")
+    if args.executor == "aot":
+        if args.profile:
+            raise MicrobuildError("--profile times each operator from the host: it needs "
+                                  "--executor rpc (the default)")
+        build = _build(args, "aot", args.input)
+        result = api.run_firmware(build, runner=args.runner, timeout=args.timeout)
+        if args.output:
+            model = _single_model(build)
+            save_tensors(args.output, result.outputs[model["prefix"]], _output_specs(model))
+        if args.json:
+            print(json.dumps({"board": build.board.name, "executor": "aot",
+                              "elf": str(build.elf), "run": result.to_dict()}, indent=2))
+        else:
+            _render_result(result)
+        return 0
+
+    build = _build(args, "rpc", None)
+    show = not args.json
+
+    def log(line: str) -> None:
+        if show:
+            err.print(f"[dim]device:[/] {escape(line)}", highlight=False)
+
+    if show:
+        err.print(f"starting {build.elf.name} on {build.board.name}...")
+    documents = []
+    with api.connect(build.board, build, runner=args.runner, port=args.port,
+                     timeout=args.timeout, on_log=log) as dev:
+        for model in build.models:
+            prefix = model["prefix"]
+            specs = dev.specs(prefix)
+            x = (load_inputs(args.input, specs) if args.input
+                 else random_inputs(specs, args.seed))
+            if args.profile:
+                profile = dev.profile(prefix, x, repeat=args.repeat)
+                outputs, ticks = profile.outputs, profile.model_ticks
+            else:
+                profile = None
+                outputs, ticks = dev.run_timed(prefix, x)
+            if args.output:
+                save_tensors(args.output, outputs, _output_specs(model))
+            hz = dev.info.timer_hz
+            doc = {"model": prefix, "outputs": [a.tolist() for a in outputs], "ticks": ticks,
+                   "timer_hz": hz}
+            if profile is not None:
+                doc["profile"] = profile.to_dict()
+            documents.append(doc)
+            if not args.json:
+                _render_outputs(prefix, outputs)
+                out.print(f"{prefix}: {ticks:,} timer ticks per inference at {hz:,} Hz = "
+                          f"{ticks / hz * 1e3:.3f} ms (host-driven, {dev.client.transport.describe()})")
+                if profile is not None:
+                    _render_profile(profile)
+        stats = dev.client.stats
+    if args.json:
+        print(json.dumps({"board": build.board.name, "executor": "rpc", "elf": str(build.elf),
+                          "models": documents,
+                          "link": {"requests": stats.requests,
+                                   "retransmissions": stats.retransmissions}}, indent=2))
+    elif args.output:
+        out.print(f"outputs saved to {args.output}")
+    return 0
+
+
+def _firmware_to_flash(args: argparse.Namespace):
+    from microbuild.build.firmware import resolve_board
+
+    board = resolve_board(args.board)
+    if args.firmware:
+        path = Path(args.firmware)
+        if not path.is_file():
+            raise MicrobuildError(f"--firmware {path}: no such file")
+        return board, path
+    if args.model:
+        return board, _build(args, args.executor, None).elf
+    for executor in ("rpc", "aot"):
+        folder = Path(args.out_dir or _default_out_dir(args.board, executor))
+        for candidate in (folder / "firmware.elf", folder / "firmware"):
+            if candidate.is_file():
+                return board, candidate
+    raise MicrobuildError(f"no firmware to flash for {args.board}: build one (`microbuild build "
+                          f"--board {args.board} --model M.tflite [--executor rpc]`), pass "
+                          "--model to build it now, or pass --firmware FILE")
+
+
+def cmd_flash(args: argparse.Namespace) -> int:
+    board, elf = _firmware_to_flash(args)
+    runner = api.flash_firmware(board, elf, runner=args.runner, port=args.port,
+                                progress=lambda line: err.print(escape(line)))
+    out.print(f"flashed {elf} to {board.name} with {runner}")
     return 0
 
 
@@ -320,8 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "board YAML file")
     p.add_argument("--model", required=True, action="append",
                    help=".tflite model (repeat for several models in one firmware)")
-    p.add_argument("--executor", default="aot", choices=["aot"],
-                   help="aot: standalone firmware that runs the model once and exits")
+    p.add_argument("--executor", default="aot", choices=["aot", "rpc"],
+                   help="aot: standalone firmware that runs the model once and exits; rpc: a "
+                        "server the host drives (see `microbuild run`)")
     p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD)")
     p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "
                                        "(default: the board's first)")
@@ -337,6 +492,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     p.set_defaults(func=cmd_build)
+
+    p = commands.add_parser("run", help="build if needed, start the firmware on the board and "
+                                        "run the model from the host; --profile times each "
+                                        "operator")
+    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several)")
+    p.add_argument("--executor", default="rpc", choices=["rpc", "aot"],
+                   help="rpc (default): the host drives the model over the console; aot: the "
+                        "standalone firmware runs on an input embedded at build time")
+    p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
+    p.add_argument("--output", help="save the outputs (.npy, or .npz for several)")
+    p.add_argument("--profile", action="store_true",
+                   help="run operator by operator and print ticks per operator")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="with --profile: timed runs per operator, the median is shown")
+    p.add_argument("--runner", help="how to start or flash the board (default: its first "
+                                    "`flash:` runner)")
+    p.add_argument("--port", help="real boards: serial port (default: found from the board's "
+                                  "USB ids) or HOST:PORT for TCP")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-rpc)")
+    p.add_argument("--toolchain", help="one of the board's toolchain families")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for each reply before resending (default: 10)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    p.set_defaults(func=cmd_run)
+
+    p = commands.add_parser("flash", help="program a board with a firmware")
+    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--firmware", help="the ELF to flash (default: the last one built for the "
+                                      "board, RPC first)")
+    p.add_argument("--model", action="append", help="build a firmware for this model first")
+    p.add_argument("--executor", default="rpc", choices=["rpc", "aot"],
+                   help="with --model: the executor to build (default: rpc)")
+    p.add_argument("--runner", help="flash tool, one of the board's `flash:` runners (default: "
+                                    "the first)")
+    p.add_argument("--port", help="serial port, for runners that need one (avrdude)")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-rpc)")
+    p.add_argument("--toolchain", help="with --model: one of the board's toolchain families")
+    p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    p.set_defaults(func=cmd_flash)
 
     p = commands.add_parser("ci", help="build every (board, toolchain, model) cell and tabulate "
                                        "sizes; compare with a baseline; emit a CI workflow")

@@ -101,3 +101,15 @@ def save_tensors(path: str | Path, arrays: Sequence[np.ndarray], specs: Sequence
                                   f".npz file (e.g. {path.with_suffix('.npz').name})")
         np.savez(path, **{spec.name: a for spec, a in zip(specs, arrays)})
     return path
+
+
+def check_arrays(arrays: Sequence[np.ndarray] | np.ndarray, specs: Sequence[TensorSpec],
+                 where: str = "input") -> list[np.ndarray]:
+    """Arrays passed from Python (one array, or one per input) checked like an --input file."""
+    if isinstance(arrays, np.ndarray):
+        arrays = [arrays]
+    arrays = [np.asarray(a) for a in arrays]
+    if len(arrays) != len(specs):
+        raise TensorFileError(f"{where}: {len(arrays)} arrays given, but the model has "
+                              f"{len(specs)} inputs ({', '.join(_describe(s) for s in specs)})")
+    return [_check(a, s, f"{where} {k}") for k, (a, s) in enumerate(zip(arrays, specs))]

@@ -34,7 +34,7 @@ import SCons.Builder
 import SCons.Script
 
 from microbuild.boards import Board
-from microbuild.build import aot, board_files, linker_script, toolchains
+from microbuild.build import aot, board_files, linker_script, rpc_table, toolchains
 from microbuild.build.firmware import resolve_board
 from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.errors import MicrobuildError
@@ -401,13 +401,31 @@ def _fit_is_a_result() -> bool:
     return bool(os.environ.get("MICROBUILD_FIT_IS_RESULT"))
 
 
+def _rpc_table(target, source, env):
+    summaries = [json.loads(Path(str(s)).read_text()) for s in source
+                 if str(s).endswith(".json")]
+    board, pool = env["MICROBUILD_RPC_BOARD"], env["MICROBUILD_RPC_POOL"]
+    Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool))
+    Path(str(target[1])).write_text(
+        json.dumps(rpc_table.describe(board, summaries, pool), indent=1) + "\n")
+    return 0
+
+
+EXECUTORS = ("aot", "rpc")
+
+
 def micro_firmware(env, target, board, models, executor: str = "aot", toolchain: str | None = None,
-                   inputs: dict[str, str] | None = None, seed: int = 0):
+                   inputs: dict[str, str] | None = None, seed: int = 0,
+                   rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES):
     """Build one firmware. ``models``: .tflite paths (prefix from the file name) or a dict
-    prefix -> path. ``inputs``: prefix -> .npy/.npz embedded as that model's input (default:
-    seeded random, saved next to the firmware as <target>.input.npz)."""
-    if executor != "aot":
-        raise MicrobuildError(f"executor '{executor}' is not available yet; use 'aot'")
+    prefix -> path. ``executor``: 'aot' (standalone: runs the models on embedded inputs and
+    prints the results) or 'rpc' (a server the host drives over the console; see
+    docs/rpc-protocol.md). ``inputs``: prefix -> .npy/.npz embedded as that model's input (AOT;
+    default: seeded random, saved next to the firmware as <target>.input.npz). ``rpc_pool``: bytes
+    of the RPC arena beyond the workspaces, for the host's ALLOC requests."""
+    if executor not in EXECUTORS:
+        raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
+                              f"{', '.join(EXECUTORS)}")
     benv = board_environment(env, board, toolchain)
     b = _board_of(benv)
     setup = benv["MICROBUILD_TOOLCHAIN"]
@@ -438,16 +456,26 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
             fenv.Depends(model_objects, check)
             size_checks += check
         objects += model_objects
-    inputs = {k: str(v) for k, v in (inputs or {}).items()}
-    input_nodes = [env.File(p) for p in inputs.values()]
-    table, saved_inputs = fenv.Command(
-        [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
-        summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs}))],
-        SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
-        MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed)
-    objects.append(fenv.Object(src.File("mb_aot_models.o"), table)[0])
+    if executor == "aot":
+        inputs = {k: str(v) for k, v in (inputs or {}).items()}
+        input_nodes = [env.File(p) for p in inputs.values()]
+        table, side_file = fenv.Command(
+            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
+            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs}))],
+            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed)
+        executor_sources = ["aot/main.c"]
+    else:
+        # What the host reads back: build id, arena layout, the models' slots and operators.
+        table, side_file = fenv.Command(
+            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
+            summaries + [fenv.Value(json.dumps({"board": b.name, "pool": rpc_pool}))],
+            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool)
+        executor_sources = rpc_table.runtime_sources()
+    objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
     fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
-    objects.append(_object(benv, "aot/main.c"))
+    objects += [_object(benv, rel) for rel in executor_sources]
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
@@ -465,7 +493,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.Depends(elf, ld)
         fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`
         fenv.Clean(elf, link_map)
-    results = list(elf) + [saved_inputs]
+    results = list(elf) + [side_file]
     size = fenv.Command(out_dir.File(f"{name}.size.json"), elf,
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))
     results += size

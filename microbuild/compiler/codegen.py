@@ -237,6 +237,7 @@ class _Generator:
 
     def run(self) -> CompiledModel:
         g = self.graph
+        self.op_bodies: list[tuple[str, list[str]]] = []  # per operator: comment, C lines
         inputs, outputs = self._specs(g.inputs), self._specs(g.outputs)
 
         body: list[str] = []
@@ -250,7 +251,9 @@ class _Generator:
             ins = ", ".join(f"t{t}" for t in op.inputs if t >= 0)
             outs = ", ".join(f"t{t}" for t in op.outputs)
             body.append(f"    /* op {op.index} {op.opcode}: {ins} -> {outs} */")
-            body += [f"    {line}" if line.strip() else "" for line in code.rstrip().splitlines()]
+            op_lines = [f"    {line}" if line.strip() else "" for line in code.rstrip().splitlines()]
+            body += op_lines
+            self.op_bodies.append((f"op {op.index} {op.opcode}: {ins} -> {outs}", op_lines))
             for h in lowering.headers:
                 if h not in headers:
                     headers.append(h)
@@ -351,6 +354,14 @@ class _Generator:
             "/* Run the model once. Returns 0 on success, -1 if the workspace is missing. */",
             f"{signature};",
             "",
+            f"/* Operators, for a host that drives the model one operator at a time (the RPC",
+            f" * executor): {P}_NUM_OPS of them; operator i reads and writes the same workspace slots",
+            f" * as in {self.prefix}_run, so running 0..{P}_NUM_OPS-1 after writing the inputs to their",
+            " * slots leaves the outputs in theirs. Returns 0, or -1 for an index out of range. A",
+            " * firmware that never calls it loses it to --gc-sections. */",
+            f"#define {P}_NUM_OPS {len(self.op_bodies)}",
+            f"int {self.prefix}_run_op(uint32_t index, void *workspace);",
+            "",
             "#ifdef __cplusplus",
             "}",
             "#endif",
@@ -387,6 +398,15 @@ class _Generator:
             lines += ["    if (workspace == NULL) {", "        return -1;", "    }"]
         lines += body
         lines += ["    return 0;", "}", ""]
+        lines += [f"int {self.prefix}_run_op(uint32_t index, void *workspace)", "{",
+                  "    uint8_t *const ws = (uint8_t *)workspace;",
+                  "    (void)ws;",
+                  "    switch (index) {"]
+        for k, (comment, op_lines) in enumerate(self.op_bodies):
+            lines += [f"    case {k}u: {{ /* {comment} */"]
+            lines += [f"    {line}" if line else "" for line in op_lines]
+            lines += ["        return 0;", "    }"]
+        lines += ["    default:", "        return -1;", "    }", "}", ""]
         return "\n".join(lines)
 
     def _weights_c(self) -> str:
