@@ -53,6 +53,7 @@ class Profile:
     ops: list[OpTime]
     model_ticks: int  # the whole model in one RUN on the same input
     outputs: list[np.ndarray] = field(default_factory=list)
+    rounds: int = 1  # timed rounds; each figure is the fastest of them
 
     @property
     def op_ticks(self) -> int:
@@ -65,7 +66,8 @@ class Profile:
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "board": self.board, "timer_hz": self.timer_hz,
-                "model_ticks": self.model_ticks, "op_ticks": self.op_ticks, "ratio": self.ratio,
+                "rounds": self.rounds, "model_ticks": self.model_ticks,
+                "op_ticks": self.op_ticks, "ratio": self.ratio,
                 "ops": [o.__dict__ for o in self.ops]}
 
 
@@ -158,8 +160,9 @@ class Device:
         whole model's timed run on the same input.
 
         ``repeat`` rounds, each a whole-model RUN and then every operator once in order (one
-        batched TIMED_CALL), after ``warmup`` untimed rounds; the medians are reported.
-        Interleaving the two keeps a drifting clock (a host under load, frequency scaling) from
+        batched TIMED_CALL), after ``warmup`` untimed rounds; the fastest of the rounds is
+        reported, as timeit does: on a shared host, interference only ever adds time. (Under
+        -icount every round is the same.) Interleaving the two keeps a drifting clock from
         favouring either. The first round's operator-by-operator outputs must equal RUN's."""
         m = self._model(model)
         prefix = m.summary["prefix"]
@@ -188,10 +191,10 @@ class Device:
         hz = self.info.timer_hz or 1
         ops = []
         for k, (f, samples) in enumerate(zip(m.ops, op_ticks)):
-            median = sorted(samples)[len(samples) // 2]
-            ops.append(OpTime(k, f.op_index, f.name.rsplit(".", 1)[-1], median, median / hz))
-        return Profile(prefix, self.info.board, hz, ops,
-                       sorted(model_ticks)[len(model_ticks) // 2], outputs)
+            best = min(samples)
+            ops.append(OpTime(k, f.op_index, f.name.rsplit(".", 1)[-1], best, best / hz))
+        return Profile(prefix, self.info.board, hz, ops, min(model_ticks), outputs,
+                       rounds=len(model_ticks))
 
     # ---- life cycle ---------------------------------------------------------------------------
     def close(self) -> None:
