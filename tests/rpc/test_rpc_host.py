@@ -224,3 +224,14 @@ def test_inputs_are_checked_before_anything_is_sent(device):
         device.run("ds_cnn", np.zeros((1, 49, 10, 1), np.float32))
     with pytest.raises(TensorFileError, match="shape is"):
         device.run("ds_cnn", np.zeros((1, 10), np.int8))
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda p: p.stem)
+def test_operator_by_operator_equals_the_whole_model(device, model):
+    # profile() checks the op-by-op outputs against RUN's (fused residual blocks in resnet8
+    # write in place: the slots must be exactly the plan's).
+    x = random_inputs(device.specs(model), 5)
+    profile = device.profile(model, x)
+    np.testing.assert_array_equal(profile.outputs[0], run_tflm(model, x)[0])
+    assert len(profile.ops) == len(device.info.functions_of(device.info.model(
+        model.stem).index))

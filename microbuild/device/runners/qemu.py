@@ -53,5 +53,5 @@ class QemuRunner(Runner):
         nothing sent at boot is lost)."""
         executable = self.executable()  # a missing QEMU is reported before anything starts
         del executable
-        return QemuTransport(lambda port: self.command(firmware, f"tcp:127.0.0.1:{port}"),
+        return QemuTransport(lambda port: self.command(firmware, f"tcp:127.0.0.1:{port},nodelay=on"),
                              what=f"QEMU ({self.board.name})")

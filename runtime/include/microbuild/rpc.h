@@ -30,7 +30,8 @@ typedef struct {
 typedef struct {
     const char *name;                                  /* the model's C prefix */
     int (*run)(uint8_t *workspace);                    /* <prefix>_run on the slot pointers */
-    int (*run_op)(uint32_t index, uint8_t *workspace); /* <prefix>_run_op: one operator */
+    int (*run_op)(uint32_t index, uint8_t *workspace); /* <prefix>_run_op: the index-th operator
+                                                          in execution order (ops[index]) */
     uint32_t workspace_offset;                         /* where its workspace is in the arena */
     uint32_t workspace_bytes;
     uint32_t input_count;
@@ -65,7 +66,7 @@ void mb_rpc_server_feed(uint8_t byte);
 
 /* Blocks ALLOC can hand out at once (the allocator's fixed table: 8 bytes of RAM each). */
 #ifndef MB_RPC_MAX_ALLOCS
-#define MB_RPC_MAX_ALLOCS 64u
+#define MB_RPC_MAX_ALLOCS 32u
 #endif
 
 #ifdef __cplusplus
