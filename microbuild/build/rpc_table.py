@@ -65,7 +65,7 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int) 
         "/* Every workspace, then the ALLOC pool; in .bss.mb_workspace (placed by the linker",
         " * script with the model workspaces, never cleared). */",
         f"uint8_t mb_rpc_arena[{max(1, layout['arena_bytes'])}]",
-        '    __attribute__((aligned(16), section(".bss.mb_workspace.rpc")));',
+        '    __attribute__((aligned(64), section(".bss.mb_workspace.rpc")));',
         f"const uint32_t mb_rpc_arena_bytes = {layout['arena_bytes']}u;",
         f"const uint32_t mb_rpc_pool_offset = {layout['pool_offset']}u;",
         "const uint8_t mb_rpc_build_id[8] = {"
