@@ -540,6 +540,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     p.set_defaults(func=cmd_flash)
 
+    from microbuild.project.command import add_generate_parser
+
+    add_generate_parser(commands)
+
     p = commands.add_parser("ci", help="build every (board, toolchain, model) cell and tabulate "
                                        "sizes; compare with a baseline; emit a CI workflow")
     p.add_argument("--boards", default="all", help="'all' or comma-separated names/globs "

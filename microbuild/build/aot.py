@@ -65,3 +65,28 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
     lines += ["", "const mb_aot_model mb_aot_models[] = {", *entries, "};",
               f"const uint32_t mb_aot_model_count = {len(models)}u;", ""]
     return "\n".join(lines)
+
+
+def embedded_inputs(models: Sequence[dict[str, Any]], input_files: dict[str, Any] | None = None,
+                    seed: int = 0) -> list[list[np.ndarray]]:
+    """The arrays an AOT firmware embeds, per model (compiler summaries) and input: read from
+    ``input_files[prefix]`` (.npy/.npz, checked against the model's inputs) or, for a model
+    without one, seeded random (microbuild.tensor_files.random_inputs), as `microbuild build`
+    chooses them. Raises TensorFileError for a file that does not match."""
+    from microbuild.compiler.codegen import TensorSpec
+    from microbuild.tensor_files import load_inputs, random_inputs
+
+    arrays = []
+    for m in models:
+        specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
+                 for s in m["inputs"]]
+        path = (input_files or {}).get(m["prefix"])
+        arrays.append(load_inputs(path, specs) if path else random_inputs(specs, seed))
+    return arrays
+
+
+def saved_inputs(models: Sequence[dict[str, Any]], arrays: Sequence[Sequence[np.ndarray]]
+                 ) -> dict[str, np.ndarray]:
+    """The embedded inputs keyed "<prefix>.input<k>", as firmware builds save them (.input.npz)."""
+    return {f"{m['prefix']}.input{k}": value
+            for m, values in zip(models, arrays) for k, value in enumerate(values)}

@@ -93,3 +93,37 @@ def kernel_sources() -> list[str]:
     """Every operator kernel, relative to runtime/: they go into the runtime library, and the
     linker keeps only those a model calls."""
     return sorted(str(p.relative_to(runtime_dir())) for p in (runtime_dir() / "kernels").glob("*.c"))
+
+
+
+def included_headers(sources: list[str]) -> list[str]:
+    """The runtime headers ``sources`` (relative to runtime/) include, directly or through other
+    headers: ``#include "x.h"`` next to the including file (a driver's register definitions) or
+    under include/ (``microbuild/platform.h``). Relative to runtime/, sorted."""
+    root = runtime_dir()
+    found: set[str] = set()
+    pending = list(sources)
+    while pending:
+        path = root / pending.pop()
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.MULTILINE):
+            for candidate in (path.parent / name, root / "include" / name):
+                if candidate.is_file():
+                    rel = str(candidate.resolve().relative_to(root.resolve()))
+                    if rel not in found:
+                        found.add(rel)
+                        pending.append(rel)
+                    break
+    return sorted(found)
+
+
+def runtime_files(board: Board, family: str | None = None,
+                  executor_files: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """Every runtime/ file (relative to runtime/) a firmware for ``board`` needs with its default
+    toolchain or ``family`` and an executor whose own files are ``executor_files``: the start-up
+    code, the console/timer/exit drivers and print helpers, every operator kernel (another model
+    may need others), the executor's files, and the headers all of these include."""
+    from microbuild.build.toolchains import startup_sources
+
+    sources = (startup_sources(board, family) + driver_sources(board) + kernel_sources()
+               + list(executor_files))
+    return sorted(set(sources + included_headers(sources)))

@@ -32,6 +32,18 @@ _CLANG_ARM_TRIPLES = {
 }
 
 
+# The runtime/-relative start-up sources each family links (ToolchainSetup.startup), here so that
+# what a firmware needs can be listed without the compiler installed (project generators).
+STARTUP_SOURCES: dict[str, tuple[str, ...]] = {
+    "gcc-arm-none-eabi": ("startup/cortex_m.c",),
+    "clang": ("startup/cortex_m.c",),
+    "gcc-riscv-elf": ("startup/riscv32.S",),
+    "avr-gcc": ("startup/avr.c",),
+    "host-gcc": (),
+    "host-clang": (),
+}
+
+
 @dataclass
 class ToolchainSetup:
     """Everything SCons needs to compile and link for one board with one toolchain."""
@@ -120,7 +132,7 @@ class GccArmNoneEabi(_Family):
             cflags=cpu + specs + COMMON_CFLAGS + list(tc.cflags),
             asflags=cpu + specs,
             linkflags=cpu + specs + ["-nostartfiles", "-Wl,--gc-sections"] + list(tc.ldflags),
-            startup=["startup/cortex_m.c"])
+            startup=list(STARTUP_SOURCES[self.name]))
 
 
 class GccRiscvElf(_Family):
@@ -141,7 +153,7 @@ class GccRiscvElf(_Family):
             # Boards like QEMU virt keep code and data in one rwx RAM region, which is intended.
             linkflags=specs + ["-nostartfiles", "-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments"]
             + list(tc.ldflags),
-            startup=["startup/riscv32.S"])
+            startup=list(STARTUP_SOURCES[self.name]))
 
 
 class ClangArm(_Family):
@@ -187,7 +199,7 @@ class ClangArm(_Family):
             asflags=cpu,
             linkflags=cpu + ["-fuse-ld=lld", "-nostdlib", "-Wl,--gc-sections"] + list(tc.ldflags),
             libs=[str(libc), str(libgcc)],
-            startup=["startup/cortex_m.c"])
+            startup=list(STARTUP_SOURCES[self.name]))
 
 
 class HostCompiler(_Family):
@@ -268,7 +280,7 @@ class AvrGcc(_Family):
             cflags=mcu + COMMON_CFLAGS + list(tc.cflags),
             asflags=mcu,
             linkflags=mcu + ["-Wl,--gc-sections"] + list(tc.ldflags),
-            startup=["startup/avr.c"],
+            startup=list(STARTUP_SOURCES[self.name]),
             uses_linker_script=False, insert_after=".noinit",
             cppdefines=["MB_WEIGHTS_ATTR="],
             # Only what goes into flash: .text and the load image of .data (not .eeprom or
@@ -354,3 +366,13 @@ def toolchain_setup(board: Board, family: str | None = None) -> ToolchainSetup:
         raise ToolchainError(f"board '{board.name}': toolchain '{tc.family}' is not supported by "
                              f"microbuild's firmware build yet")
     return FAMILIES[tc.family].setup(board, tc)
+
+
+def startup_sources(board: Board, family: str | None = None) -> list[str]:
+    """The start-up sources (relative to runtime/) a firmware for ``board`` links with its default
+    toolchain or ``family``; unlike toolchain_setup, this needs no compiler installed."""
+    tc = select_toolchain(board, family)
+    if tc.family not in STARTUP_SOURCES:
+        raise ToolchainError(f"board '{board.name}': toolchain '{tc.family}' is not supported by "
+                             f"microbuild's firmware build yet")
+    return list(STARTUP_SOURCES[tc.family])

@@ -1,0 +1,425 @@
+"""What generated SCons and PlatformIO projects call while they build (both are SCons inside).
+
+Only a project's build scripts import this module; everything comes from the board YAML and the
+models named in the project, through the same pieces `microbuild build` uses: the SCons tool's
+MicroModel and MicroBoardEnvironment, build/board_files.py, build/linker_script.py,
+build/toolchains.py and build/aot.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from microbuild.boards import Board
+from microbuild.errors import MicrobuildError
+
+# Construction variables an SCons environment carries for the table action.
+_EXECUTOR, _INPUTS, _SEED = "MICROBUILD_PROJECT_EXECUTOR", "MICROBUILD_PROJECT_INPUTS", \
+    "MICROBUILD_PROJECT_SEED"
+
+
+def fail(err: MicrobuildError) -> None:
+    """Stop an SCons run that is still reading its scripts with microbuild's message (no Python
+    traceback)."""
+    import SCons.Script
+
+    print(f"microbuild: error: {err}", file=sys.stderr)
+    SCons.Script.Exit(2)
+
+
+def load_board(path: str | Path) -> Board:
+    from microbuild.build.firmware import resolve_board
+
+    return resolve_board(str(path))
+
+
+def model_prefixes(models: Sequence[str]) -> dict[str, str]:
+    """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
+    from microbuild.build.scons_tool import model_prefix
+
+    named: dict[str, str] = {}
+    for path in models:
+        prefix = model_prefix(path)
+        while prefix in named:
+            prefix += "_"
+        named[prefix] = str(path)
+    return named
+
+
+def write_if_changed(path: Path, text: str) -> Path:
+    """Write ``text`` unless the file already holds it (so nothing depending on it rebuilds)."""
+    path = Path(path)
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
+
+
+def board_files_into(board: Board, uses_linker_script: bool, insert_after: str | None,
+                     folder: Path) -> dict[str, Path]:
+    """Write mb_board_config.h, mb_board_init.c and the linker script (or the additions to the
+    toolchain's own script) for ``board`` into ``folder``; returns {"config", "init", "ld"}
+    ("ld" absent on the host)."""
+    from microbuild.build import board_files, linker_script
+
+    folder = Path(folder)
+    written = {
+        "config": write_if_changed(folder / "mb_board_config.h", board_files.board_config_h(board)),
+        "init": write_if_changed(folder / "mb_board_init.c", board_files.board_init_c(board)),
+    }
+    if uses_linker_script:
+        written["ld"] = write_if_changed(folder / f"{board.name}.ld",
+                                         linker_script.linker_script(board))
+    elif insert_after and not board.is_host:
+        written["ld"] = write_if_changed(folder / f"{board.name}.additions.ld",
+                                         linker_script.default_script_additions(board, insert_after))
+    return written
+
+
+# ---- the executor's table -------------------------------------------------------------------------
+def _table_action(target, source, env):
+    import numpy as np
+
+    from microbuild.build import aot
+    from microbuild.build.scons_tool import report_error
+    from microbuild.project.common import get_executor
+
+    summaries = [json.loads(Path(str(s)).read_text()) for s in source
+                 if str(s).endswith(".json")]
+    try:
+        executor = get_executor(env[_EXECUTOR])
+        inputs = None
+        if executor.embeds_inputs:
+            inputs = aot.embedded_inputs(summaries, env[_INPUTS], env[_SEED])
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
+    Path(str(target[0])).write_text(executor.table(summaries, inputs))
+    if len(target) > 1:
+        np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
+    return 0
+
+
+def executor_table(env, folder: str, summaries: list, executor: str, inputs: dict[str, str],
+                   seed: int, saved_inputs: str | None = None) -> list:
+    """An SCons Command that writes the executor's table (e.g. mb_aot_models.c) into ``folder``
+    from the models' summaries (MicroModel's .json), embedding ``inputs`` (prefix -> .npy/.npz)
+    or seeded random inputs; with ``saved_inputs`` also an .npz of what was embedded."""
+    import SCons.Action
+
+    from microbuild.project.common import get_executor
+
+    spec = get_executor(executor)
+    targets = [env.File(f"{folder}/{spec.table_file}")]
+    if saved_inputs and spec.embeds_inputs:
+        targets.append(env.File(saved_inputs))
+    input_nodes = [env.File(p) for p in inputs.values()]
+    value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed}))
+    return env.Command(targets, list(summaries) + input_nodes + [value],
+                       SCons.Action.Action(_table_action, "$MICROAOTCOMSTR"),
+                       **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed})
+
+
+# ---- an SCons project -----------------------------------------------------------------------------
+def _fit_report(target, source, env):
+    from microbuild.build.fit import analyze_elf, fit_error
+    from microbuild.build.scons_tool import report_error
+
+    board = env["MICROBUILD_PROJECT_BOARD"]
+    report = analyze_elf(str(source[0]), board)
+    document = report.to_dict()
+    if not report.fits:
+        document["fit_error"] = str(fit_error(report))
+    Path(str(target[0])).write_text(json.dumps(document, indent=1) + "\n")
+    if not report.fits:
+        report_error(fit_error(report), target[0], report)
+        return 1
+    return 0
+
+
+def _run(target, source, env):
+    import subprocess
+
+    from microbuild.project.common import run_command
+
+    command = run_command(env["MICROBUILD_PROJECT_BOARD"], str(source[0]))
+    print(" ".join(command), flush=True)
+    return subprocess.call(command)
+
+
+def scons_firmware(env, target: str, board: str, models: dict[str, str], sources: Sequence,
+                   runtime: str, executor: str = "aot", toolchain: str | None = None,
+                   inputs: dict[str, str] | None = None, seed: int = 0,
+                   build_dir: str = "build") -> dict[str, Any]:
+    """Build ``target`` (.elf, or the executable on the host) for the board YAML ``board``:
+    the project's ``sources``, the models (prefix -> .tflite, compiled by the microbuild tool's
+    MicroModel at build time), the executor's table, and the runtime files the board needs from
+    ``runtime``. Returns the nodes: {"elf", "bin", "hex", "size", "run"} (absent ones omitted)."""
+    import SCons.Action
+
+    from microbuild.project.common import (
+        compiled_runtime_sources,
+        get_executor,
+        run_command,
+    )
+
+    try:
+        spec = get_executor(executor)
+        benv = env.MicroBoardEnvironment(board, toolchain)
+    except MicrobuildError as err:
+        fail(err)
+    setup = benv["MICROBUILD_TOOLCHAIN"]
+    b = load_board(board)
+    config = benv["MICROBUILD_CONFIG_FILES"]
+    model_dir = f"{build_dir}/model"
+    benv = benv.Clone(MICROBUILD_PROJECT_BOARD=b)
+    # The project's runtime copy instead of the installation's.
+    benv.Replace(CPPPATH=[config["mb_board_config.h"].dir, f"{runtime}/include"]
+                 + [benv.Dir(f"{model_dir}/{prefix}") for prefix in models])
+    objects, summaries = [], []
+
+    def obj(source, rel: str):
+        stem = rel.rsplit(".", 1)[0]
+        return benv.Object(f"{build_dir}/obj/{stem}.o", source)[0]
+
+    for node in sources:
+        objects.append(obj(node, str(node)))
+    for prefix, path in models.items():
+        _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path)
+        summaries.append(summary)
+        objects += [obj(c, f"model/{prefix}/{prefix}.c"),
+                    obj(weights, f"model/{prefix}/{prefix}_weights.c")]
+    table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
+                           saved_inputs=f"{target}.input.npz")
+    objects.append(obj(table[0], f"model/{spec.table_file}"))
+    for rel in compiled_runtime_sources(b, toolchain, spec):
+        objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
+    objects.append(obj(config["mb_board_init.c"], "board/mb_board_init.c"))
+
+    ld = config.get(f"{b.name}.ld") or config.get(f"{b.name}.additions.ld")
+    elf_path = target if b.is_host else f"{target}.elf"
+    linkflags = list(setup.linkflags)
+    if ld is not None:
+        linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{benv.File(target + '.map').abspath}"]
+    elf = benv.Program(elf_path, objects + [benv.File(lib) for lib in setup.libs],
+                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="")
+    if ld is not None:
+        benv.Depends(elf, ld)
+        benv.SideEffect(f"{target}.map", elf)
+    nodes: dict[str, Any] = {"elf": elf[0]}
+    nodes["size"] = benv.Command(f"{target}.size.json", elf,
+                                 SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))[0]
+    if setup.objcopy and not b.is_host:
+        for suffix, fmt in ((".bin", "binary"), (".hex", "ihex")):
+            nodes[suffix[1:]] = benv.Command(
+                f"{target}{suffix}", elf,
+                SCons.Action.Action(f"$OBJCOPY $OBJCOPYFLAGS -O {fmt} $SOURCE $TARGET",
+                                    "$MICROOBJCOPYCOMSTR"))[0]
+    if run_command(b, "x") is not None:
+        nodes["run"] = benv.AlwaysBuild(benv.Alias("run", elf, SCons.Action.Action(_run, None)))
+    return nodes
+
+
+# ---- a PlatformIO project -------------------------------------------------------------------------
+def pio_options(env) -> dict[str, Any]:
+    """The custom_microbuild_* options of the environment being built (platformio.ini)."""
+    project = Path(env.subst("$PROJECT_DIR"))
+
+    def option(name: str, default=None):
+        value = env.GetProjectOption(f"custom_microbuild_{name}", default)
+        return value.strip() if isinstance(value, str) else value
+
+    def path(text: str | None) -> str | None:
+        return str(project / text) if text else None
+
+    board = option("board")
+    if not board:
+        raise MicrobuildError("set custom_microbuild_board in platformio.ini to the board's "
+                              "microbuild YAML file")
+    models = [m for m in (option("models", "") or "").split() if m]
+    input_file = option("input")
+    return {"board": path(board), "runtime": path(option("runtime")) or _installed_runtime(),
+            "toolchain": option("toolchain") or None, "models": [path(m) for m in models],
+            "input": path(input_file), "seed": int(option("seed", 0) or 0),
+            "executor": option("executor", "aot") or "aot"}
+
+
+def _installed_runtime() -> str:
+    from microbuild.paths import runtime_dir
+
+    return str(runtime_dir())
+
+
+def _with_path(path: str | None):
+    """A context manager putting ``path`` on PATH (PlatformIO's toolchain packages) for a while."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def manager():
+        old = os.environ.get("PATH")
+        if path:
+            os.environ["PATH"] = path
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("PATH", None)
+            else:
+                os.environ["PATH"] = old
+    return manager()
+
+
+def _pio_objects(env, sources: list[tuple[Any, str]]) -> list:
+    return [env.Object(env.subst(f"$BUILD_DIR/microbuild/{rel.rsplit('.', 1)[0]}.o"), src)[0]
+            for src, rel in sources]
+
+
+def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> dict[str, Path]:
+    """Everything of the board a PlatformIO build needs from microbuild, added to ``env``: the
+    compiler and flags (``replace_tools``: microbuild's platform; else flags are appended to an
+    official platform's), the board files generated from the YAML, start-up code, drivers and
+    print helpers. Returns the generated board files."""
+    from microbuild.build import board_files
+
+    folder = Path(env.subst("$BUILD_DIR")) / "microbuild" / "board"
+    generated = board_files_into(board, setup.uses_linker_script, setup.insert_after, folder)
+    if replace_tools:
+        env.Replace(CC=setup.cc, AS=setup.cc, AR=setup.ar, RANLIB=setup.ranlib, LINK=setup.cc,
+                    OBJCOPY=setup.objcopy or "objcopy", PROGNAME="firmware",
+                    PROGSUFFIX="" if board.is_host else ".elf")
+
+    def flags(values: list[str]) -> list[str]:
+        # An official platform picks the C library itself (ststm32: --specs=nano.specs
+        # --specs=nosys.specs); GCC refuses a spec file given twice.
+        return [f for f in values if replace_tools or not f.startswith("--specs=")]
+
+    env.Append(CCFLAGS=flags(setup.cflags), ASFLAGS=flags(setup.asflags),
+               ASPPFLAGS=flags(setup.asflags), LINKFLAGS=flags(setup.linkflags),
+               CPPDEFINES=list(setup.cppdefines), LIBS=list(setup.libs),
+               CPPPATH=[str(folder), f"{runtime}/include"])
+    if "ld" in generated:
+        # -Wl,-T: PlatformIO then adds no -T of its own (the official board's default script).
+        env.Append(LINKFLAGS=[f"-Wl,-T,{generated['ld']}"])
+    rels = setup.startup + board_files.driver_sources(board)
+    sources = [(f"{runtime}/{rel}", f"runtime/{rel}") for rel in rels]
+    sources.append((str(generated["init"]), "board/mb_board_init.c"))
+    env.Append(PIOBUILDFILES=_pio_objects(env, sources))
+    return generated
+
+
+def _pio_fit(target, source, env):
+    """After linking: the fit report (firmware.size.json), an error when it does not fit. A
+    module-level function without closure: SCons hashes an action's code into the target's
+    signature, and a closure over the board would relink on every run."""
+    from microbuild.build.fit import analyze_elf, fit_error
+
+    report = analyze_elf(str(target[0]), load_board(env["MICROBUILD_PIO_BOARD"]))
+    Path(str(target[0])).with_suffix(".size.json").write_text(
+        json.dumps(report.to_dict(), indent=1) + "\n")
+    if not report.fits:
+        print(f"microbuild: error: {fit_error(report)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def pio_platform(env) -> None:
+    """microbuild's PlatformIO platform (its builder/main.py calls this): builds the project for
+    the board YAML named by custom_microbuild_board with the toolchain installed on this machine,
+    checks that it fits the board's memory, and adds the `exec` target (emulated boards and the
+    host: run it) or `upload` (real boards: the board's first flash tool)."""
+    import subprocess
+
+    from SCons.Script import Default
+
+    from microbuild.build.toolchains import toolchain_setup
+    from microbuild.project.common import flash_commands, run_command
+
+    try:
+        options = pio_options(env)
+        board = load_board(options["board"])
+        setup = toolchain_setup(board, options["toolchain"])
+    except MicrobuildError as err:
+        fail(err)
+    pio_board(env, board, setup, options["runtime"], replace_tools=True)
+    program = env.BuildProgram()
+    env["MICROBUILD_PIO_BOARD"] = options["board"]
+    env.AddPostAction(program, env.VerboseAction(_pio_fit,
+                                                 "Checking that it fits the board's memory"))
+    outputs = [program]
+    if setup.objcopy and not board.is_host:
+        for suffix, fmt in ((".bin", "binary"), (".hex", "ihex")):
+            outputs += env.Command(f"$BUILD_DIR/firmware{suffix}", program,
+                                   env.VerboseAction(f"$OBJCOPY -O {fmt} $SOURCE $TARGET",
+                                                     "Writing $TARGET"))
+    Default(outputs)
+    command = run_command(board, "FIRMWARE")
+    if command is not None:
+        def run(target, source, env):
+            line = run_command(board, str(source[0]))
+            print(" ".join(line), flush=True)
+            return subprocess.call(line)
+        env.AddPlatformTarget("exec", program, env.VerboseAction(run, "Running $SOURCE"),
+                              "Run", "run the firmware in its emulator (or on the host)")
+    else:
+        build = env.subst("$BUILD_DIR")
+        tools = flash_commands(board, f"{build}/firmware.elf", f"{build}/firmware.bin",
+                               f"{build}/firmware.hex")
+        if tools:
+            env.AddPlatformTarget("upload", outputs, env.VerboseAction(tools[0][1], tools[0][1]),
+                                  "Upload", f"flash the board with {tools[0][0]}")
+
+
+def pio_models(env) -> None:
+    """The extra script (pre:) of a generated PlatformIO project: compiles the models with the
+    microbuild SCons tool's MicroModel during the build, generates the executor's table,
+    and adds them, the kernels and (for an official platform, which knows the chip but not
+    microbuild's runtime) the board's start-up code, drivers and flags to the build."""
+    import microbuild
+    from microbuild.build.toolchains import toolchain_setup
+    from microbuild.project.common import compiled_runtime_sources, get_executor
+
+    try:
+        options = pio_options(env)
+        board = load_board(options["board"])
+        executor = get_executor(options["executor"])
+        if not options["models"]:
+            raise MicrobuildError("custom_microbuild_models in platformio.ini names no .tflite")
+        for path in options["models"] + ([options["input"]] if options["input"] else []):
+            if not Path(path).is_file():
+                raise MicrobuildError(f"{path}: no such file (named in platformio.ini)")
+        runtime = options["runtime"]
+        if env["PIOPLATFORM"] != "microbuild":
+            # The official platform's toolchain package is on env's PATH.
+            with _with_path(env["ENV"].get("PATH")):
+                setup = toolchain_setup(board, options["toolchain"])
+            pio_board(env, board, setup, runtime, replace_tools=False)
+    except MicrobuildError as err:
+        fail(err)
+
+    tool = env.Clone(tools=["microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])
+    build = env.subst("$BUILD_DIR/microbuild")
+    models = model_prefixes(options["models"])
+    summaries, sources = [], []
+    for prefix, path in models.items():
+        _, c, weights, summary = tool.MicroModel(f"{build}/model/{prefix}/{prefix}", path)
+        summaries.append(summary)
+        env.Append(CPPPATH=[f"{build}/model/{prefix}"])
+        sources += [(c, f"model/{prefix}/{prefix}.c"),
+                    (weights, f"model/{prefix}/{prefix}_weights.c")]
+    inputs = {}
+    if options["input"]:
+        if len(models) != 1:
+            fail(MicrobuildError("custom_microbuild_input goes with a single model"))
+        inputs = {next(iter(models)): options["input"]}
+    table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
+                           options["seed"], saved_inputs=f"{build}/inputs.npz")
+    sources.append((table[0], f"model/{executor.table_file}"))
+    runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
+                       if rel.startswith("kernels/") or rel in executor.runtime_sources]
+    sources += [(f"{runtime}/{rel}", f"runtime/{rel}") for rel in runtime_sources]
+    env.Append(CPPPATH=[f"{runtime}/include"])
+    env.Append(PIOBUILDFILES=_pio_objects(env, sources))

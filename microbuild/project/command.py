@@ -1,0 +1,79 @@
+"""The `microbuild generate` command: add_generate_parser(subparsers) and run_generate(args).
+
+    microbuild generate --board B --model M.tflite --format platformio|zephyr|scons|make -o DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from microbuild.project import FORMATS, build_project, generate_project
+from microbuild.project.common import EXECUTORS, NOT_YET
+
+
+def add_generate_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "generate", help="write a project (PlatformIO, Zephyr, SCons or Make) that builds a "
+                         "firmware for a board and a model with its own tools",
+        description="Write a self-contained project for BOARD running MODEL into DIR: the "
+                    "runtime it needs is copied in, src/main.c is yours (kept when you generate "
+                    "again), everything else is generated (replaced). Its README.md says how to "
+                    "build, flash and run it.")
+    p.add_argument("--board", required=True,
+                   help="board name (see `microbuild boards list`) or a board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several models in one firmware)")
+    p.add_argument("--format", required=True, choices=FORMATS, dest="format",
+                   help="platformio: platformio.ini (microbuild's platform and the official one); "
+                        "zephyr: a Zephyr application; scons: an SConstruct using microbuild's "
+                        "SCons tool; make: a Makefile and every source file")
+    p.add_argument("--executor", default="aot", choices=sorted({*EXECUTORS, *NOT_YET}),
+                   help="aot (default): the standalone firmware that runs the model on an "
+                        "embedded input, prints the outputs and stops")
+    p.add_argument("-o", "--out", required=True, metavar="DIR",
+                   help="project folder: new, empty, or generated earlier by microbuild")
+    p.add_argument("--link-runtime", action="store_true",
+                   help="use this installation's runtime/ in place instead of copying it in")
+    p.add_argument("--toolchain", help="one of the board's toolchain families for the bare-metal "
+                                       "formats, e.g. clang (default: the board's first)")
+    p.add_argument("--input", help=".npy/.npz input embedded in the firmware (default: random, "
+                                   "seeded by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
+    p.add_argument("--build", action="store_true",
+                   help="then build it with its own tool (pio run, west build, scons, make)")
+    p.set_defaults(func=run_generate)
+    return p
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    """Generate (and with --build, build) the project; MicrobuildError propagates to the CLI,
+    which prints its message."""
+    result = generate_project(args.board, args.model, args.format, Path(args.out),
+                              executor=args.executor, link_runtime=args.link_runtime,
+                              toolchain=args.toolchain, input=args.input, seed=args.seed)
+    out = result.out_dir
+    changed = len(result.written)
+    print(f"{result.format} project for board {result.board} in {out}: {len(result.generated)} "
+          f"generated files ({changed} written, {len(result.generated) - changed} unchanged)")
+    for rel in result.user_created:
+        print(f"  created {rel} (yours: never overwritten)")
+    for rel in result.user_kept:
+        print(f"  kept your {rel}")
+    for rel in result.removed:
+        print(f"  removed {rel} (no longer part of the project)")
+    for rel in result.replaced_edits:
+        print(f"  warning: replaced {rel}, which you had edited (generated files are replaced)",
+              file=sys.stderr)
+    for rel in result.left_edited:
+        print(f"  note: {rel} is no longer generated but you had edited it: left in place",
+              file=sys.stderr)
+    print(f"build: cd {out} && " + " && ".join(result.build))
+    if result.run:
+        print(f"run:   cd {out} && " + " && ".join(result.run))
+    print(f"more:  {result.readme}")
+    if args.build:
+        build_project(out)
+        print("built")
+    return 0

@@ -1,0 +1,169 @@
+"""A plain Makefile and every source file: a "bag of files" that drops into any IDE and builds
+with make and the cross compiler only. The model is compiled to C when the project is generated
+(`make regenerate` compiles it again), and the compiler flags are the ones microbuild's own build
+uses for the board (build/toolchains.py), written out."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from microbuild.build import aot, board_files, linker_script
+from microbuild.build.toolchains import toolchain_setup
+from microbuild.project.common import (
+    APP_MAIN,
+    BOARD_DIR,
+    GENERATED_DIR,
+    ProjectFiles,
+    add_runtime,
+    app_main,
+    board_yaml_text,
+    common_values,
+    compiled_runtime_sources,
+    console_hint,
+    emulator_package,
+    flash_commands,
+    flash_package,
+    run_command,
+    runtime_files,
+    template,
+    templates_dir,
+    toolchain_packages,
+)
+
+
+def _flags(flags) -> str:
+    """Flags for a make variable: quoted for the shell where needed (make's own $(VAR) stays)."""
+    return " ".join(f if re.fullmatch(r"[\w+=.,/:@%$()-]+", f) else shlex.quote(f)
+                    for f in map(str, flags))
+
+
+def generated_sources(spec, files: ProjectFiles) -> list[str]:
+    """Write the model's C, the executor's table and the board's C files into
+    generated/; returns the .c files among them (project-relative). Shared with the
+    Zephyr generator."""
+    summaries = [spec.compiled[p].summary() for p in spec.models]
+    sources = []
+    for model in spec.compiled.values():
+        for name, text in sorted(model.sources.items()):
+            files.add(f"{GENERATED_DIR}/{name}", text)
+            if name.endswith(".c"):
+                sources.append(f"{GENERATED_DIR}/{name}")
+    inputs = None
+    if spec.executor.embeds_inputs:
+        given = {next(iter(spec.models)): str(spec.input_source)} if spec.input_source else {}
+        inputs = aot.embedded_inputs(summaries, given, spec.seed)
+    files.add(f"{GENERATED_DIR}/{spec.executor.table_file}",
+              spec.executor.table(summaries, inputs))
+    sources.append(f"{GENERATED_DIR}/{spec.executor.table_file}")
+    files.add(f"{GENERATED_DIR}/mb_board_config.h", board_files.board_config_h(spec.board))
+    return sources
+
+
+def generate(spec, files: ProjectFiles):
+    from microbuild.project import Instructions
+
+    board = spec.board
+    setup = toolchain_setup(board, spec.toolchain)
+    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
+                          spec.link_runtime)
+    files.add_user(APP_MAIN, app_main(spec.executor))
+    files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+
+    sources = generated_sources(spec, files)
+    files.add(f"{GENERATED_DIR}/mb_board_init.c", board_files.board_init_c(board))
+    sources.append(f"{GENERATED_DIR}/mb_board_init.c")
+    sources += [f"{runtime}/{rel}" for rel in compiled_runtime_sources(board, spec.toolchain,
+                                                                       spec.executor)]
+    ldflags = list(setup.linkflags)
+    ld = None
+    if setup.uses_linker_script:
+        ld = f"{GENERATED_DIR}/{board.name}.ld"
+        files.add(ld, linker_script.linker_script(board))
+    elif setup.insert_after and not board.is_host:
+        ld = f"{GENERATED_DIR}/{board.name}.additions.ld"
+        files.add(ld, linker_script.default_script_additions(board, setup.insert_after))
+    if ld:
+        ldflags += [f"-T{ld}", "-Wl,-Map,$(BUILD)/firmware.map"]
+
+    firmware = "$(BUILD)/firmware" if board.is_host else "$(BUILD)/firmware.elf"
+    images = bool(setup.objcopy) and not board.is_host
+    image_rules = ""
+    all_targets = "$(FIRMWARE)"
+    if images:
+        all_targets += " $(BUILD)/firmware.bin $(BUILD)/firmware.hex"
+        flags = " ".join(setup.objcopy_flags)
+        flags = f" {flags}" if flags else ""
+        image_rules = (f"\n$(BUILD)/firmware.bin: $(FIRMWARE)\n\t$(OBJCOPY){flags} -O binary $< $@\n"
+                       f"\n$(BUILD)/firmware.hex: $(FIRMWARE)\n\t$(OBJCOPY){flags} -O ihex $< $@\n")
+    run = run_command(board, "$(FIRMWARE)")
+    tools = flash_commands(board, "$(FIRMWARE)", "$(BUILD)/firmware.bin", "$(BUILD)/firmware.hex")
+    if run is not None:
+        run_recipe = "\t" + " ".join(run)
+        run_note = ("run it as a process" if board.is_host else
+                    f"boot it in {run[0]} and print what it prints")
+    else:
+        run_recipe = (f"\t@echo '{board.name} is a real board: make flash, then {console_hint(board)}'"
+                      .replace("`", ""))
+        run_note = "(real board) how to see its output"
+    if tools:
+        flash_recipe = "\t" + tools[0][1]
+        flash_note = f"flash it with {tools[0][0]}"
+        flash_prerequisite = "all"
+    else:
+        flash_recipe = (f"\t@echo '{board.name} is {'the host' if board.is_host else 'emulated'}: "
+                        "nothing to flash; make run runs it'")
+        flash_note = "(nothing to flash: make run)"
+        flash_prerequisite = ""
+    cc = Path(setup.cc).name
+    makefile = template(
+        "make", "Makefile",
+        title=f"Makefile for board {board.name} ({board.title}) running "
+              f"{', '.join(spec.models.values())}",
+        board=board.name, board_yaml=f"{BOARD_DIR}/{board.name}.yaml", cc=cc,
+        objcopy=setup.objcopy or "objcopy", generated=GENERATED_DIR, runtime=runtime,
+        cflags=_flags(setup.cflags + [f"-D{d}" for d in setup.cppdefines]),
+        asflags=_flags(setup.asflags), ldflags=_flags(ldflags),
+        ldlibs=_flags(setup.libs),
+        sources=" \\\n".join(f"    {s}" for s in sources),
+        firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"), images_note=" (+ .bin and .hex)" if images else "",
+        all_targets=all_targets, ld_dependency=f" {ld}" if ld else "", image_rules=image_rules,
+        run_recipe=run_recipe, run_note=run_note, flash_recipe=flash_recipe,
+        flash_note=flash_note, flash_prerequisite=flash_prerequisite,
+        regenerate=common_values(spec)["regenerate"])
+    files.add("Makefile", makefile)
+
+    build = ["make"]
+    run_lines = ["make run"] if run is not None else \
+        ["make flash"] if tools else []
+    values = common_values(spec)
+    packages = toolchain_packages(board, spec.toolchain)
+    emulator = emulator_package(board)
+    extra = emulator or (flash_package(tools[0][0]) if tools else None)
+    values.update(
+        install=f"sudo apt-get install make {packages}" + (f" {extra}" if extra else ""),
+        compiler=cc,
+        firmware=firmware.replace("$(BUILD)", "build"),
+        run_section=_run_section(board, run, tools),
+    )
+    return Instructions(build=build, run=run_lines, readme=template("make", "README.md", **values))
+
+
+def _run_section(board, run, tools) -> str:
+    if run is not None:
+        where = "as a process on this machine" if board.is_host else \
+            f"in {run[0]} (the emulator of {board.name})"
+        return (f"```sh\nmake run\n```\n\nruns it {where}: `{' '.join(run).replace('$(FIRMWARE)', 'build/firmware' + ('' if board.is_host else '.elf'))}`. "
+                "It prints one `mb-aot` line per output (hex bytes), the timer ticks per "
+                "inference, and exits with status 0 when every model returned 0.")
+    command = tools[0][1].replace("$(FIRMWARE)", "build/firmware.elf").replace("$(BUILD)", "build") \
+        if tools else ""
+    text = ("```sh\nmake flash\n```\n\nflashes it with " + tools[0][0] + f" (`{command}`)"
+            if tools else "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool")
+    return text + f"; then {console_hint(board)} to see its `mb-aot` lines."
+
+
+def build_commands(manifest: dict, env: dict) -> list[list[str]]:
+    return [["make", "-j2"]]

@@ -1,0 +1,80 @@
+"""An SConstruct that uses microbuild's SCons tool: the models are compiled while building
+(MicroModel), the board's compiler, flags and generated files come from its YAML
+(MicroBoardEnvironment), and the runtime sources are the project's own copy."""
+
+from __future__ import annotations
+
+import sys
+
+from microbuild.project.common import (
+    APP_MAIN,
+    BOARD_DIR,
+    ProjectFiles,
+    add_runtime,
+    app_main,
+    board_yaml_text,
+    common_values,
+    console_hint,
+    emulator_package,
+    flash_commands,
+    flash_package,
+    run_command,
+    runtime_files,
+    template,
+    templates_dir,
+    toolchain_packages,
+)
+
+
+def generate(spec, files: ProjectFiles):
+    from microbuild.project import Instructions
+
+    board = spec.board
+    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
+                          spec.link_runtime)
+    files.add_user(APP_MAIN, app_main(spec.executor))
+    files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+    inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
+    firmware = "firmware" if board.is_host else "firmware.elf"
+    run = run_command(board, f"build/{firmware}")
+    tools = flash_commands(board, "build/firmware.elf", "build/firmware.bin",
+                           "build/firmware.hex")
+    images = not board.is_host
+    files.add("SConstruct", template(
+        "scons", "SConstruct",
+        title=f"SConstruct for board {board.name} ({board.title}) running "
+              f"{', '.join(spec.models.values())}",
+        firmware=firmware, images_note=" (+ .bin and .hex)" if images else "",
+        run_note=("run it" + (" as a process" if board.is_host else f" in {run[0]}"))
+        if run else "(real board: nothing to run here)",
+        board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
+        runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
+        seed=str(spec.seed), executor=spec.executor.name))
+
+    values = common_values(spec)
+    extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)
+    values.update(
+        install=(f"sudo apt-get install {toolchain_packages(board, spec.toolchain)}"
+                 + (f" {extra}" if extra else "")),
+        firmware=f"build/{firmware}",
+        run_section=_run_section(board, run, tools, firmware))
+    return Instructions(build=["scons -j4"], run=["scons run"] if run else
+                        [tools[0][1]] if tools else [],
+                        readme=template("scons", "README.md", **values))
+
+
+def _run_section(board, run, tools, firmware) -> str:
+    if run is not None:
+        where = "as a process on this machine" if board.is_host else \
+            f"in {run[0]}, the emulator of {board.name}"
+        return (f"```sh\nscons run\n```\n\nruns `build/{firmware}` {where} (`{' '.join(run)}`). "
+                "It prints one `mb-aot` line per output (hex bytes), the timer ticks per "
+                "inference, and exits with status 0 when every model returned 0.")
+    text = (f"Flash it with {tools[0][0]}:\n\n```sh\n{tools[0][1]}\n```\n\n" if tools else
+            "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool, ")
+    return text + f"then {console_hint(board)} to see its `mb-aot` lines."
+
+
+def build_commands(manifest: dict, env: dict) -> list[list[str]]:
+    return [[sys.executable, "-m", "SCons", "-Q", "-j2"]]

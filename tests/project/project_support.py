@@ -1,0 +1,113 @@
+"""Helpers of the project-generator tests (imported as `from project_support import ...`, like
+tests/compiler/compiler_support.py): PlatformIO without its registry, the TFLM reference, and
+running a built firmware.
+
+PlatformIO cannot reach its registry here (../shared/notes/platformio-offline.md), so `pio run`
+gets a core dir seeded in a temporary folder exactly as those notes say: the core package
+`tool-scons` as a local package (a package.json and a scons.py that runs the SCons installed in
+this venv) linked from <core>/packages/tool-scons.pio-link, an appstate.json that skips the
+upgrade check, and the environment variables that keep it from phoning home."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from microbuild.boards import load_board
+from microbuild.build import aot
+from microbuild.compiler import compile_model
+from microbuild.device.aot_output import parse_aot_output
+from microbuild.device.runners import runner_for
+from microbuild.reference import tflm_outputs
+
+REPO = Path(__file__).resolve().parents[2]
+MODELS = REPO / "tests" / "models"
+DS_CNN = MODELS / "ds_cnn.tflite"
+TINY_FC = MODELS / "tiny_fc.tflite"
+HERE = Path(__file__).resolve().parent
+
+
+class PlatformIO:
+    """`pio` of this venv with an offline core dir."""
+
+    def __init__(self, core: Path):
+        self.core = core
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("PLATFORMIO_", "MICROBUILD_"))}
+        self.env.update(PLATFORMIO_CORE_DIR=str(core), PLATFORMIO_SETTING_ENABLE_TELEMETRY="No",
+                        PLATFORMIO_DISABLE_UPGRADE_CHECK="true")
+
+    def __call__(self, project: Path, *args: str, check: bool = True
+                 ) -> subprocess.CompletedProcess:
+        proc = subprocess.run([sys.executable, "-m", "platformio", *args], cwd=project,
+                              env=self.env, capture_output=True, text=True, timeout=300)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"pio {' '.join(args)} failed ({proc.returncode}):\n"
+                                 f"{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}")
+        return proc
+
+
+def offline_platformio(root: Path) -> PlatformIO:
+    """Seed a PlatformIO core dir in ``root`` as the notes say, and return `pio` using it."""
+    from platformio import __version__ as pio_version
+    from platformio.dependencies import get_core_dependencies
+
+    core, shim = root / "core", root / "tool-scons"
+    (core / "packages").mkdir(parents=True)
+    shim.mkdir()
+    version = get_core_dependencies()["tool-scons"].lstrip("~^=<> ")
+    (shim / "package.json").write_text(json.dumps(
+        {"name": "tool-scons", "version": version, "system": "*"}))
+    (shim / "scons.py").write_text("import sys\n\nfrom SCons.Script.Main import main\n\n"
+                                   "sys.exit(main())\n")
+    (core / "packages" / "tool-scons.pio-link").write_text(json.dumps(
+        {"cwd": "/", "spec": {"owner": "platformio", "id": None, "name": "tool-scons",
+                              "requirements": None, "uri": f"symlink://{shim}"}}))
+    (core / "appstate.json").write_text(json.dumps(
+        {"last_version": pio_version, "settings": {"check_platformio_interval": 3650}}))
+    return PlatformIO(core)
+
+
+_reference_cache: dict[tuple[str, int], list[np.ndarray]] = {}
+
+
+def reference(model: Path, seed: int = 0) -> list[np.ndarray]:
+    """TFLM's outputs for the input a firmware embeds by default (random, seeded)."""
+    key = (str(model), seed)
+    if key not in _reference_cache:
+        summary = compile_model(model, prefix="m").summary()
+        (inputs,) = aot.embedded_inputs([summary], {}, seed)
+        _reference_cache[key] = tflm_outputs(model, inputs)
+    return _reference_cache[key]
+
+
+def check_outputs(console: str, status: int, board: str, prefix: str, model: Path,
+                  seed: int = 0) -> None:
+    """The firmware's printed outputs (the `mb-aot` lines) equal TFLM's, bit for bit."""
+    summary = compile_model(model, prefix=prefix).summary()
+    result = parse_aot_output(console, [summary], load_board(board), status)
+    expected = reference(model, seed)
+    got = result.outputs[prefix]
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b, err_msg=f"{board}: {model.name}")
+    assert result.ticks[prefix] > 0
+
+
+def run_and_check(board: str, firmware: Path, model: Path = DS_CNN, prefix: str = "ds_cnn",
+                  seed: int = 0) -> None:
+    """Run a built firmware (the host: as a process; mps2-an500: in QEMU) and compare."""
+    assert firmware.is_file(), firmware
+    run = runner_for(load_board(board)).run_to_exit(firmware, timeout=120)
+    check_outputs(run.console, run.status, board, prefix, model, seed)
+
+
+def text_files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes()
+            for p in sorted(root.rglob("*")) if p.is_file()}

@@ -1,0 +1,228 @@
+"""Generated projects built with their own tools on this machine (`pio run` with an offline core
+dir, `scons`, `make`), run (the host as a process, mps2-an500 in QEMU), and compared with TFLM bit
+for bit. Every test builds its own project: builds take 1-3 s, and sharing them between tests
+would tie tests to one pytest-xdist worker."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from microbuild.boards import load_board
+from microbuild.build import aot
+from microbuild.compiler import compile_model
+from microbuild.paths import runtime_dir
+from microbuild.project import build_project, generate_project
+from microbuild.project.platformio import PLATFORM_SOURCE
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from project_support import (
+    DS_CNN,
+    HERE,
+    MODELS,
+    TINY_FC,
+    check_outputs,
+    reference,
+    run_and_check,
+)
+
+
+def _firmware(board: str, folder: Path) -> Path:
+    return folder / ("firmware" if load_board(board).is_host else "firmware.elf")
+
+
+def _sh_blocks(markdown: str, after: str) -> list[str]:
+    """The commands of the ```sh blocks in the section of ``markdown`` that starts at ``after``
+    (comments and blank lines dropped)."""
+    section = markdown.split(after, 1)[1].split("\n## ", 1)[0]
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", section, re.DOTALL):
+        for line in block.splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                commands.append(line)
+    return commands
+
+
+@pytest.mark.parametrize("fmt,board", [("platformio", "host"), ("scons", "host"),
+                                       ("scons", "mps2-an500"), ("make", "host"),
+                                       ("make", "mps2-an500")])
+def test_project_builds_with_its_own_tool_and_prints_tflm_outputs(fmt, board, tmp_path, pio):
+    """(platformio, mps2-an500) is the README test below."""
+    project = tmp_path / "project"
+    result = generate_project(board, DS_CNN, fmt, project)
+    assert sorted(result.user_created) == (["platformio_user.ini"] if fmt == "platformio"
+                                           else []) + ["src/main.c"]
+    if fmt == "platformio":
+        pio(project, "run", "-e", board)
+        out = project / ".pio" / "build" / board
+        saved = out / "microbuild" / "inputs.npz"
+    elif fmt == "scons":
+        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
+                       capture_output=True, timeout=300)
+        out, saved = project / "build", project / "build" / "firmware.input.npz"
+    else:
+        subprocess.run(["make", "-j2"], cwd=project, check=True, capture_output=True,
+                       timeout=300)
+        out, saved = project / "build", None
+    if saved is not None:  # the input the build embedded is the one the reference gets
+        summary = compile_model(DS_CNN, prefix="ds_cnn").summary()
+        with np.load(saved) as data:
+            np.testing.assert_array_equal(data["ds_cnn.input0"],
+                                          aot.embedded_inputs([summary])[0][0])
+    if load_board(board).is_host:
+        run_and_check(board, _firmware(board, out))
+    else:
+        # The project's own run command (`scons run`, `make run`): QEMU's command line of
+        # microbuild's qemu runner.
+        assert (out / "firmware.bin").is_file() and (out / "firmware.hex").is_file()
+        assert result.run == [{"scons": "scons run", "make": "make run"}[fmt]]
+        command = ([sys.executable, "-m", "SCons", "-Q", "run"] if fmt == "scons"
+                   else ["make", "run"])
+        proc = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
+        assert "qemu-system-arm -M mps2-an500" in proc.stdout
+        check_outputs(proc.stdout, proc.returncode, board, "ds_cnn", DS_CNN)
+
+
+def test_platformio_project_built_and_run_as_its_readme_says(tmp_path, pio):
+    """A first-time user's path: the README's build and run commands, exactly, for an emulated
+    board (the run goes through microbuild's PlatformIO platform's `exec` target, QEMU)."""
+    project = tmp_path / "kws"
+    result = generate_project("mps2-an500", DS_CNN, "platformio", project)
+    readme = result.readme.read_text()
+    install = _sh_blocks(readme, "## From nothing")
+    assert any("pip install" in c and "platformio" in c for c in install)
+    assert "sudo apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi "\
+           "picolibc-arm-none-eabi qemu-system-arm" in install
+    build = [c for c in install if c.startswith("pio ")]
+    run = _sh_blocks(readme, "## Run")
+    assert build == ["pio run -e mps2-an500"] == result.build
+    assert run == ["pio run -e mps2-an500 -t exec"] == result.run
+    for command in build:
+        pio(project, *command.split()[1:])
+    proc = pio(project, *run[0].split()[1:])
+    check_outputs(proc.stdout, 0, "mps2-an500", "ds_cnn", DS_CNN)
+    size = project / ".pio" / "build" / "mps2-an500" / "firmware.size.json"
+    assert '"fits": true' in size.read_text()
+    # A second build is a no-op: nothing compiled, the model not compiled again, no relink.
+    again = pio(project, "run", "-e", "mps2-an500").stdout
+    assert "MODEL" not in again and "Compiling" not in again and "Linking" not in again
+
+
+def test_replacing_the_tflite_and_running_pio_again_rebuilds_the_model(tmp_path, pio):
+    project = tmp_path / "project"
+    generate_project("host", DS_CNN, "platformio", project)
+    first = pio(project, "run", "-e", "host").stdout
+    assert "MODEL   model/ds_cnn.tflite" in first
+    run_and_check("host", project / ".pio/build/host/firmware")
+    # Another network under the same file name: compiled anew during `pio run`.
+    shutil.copyfile(TINY_FC, project / "model" / "ds_cnn.tflite")
+    second = pio(project, "run", "-e", "host").stdout
+    assert "MODEL   model/ds_cnn.tflite" in second
+    run_and_check("host", project / ".pio/build/host/firmware", model=TINY_FC)
+    # The project works wherever it is copied (the platform is referenced through ${PROJECT_DIR}).
+    moved = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(project, moved, ignore=shutil.ignore_patterns(".pio"))
+    shutil.rmtree(project)
+    pio(moved, "run", "-e", "host")
+    run_and_check("host", moved / ".pio/build/host/firmware", model=TINY_FC)
+
+
+def test_a_model_microbuild_cannot_compile_stops_pio_run_with_its_message(tmp_path, pio):
+    project = tmp_path / "project"
+    generate_project("host", DS_CNN, "platformio", project)
+    shutil.copyfile(MODELS / "ops" / "float_dense.tflite", project / "model" / "ds_cnn.tflite")
+    proc = pio(project, "run", "-e", "host", check=False)
+    assert proc.returncode != 0
+    assert "microbuild: error: model/ds_cnn.tflite: cannot compile this model" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def _check_vector_table(binary: Path, board: str) -> None:
+    b = load_board(board)
+    sp, reset = struct.unpack("<II", binary.read_bytes()[:8])
+    stack, text = b.region_for("stack"), b.region_for("text")
+    assert stack.origin < sp <= stack.end and sp % 8 == 0
+    assert reset & 1 and text.origin <= reset < text.end
+
+
+def test_stm32f746_platformio_project_builds_with_microbuild_platform(tmp_path, pio):
+    project = tmp_path / "f746"
+    result = generate_project("stm32f746", DS_CNN, "platformio", project)
+    ini = (project / "platformio.ini").read_text()
+    # PlatformIO's own platform and board, as users expect them; microbuild's platform as well.
+    assert "[env:disco_f746ng]\nplatform = ststm32\nboard = disco_f746ng\n" in ini
+    assert ("[env:stm32f746]\nplatform = symlink://${PROJECT_DIR}/platformio/microbuild-platform"
+            in ini)
+    assert "default_envs = disco_f746ng" in ini
+    assert result.build == ["pio run -e stm32f746"]
+    proc = pio(project, "run", "-e", "stm32f746")
+    assert "Checking that it fits the board's memory" in proc.stdout
+    out = project / ".pio" / "build" / "stm32f746"
+    assert (out / "firmware.hex").read_text().startswith(":")
+    _check_vector_table(out / "firmware.bin", "stm32f746")
+    assert '"fits": true' in (out / "firmware.size.json").read_text()
+
+
+def test_official_platform_environment_builds_with_a_stand_in_for_ststm32(tmp_path, pio):
+    """The official environment (platform = ststm32) needs PlatformIO's registry. A stand-in
+    platform named ststm32 (tests/project/stand_in_ststm32: the tools, flags and libraries of
+    ststm32's bare-metal builder) takes its place through platformio_user.ini, to check what the
+    extra script adds on an official platform: start-up code, drivers, flags, linker script."""
+    project = tmp_path / "f746"
+    generate_project("stm32f746", DS_CNN, "platformio", project)
+    with (project / "platformio_user.ini").open("a") as ini:
+        ini.write(f"\n[env:disco_f746ng]\nplatform = symlink://{HERE / 'stand_in_ststm32'}\n")
+    proc = pio(project, "run", "-e", "disco_f746ng")
+    assert "MODEL   model/ds_cnn.tflite" in proc.stdout
+    out = project / ".pio" / "build" / "disco_f746ng"
+    _check_vector_table(out / "program.bin", "stm32f746")
+
+
+def test_link_runtime_uses_the_installation_in_place(tmp_path, pio):
+    runtime = str(runtime_dir())
+    project = tmp_path / "make"
+    result = generate_project("host", DS_CNN, "make", project, link_runtime=True)
+    assert not (project / "runtime").exists()
+    assert f"-I{runtime}/include" in (project / "Makefile").read_text()
+    assert all(not rel.startswith("runtime/") for rel in result.generated)
+    build_project(project)
+    run_and_check("host", project / "build" / "firmware")
+
+    pio_project = tmp_path / "pio"
+    generate_project("host", DS_CNN, "platformio", pio_project, link_runtime=True)
+    ini = (pio_project / "platformio.ini").read_text()
+    assert f"platform = symlink://{PLATFORM_SOURCE}\n" in ini
+    assert f"custom_microbuild_runtime = {runtime}\n" in ini
+    assert not (pio_project / "platformio").joinpath("microbuild-platform").exists()
+    pio(pio_project, "run", "-e", "host")
+    run_and_check("host", pio_project / ".pio/build/host/firmware")
+
+    scons_project = tmp_path / "scons"
+    generate_project("host", DS_CNN, "scons", scons_project, link_runtime=True)
+    assert f'RUNTIME = "{runtime}"' in (scons_project / "SConstruct").read_text()
+    zephyr_project = tmp_path / "zephyr"
+    generate_project("stm32f746", DS_CNN, "zephyr", zephyr_project, link_runtime=True)
+    assert f"set(MICROBUILD_RUNTIME {runtime})" in \
+        (zephyr_project / "modules/microbuild/CMakeLists.txt").read_text()
+    assert not (zephyr_project / "modules/microbuild/runtime").exists()
+
+
+def test_generated_input_is_embedded(tmp_path):
+    """--input: the array given is the one the firmware runs on (make, host)."""
+    summary = compile_model(DS_CNN, prefix="ds_cnn").summary()
+    (inputs,) = aot.embedded_inputs([summary], {}, seed=5)
+    np.save(tmp_path / "x.npy", inputs[0])
+    project = tmp_path / "p"
+    result = generate_project("host", DS_CNN, "make", project, input=tmp_path / "x.npy")
+    assert "model/ds_cnn.input.npy" in result.generated
+    build_project(project)
+    run_and_check("host", project / "build" / "firmware", seed=5)
+    assert len(reference(DS_CNN, 5)) == 1
