@@ -137,13 +137,13 @@ def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
 
 
 def connect(board, firmware, runner: str | None = None, port: str | None = None,
-            timeout: float = 5.0, flash: bool = True, on_log=None):
+            timeout: float = 5.0, flash: bool = True, on_log=None, description=None):
     """Boot or flash an RPC firmware (``build_firmware(..., executor="rpc")``) and return a
     connected Device: ``dev.run(model, x)``, ``dev.profile(model, x)``, ``dev.close()``."""
     from microbuild.device.device import connect as _connect
 
     return _connect(board, firmware, runner=runner, port=port, timeout=timeout, flash=flash,
-                    on_log=on_log)
+                    on_log=on_log, description=description)
 
 
 def flash_firmware(board, firmware, runner: str | None = None, port: str | None = None,

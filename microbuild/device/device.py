@@ -230,16 +230,26 @@ def _description_for(firmware) -> tuple[dict[str, Any], Path]:
 def connect(board: str | Path | Board, firmware, runner: str | None = None,
             port: str | None = None, timeout: float = 5.0, retries: int = 4,
             flash: bool = True, on_log: Callable[[str], None] | None = None,
-            transport: Transport | None = None, boot_timeout: float = 20.0) -> Device:
+            transport: Transport | None = None, boot_timeout: float = 20.0,
+            description: str | Path | dict[str, Any] | None = None) -> Device:
     """Start ``firmware`` (a FirmwareBuild from ``build_firmware(..., executor="rpc")`` or the
     path of its ELF) on ``board`` and return a connected Device. Emulated boards and the host boot
     it here; a real board is flashed with ``runner`` (default: the board's first) unless
-    ``flash=False``, then reached on ``port`` (default: found from the board's USB ids)."""
+    ``flash=False``, then reached on ``port`` (default: found from the board's USB ids).
+    ``description``: the firmware's .rpc.json when it is not next to the ELF (a generated
+    Make project keeps it in generated/)."""
     from microbuild.build.firmware import resolve_board
     from microbuild.device.runners import runner_for
 
     board = resolve_board(board)
-    description, elf = _description_for(firmware)
+    if description is None:
+        description, elf = _description_for(firmware)
+    else:
+        import json
+
+        elf = Path(getattr(firmware, "elf", firmware))
+        if not isinstance(description, dict):
+            description = json.loads(Path(description).read_text())
     if description["board"] != board.name:
         raise MicrobuildError(f"{elf} was built for board '{description['board']}', not "
                               f"'{board.name}'")

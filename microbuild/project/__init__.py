@@ -129,6 +129,9 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     if fmt not in FORMATS:
         raise ProjectError(f"unknown project format '{fmt}'; choose one of: {', '.join(FORMATS)}")
     spec_executor = get_executor(executor)
+    if fmt not in spec_executor.formats:
+        raise ProjectError(f"--executor {executor} is not available for {fmt} projects yet (only "
+                           f"{', '.join(spec_executor.formats)}); generate with --executor aot")
     b = _resolve_board(board)
     if toolchain is not None:
         select_toolchain(b, toolchain)  # a family the board does not list is an error now

@@ -18,6 +18,7 @@ from microbuild.boards import Board
 from microbuild.errors import MicrobuildError
 
 # Construction variables an SCons environment carries for the table action.
+_BOARD_NAME = "MICROBUILD_PROJECT_BOARD_NAME"
 _EXECUTOR, _INPUTS, _SEED = "MICROBUILD_PROJECT_EXECUTOR", "MICROBUILD_PROJECT_INPUTS", \
     "MICROBUILD_PROJECT_SEED"
 
@@ -98,30 +99,39 @@ def _table_action(target, source, env):
     except MicrobuildError as err:
         report_error(err, target[0])
         return 1
-    Path(str(target[0])).write_text(executor.table(summaries, inputs))
-    if len(target) > 1:
+    board = env[_BOARD_NAME]
+    Path(str(target[0])).write_text(executor.table(board, summaries, inputs))
+    if len(target) > 1 and executor.embeds_inputs:
         np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
+    elif len(target) > 1 and executor.describe is not None:
+        Path(str(target[1])).write_text(
+            json.dumps(executor.describe(board, summaries), indent=1) + "\n")
     return 0
 
 
 def executor_table(env, folder: str, summaries: list, executor: str, inputs: dict[str, str],
-                   seed: int, saved_inputs: str | None = None) -> list:
+                   seed: int, firmware: str, board: str) -> list:
     """An SCons Command that writes the executor's table (e.g. mb_aot_models.c) into ``folder``
     from the models' summaries (MicroModel's .json), embedding ``inputs`` (prefix -> .npy/.npz)
-    or seeded random inputs; with ``saved_inputs`` also an .npz of what was embedded."""
+    or seeded random inputs, and next to ``firmware`` (its path without suffix) the .input.npz
+    of what was embedded (AOT) or the .rpc.json a host drives it with (RPC)."""
     import SCons.Action
 
     from microbuild.project.common import get_executor
 
     spec = get_executor(executor)
     targets = [env.File(f"{folder}/{spec.table_file}")]
-    if saved_inputs and spec.embeds_inputs:
-        targets.append(env.File(saved_inputs))
+    if spec.embeds_inputs:
+        targets.append(env.File(f"{firmware}.input.npz"))
+    elif spec.describe is not None:
+        targets.append(env.File(f"{firmware}.rpc.json"))
     input_nodes = [env.File(p) for p in inputs.values()]
-    value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed}))
+    value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed,
+                                  "board": board}))
     return env.Command(targets, list(summaries) + input_nodes + [value],
                        SCons.Action.Action(_table_action, "$MICROAOTCOMSTR"),
-                       **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed})
+                       **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed,
+                          _BOARD_NAME: board})
 
 
 # ---- an SCons project -----------------------------------------------------------------------------
@@ -194,7 +204,7 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         objects += [obj(c, f"model/{prefix}/{prefix}.c"),
                     obj(weights, f"model/{prefix}/{prefix}_weights.c")]
     table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
-                           saved_inputs=f"{target}.input.npz")
+                           firmware=str(Path(target).with_suffix("")), board=b.name)
     objects.append(obj(table[0], f"model/{spec.table_file}"))
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
@@ -416,7 +426,7 @@ def pio_models(env) -> None:
             fail(MicrobuildError("custom_microbuild_input goes with a single model"))
         inputs = {next(iter(models)): options["input"]}
     table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
-                           options["seed"], saved_inputs=f"{build}/inputs.npz")
+                           options["seed"], firmware=f"{build}/firmware", board=board.name)
     sources.append((table[0], f"model/{executor.table_file}"))
     runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
                        if rel.startswith("kernels/") or rel in executor.runtime_sources]

@@ -27,7 +27,7 @@ import numpy as np
 
 from microbuild import __version__
 from microbuild.boards import Board
-from microbuild.build import aot, board_files
+from microbuild.build import aot, board_files, rpc_table
 from microbuild.errors import MicrobuildError
 from microbuild.paths import runtime_dir
 
@@ -58,7 +58,9 @@ class Executor:
     firmware also links ``runtime_sources`` (relative to runtime/), and ``table(summaries,
     inputs)`` writes the generated C file ``table_file`` that tells main which models are linked
     (``inputs`` holds the arrays embedded per model and input when ``embeds_inputs``; else it is
-    None). ``zephyr_kconfig`` are prj.conf lines the Zephyr main needs beyond the common ones."""
+    None). ``describe(board name, summaries)``, when set, is the JSON a host needs to drive the
+    firmware (the RPC description, written as <firmware>.rpc.json). ``zephyr_kconfig`` are
+    prj.conf lines the Zephyr main needs beyond the common ones."""
 
     name: str
     description: str
@@ -66,9 +68,11 @@ class Executor:
     zephyr_main: str
     runtime_sources: tuple[str, ...]
     table_file: str
-    table: Callable[[Sequence[dict[str, Any]], Sequence[Sequence[np.ndarray]] | None], str]
+    table: Callable[[str, Sequence[dict[str, Any]], Sequence[Sequence[np.ndarray]] | None], str]
     embeds_inputs: bool
     zephyr_kconfig: tuple[tuple[str, str, str], ...] = ()
+    describe: Callable[[str, Sequence[dict[str, Any]]], dict[str, Any]] | None = None
+    formats: tuple[str, ...] = ("platformio", "zephyr", "scons", "make")
 
 
 EXECUTORS: dict[str, Executor] = {
@@ -80,20 +84,30 @@ EXECUTORS: dict[str, Executor] = {
         zephyr_main="main_aot.c",
         runtime_sources=(),
         table_file="mb_aot_models.c",
-        table=lambda models, inputs: aot.aot_models_c(models, inputs),
+        table=lambda board, models, inputs: aot.aot_models_c(models, inputs),
         embeds_inputs=True,
     ),
-    # "rpc": Executor(name="rpc", main="rpc/main.c", zephyr_main="main_rpc.c",
-    #                 runtime_sources=(...the protocol's .c files...), table_file="mb_rpc_models.c",
-    #                 table=lambda models, _: rpc.rpc_models_c(models), embeds_inputs=False,
-    #                 zephyr_kconfig=(("UART_INTERRUPT_DRIVEN", "y", "..."),)),
+    "rpc": Executor(
+        name="rpc",
+        description="host-driven: an RPC server on the console UART; `microbuild.connect` "
+                    "uploads inputs, runs the model or single operators, times them and reads "
+                    "the outputs (docs/rpc-protocol.md)",
+        main="rpc/main.c",
+        zephyr_main="main_rpc.c",
+        runtime_sources=tuple(s for s in rpc_table.runtime_sources() if s != "rpc/main.c"),
+        table_file="mb_rpc_models.c",
+        table=lambda board, models, inputs: rpc_table.rpc_models_c(
+            board, models, rpc_table.DEFAULT_POOL_BYTES),
+        embeds_inputs=False,
+        describe=lambda board, models: rpc_table.describe(board, models,
+                                                          rpc_table.DEFAULT_POOL_BYTES),
+        # The Zephyr console driver for the server (reading bytes) is not written yet.
+        formats=("platformio", "scons", "make"),
+    ),
 }
 
 # Executors that exist (or are being written) but that projects cannot use yet, and why.
-NOT_YET = {
-    "rpc": "the RPC executor (runtime/rpc/ and its generated mb_rpc_models.c) is not available "
-           "to project generators yet",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def get_executor(name: str) -> Executor:
@@ -457,3 +471,29 @@ def common_values(spec) -> dict[str, str]:
         "runtime_note": runtime_note,
         "version": __version__,
     }
+
+
+def rpc_run_section(spec, elf: str, description: str) -> str:
+    """The README's "Run" section for an RPC firmware: it waits for a host, so running it means
+    connecting to it from Python."""
+    board = spec.board
+    prefix = next(iter(spec.models))
+    model = spec.compiled[prefix]
+    shape = ", ".join(f"{s.dtype} {list(s.shape)}" for s in model.inputs)
+    starts = ("connect() starts it as a process" if board.is_host else
+              "connect() boots it in QEMU" if board.is_emulated else
+              "connect() flashes it with the board's first flash runner and opens its serial port "
+              "(found from the board's USB ids, or pass port=)")
+    return (
+        "The firmware is an RPC server (docs/rpc-protocol.md in microbuild): it waits for a host "
+        f"to drive it over its console. {starts}; from this folder, in the Python environment "
+        "microbuild is installed in:\n\n"
+        "```python\n"
+        "import numpy as np, microbuild\n"
+        f"with microbuild.connect(\"{BOARD_DIR}/{board.name}.yaml\", \"{elf}\",\n"
+        f"                        description=\"{description}\") as dev:\n"
+        f"    x = np.zeros(dev.specs(\"{prefix}\")[0].shape, np.int8)   # input: {shape}\n"
+        f"    print(dev.run(\"{prefix}\", x))                  # the outputs\n"
+        f"    for op in dev.profile(\"{prefix}\", x).ops:      # timer ticks per operator\n"
+        "        print(op.index, op.opcode, op.ticks)\n"
+        "```\n")

@@ -5,6 +5,8 @@ uses for the board (build/toolchains.py), written out."""
 
 from __future__ import annotations
 
+import json
+
 import re
 import shlex
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 from microbuild.build import aot, board_files, linker_script
 from microbuild.build.toolchains import toolchain_setup
 from microbuild.project.common import (
+    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     GENERATED_DIR,
@@ -55,7 +58,12 @@ def generated_sources(spec, files: ProjectFiles) -> list[str]:
         given = {next(iter(spec.models)): str(spec.input_source)} if spec.input_source else {}
         inputs = aot.embedded_inputs(summaries, given, spec.seed)
     files.add(f"{GENERATED_DIR}/{spec.executor.table_file}",
-              spec.executor.table(summaries, inputs))
+              spec.executor.table(spec.board.name, summaries, inputs))
+    if spec.executor.describe is not None:
+        # What a host needs to drive the firmware: microbuild.connect(board, "build/firmware.elf",
+        # description="generated/firmware.rpc.json").
+        files.add(f"{GENERATED_DIR}/firmware.rpc.json", json.dumps(
+            spec.executor.describe(spec.board.name, summaries), indent=1) + "\n")
     sources.append(f"{GENERATED_DIR}/{spec.executor.table_file}")
     files.add(f"{GENERATED_DIR}/mb_board_config.h", board_files.board_config_h(spec.board))
     return sources
@@ -146,7 +154,9 @@ def generate(spec, files: ProjectFiles):
         install=f"sudo apt-get install make {packages}" + (f" {extra}" if extra else ""),
         compiler=cc,
         firmware=firmware.replace("$(BUILD)", "build"),
-        run_section=_run_section(board, run, tools),
+        run_section=(rpc_run_section(spec, "build/firmware" + ("" if board.is_host else ".elf"),
+                                     "generated/firmware.rpc.json")
+                     if spec.executor.name == "rpc" else _run_section(board, run, tools)),
     )
     return Instructions(build=build, run=run_lines, readme=template("make", "README.md", **values))
 

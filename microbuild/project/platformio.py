@@ -19,6 +19,7 @@ from pathlib import Path
 
 from microbuild.errors import BoardError
 from microbuild.project.common import (
+    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     ProjectFiles,
@@ -161,7 +162,11 @@ def generate(spec, files: ProjectFiles):
         default_env=default,
         install=f"sudo apt-get install {packages}" + (f" {extra}" if extra else ""),
         official_section=_official_section(board, official_env, local),
-        run_section=_run_section(board, local, official_env, run, tools),
+        run_section=(rpc_run_section(
+            spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
+            f".pio/build/{local}/microbuild/firmware.rpc.json")
+            if spec.executor.name == "rpc"
+            else _run_section(board, local, official_env, run, tools)),
         firmware=f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
         user_ini=USER_INI,
     )

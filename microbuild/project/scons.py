@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 
 from microbuild.project.common import (
+    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     ProjectFiles,
@@ -58,7 +59,9 @@ def generate(spec, files: ProjectFiles):
         install=(f"sudo apt-get install {toolchain_packages(board, spec.toolchain)}"
                  + (f" {extra}" if extra else "")),
         firmware=f"build/{firmware}",
-        run_section=_run_section(board, run, tools, firmware))
+        run_section=(rpc_run_section(spec, f"build/{firmware}",
+                                     f"build/{firmware.removesuffix('.elf')}.rpc.json")
+                     if spec.executor.name == "rpc" else _run_section(board, run, tools, firmware)))
     return Instructions(build=["scons -j4"], run=["scons run"] if run else
                         [tools[0][1]] if tools else [],
                         readme=template("scons", "README.md", **values))

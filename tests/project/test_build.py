@@ -63,7 +63,7 @@ def test_project_builds_with_its_own_tool_and_prints_tflm_outputs(fmt, board, tm
     if fmt == "platformio":
         pio(project, "run", "-e", board)
         out = project / ".pio" / "build" / board
-        saved = out / "microbuild" / "inputs.npz"
+        saved = out / "microbuild" / "firmware.input.npz"
     elif fmt == "scons":
         subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
                        capture_output=True, timeout=300)
@@ -226,3 +226,33 @@ def test_generated_input_is_embedded(tmp_path):
     build_project(project)
     run_and_check("host", project / "build" / "firmware", seed=5)
     assert len(reference(DS_CNN, 5)) == 1
+
+
+@pytest.mark.parametrize("fmt,board", [("platformio", "host"), ("scons", "mps2-an500"),
+                                       ("make", "host"), ("make", "mps2-an500")])
+def test_rpc_project_builds_and_is_driven_from_the_host(fmt, board, tmp_path, pio):
+    from microbuild import api
+    from microbuild.tensor_files import random_inputs
+
+    project = tmp_path / "project"
+    generate_project(board, DS_CNN, fmt, project, executor="rpc")
+    description = None
+    if fmt == "platformio":
+        pio(project, "run", "-e", board)
+        elf = _firmware(board, project / ".pio" / "build" / board)
+        description = project / ".pio" / "build" / board / "microbuild" / "firmware.rpc.json"
+    elif fmt == "scons":
+        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
+                       capture_output=True, timeout=300)
+        elf = _firmware(board, project / "build")
+    else:
+        subprocess.run(["make", "-j2"], cwd=project, check=True, capture_output=True,
+                       timeout=300)
+        elf = _firmware(board, project / "build")
+        description = project / "generated" / "firmware.rpc.json"
+    with api.connect(board, elf, description=description) as dev:
+        x = random_inputs(dev.specs("ds_cnn"), 11)
+        y = dev.run("ds_cnn", x)
+    from microbuild.reference import tflm_outputs
+
+    np.testing.assert_array_equal(y[0], tflm_outputs(DS_CNN, x)[0])

@@ -170,7 +170,8 @@ def test_cli_parser_and_output(tmp_path, capsys):
 @pytest.mark.parametrize("call,error,message", [
     (dict(fmt="cmake"), ProjectError, "unknown project format 'cmake'; choose one of: "
                                       "platformio, zephyr, scons, make"),
-    (dict(executor="rpc"), ProjectError, "--executor rpc: the RPC executor"),
+    (dict(executor="rpc", board="stm32f746", fmt="zephyr"), ProjectError,
+     "--executor rpc is not available for zephyr projects yet"),
     (dict(executor="tvm"), ProjectError, "unknown executor 'tvm'"),
     (dict(board="mps2-an500", fmt="zephyr"), BoardError,
      "board 'mps2-an500' has no Zephyr board name.*zephyr: \\{board: <name>\\}.*stm32f746"),
@@ -206,12 +207,20 @@ def test_a_board_naming_half_a_platformio_target_is_refused(tmp_path):
 
 
 def test_executors_are_one_table_entry_each():
-    aot = get_executor("aot")
-    assert list(EXECUTORS) == ["aot"]
+    aot, rpc = get_executor("aot"), get_executor("rpc")
+    assert list(EXECUTORS) == ["aot", "rpc"]
     assert aot.main == "aot/main.c" and aot.table_file == "mb_aot_models.c"
-    assert (runtime_dir() / aot.main).is_file()
-    with pytest.raises(ProjectError, match="not available to project generators yet"):
-        get_executor("rpc")
+    assert rpc.main == "rpc/main.c" and rpc.table_file == "mb_rpc_models.c"
+    assert "rpc/server.c" in rpc.runtime_sources and not rpc.embeds_inputs
+    for executor in (aot, rpc):
+        assert (runtime_dir() / executor.main).is_file()
+    with pytest.raises(ProjectError, match="unknown executor 'tvm'"):
+        get_executor("tvm")
+
+
+def test_rpc_zephyr_projects_are_refused_clearly(tmp_path):
+    with pytest.raises(ProjectError, match="--executor rpc is not available for zephyr"):
+        generate_project("stm32f746", DS_CNN, "zephyr", tmp_path / "z", executor="rpc")
 
 
 def test_the_shipped_platformio_platform():
