@@ -112,16 +112,20 @@ def _render_fit(build) -> None:
                         if k in totals))
 
 
+def _render_outputs(name: str, arrays) -> None:
+    table = Table(title=f"model {name}", title_justify="left")
+    for column in ("output", "dtype", "shape", "values"):
+        table.add_column(column)
+    for k, array in enumerate(arrays):
+        flat = array.reshape(-1)
+        shown = " ".join(str(v) for v in flat[:32]) + (" ..." if flat.size > 32 else "")
+        table.add_row(str(k), str(array.dtype), str(list(array.shape)), shown)
+    out.print(table)
+
+
 def _render_result(result) -> None:
     for name, arrays in result.outputs.items():
-        table = Table(title=f"model {name}", title_justify="left")
-        for column in ("output", "dtype", "shape", "values"):
-            table.add_column(column)
-        for k, array in enumerate(arrays):
-            flat = array.reshape(-1)
-            shown = " ".join(str(v) for v in flat[:32]) + (" ..." if flat.size > 32 else "")
-            table.add_row(str(k), str(array.dtype), str(list(array.shape)), shown)
-        out.print(table)
+        _render_outputs(name, arrays)
         ticks = result.ticks.get(name)
         if ticks is not None:
             out.print(f"{name}: {ticks:,} timer ticks per inference at {result.timer_hz:,} Hz = "
@@ -210,17 +214,6 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 # --- run / flash -------------------------------------------------------------------------------
-
-def _render_outputs(name: str, arrays) -> None:
-    table = Table(title=f"model {name}", title_justify="left")
-    for column in ("output", "dtype", "shape", "values"):
-        table.add_column(column)
-    for k, array in enumerate(arrays):
-        flat = array.reshape(-1)
-        shown = " ".join(str(v) for v in flat[:32]) + (" ..." if flat.size > 32 else "")
-        table.add_row(str(k), str(array.dtype), str(list(array.shape)), shown)
-    out.print(table)
-
 
 def _render_profile(profile) -> None:
     # The title on a line of its own: a table title is cut to the table's width.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
@@ -76,7 +76,6 @@ class _Model:
     index: int
     summary: dict[str, Any]
     workspace_offset: int
-    function: FunctionInfo
     ops: list[FunctionInfo]
 
 
@@ -95,7 +94,6 @@ class Device:
             except KeyError:
                 raise ProtocolError(f"the device has no model '{m['prefix']}'") from None
             self._models[m["prefix"]] = _Model(mi.index, m, mi.workspace_offset,
-                                               self.info.model_function(mi.index),
                                                self.info.functions_of(mi.index))
 
     # ---- models -------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from pathlib import Path
 from microbuild.build import aot, board_files, linker_script
 from microbuild.build.toolchains import toolchain_setup
 from microbuild.project.common import (
-    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     GENERATED_DIR,
@@ -28,6 +27,7 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    rpc_run_section,
     run_command,
     runtime_files,
     template,

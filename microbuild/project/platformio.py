@@ -19,7 +19,6 @@ from pathlib import Path
 
 from microbuild.errors import BoardError
 from microbuild.project.common import (
-    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     ProjectFiles,
@@ -31,6 +30,7 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    rpc_run_section,
     run_command,
     runtime_files,
     template,

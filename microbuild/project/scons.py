@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 
 from microbuild.project.common import (
-    rpc_run_section,
     APP_MAIN,
     BOARD_DIR,
     ProjectFiles,
@@ -19,6 +18,7 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    rpc_run_section,
     run_command,
     runtime_files,
     template,

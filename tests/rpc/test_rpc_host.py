@@ -23,7 +23,9 @@ from microbuild.tensor_files import TensorFileError, random_inputs
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import run_tflm  # noqa: E402
 
-from conftest import MODELS  # noqa: E402
+# The same list the host_rpc fixture builds (tests/rpc/conftest.py); not imported from there,
+# since `conftest` is an ambiguous module name in a suite with several.
+MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.tflite"))
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda p: p.stem)

@@ -20,7 +20,7 @@ from typing import Callable
 from microbuild.device.errors import (DeviceGarbageError, DeviceResetError, DeviceTimeoutError,
                                       ProtocolError, RpcError)
 from microbuild.device.rpc.framing import NOP_SEQUENCE, FrameDecoder, encode_packet
-from microbuild.device.rpc.protocol import (PROTOCOL_VERSION, WRITE_OVERHEAD, DeviceInfo,
+from microbuild.device.rpc.protocol import (PROTOCOL_VERSION, DeviceInfo,
                                             Opcode, SessionType, Status, TimedEntry, parse_info,
                                             parse_reply, parse_session, parse_timed_call,
                                             request_body, session_payload, timed_call_arguments,
@@ -326,4 +326,4 @@ class RpcClient:
         raise DeviceTimeoutError(f"no reply to RAW_RECEIVE of {nbytes} bytes")
 
 
-__all__ = ["LinkStats", "RpcClient", "WRITE_OVERHEAD"]
+__all__ = ["LinkStats", "RpcClient"]
