@@ -39,7 +39,7 @@ def vectors() -> dict:
         session_payload(SessionType.START_INIT, 0x2A00, b"\x01"),
         session_payload(SessionType.TERMINATE, 0),
         session_payload(SessionType.LOG, 0, b"microbuild rpc: board host"),
-        session_payload(SessionType.NORMAL, sid, request_body(Opcode.INFO, 1)),
+        session_payload(SessionType.NORMAL, sid, request_body(Opcode.INFO, 1, b"\0\0")),
         session_payload(SessionType.NORMAL, sid, request_body(Opcode.READ, 0xFFFF,
                                                               struct.pack("<II", 64, 16))),
         write_payload(sid, 0x1FF, 0xFF, bytes(range(250, 256)) + bytes(range(6))),

@@ -465,8 +465,10 @@ static void send_boot_sequence(void)
 /* ---- RPC handlers: each gets the arguments after opcode and seq ---- */
 
 static uint16_t info_seq;
+static uint32_t info_first; /* the page of the function table this INFO lists: [first, end) */
+static uint32_t info_end;
 
-static void produce_info(void)
+static void produce_info_header(void)
 {
     out_session_header(TYPE_NORMAL, session_id);
     out_u8(OP_INFO | OP_REPLY);
@@ -485,39 +487,68 @@ static void produce_info(void)
         out_le(mb_rpc_models[m].workspace_offset, 4);
         out_le(mb_rpc_models[m].workspace_bytes, 4);
     }
-    /* The order of find_function(), cut where function_count() cuts. */
-    const uint32_t functions = function_count();
-    out_le(functions, 2);
-    uint32_t listed = 0;
-    for (uint32_t m = 0; m < models && listed < functions; m++) {
-        const mb_rpc_model *model = &mb_rpc_models[m];
-        out_u8(0);
-        out_u8((uint8_t)m);
-        out_le(0, 2);
-        out_u8((uint8_t)(model->input_count > 255u ? 255u : model->input_count));
-        out_u8((uint8_t)(model->output_count > 255u ? 255u : model->output_count));
-        out_str8(model->name);
-        listed++;
-        for (uint32_t i = 0; i < model->op_count && listed < functions; i++, listed++) {
-            const mb_rpc_op *op = &model->ops[i];
-            out_u8(1);
-            out_u8((uint8_t)m);
-            out_le(op->op_index, 2);
-            out_u8(op->inputs);
-            out_u8(op->outputs);
-            out_str8(op->name);
+    out_le(function_count(), 2);
+    out_le(info_first, 2);
+}
+
+static const char *function_name(const function_ref *ref)
+{
+    return ref->op == NULL ? ref->model->name : ref->op->name;
+}
+
+static void produce_info(void)
+{
+    produce_info_header();
+    for (uint32_t index = info_first; index < info_end; index++) {
+        function_ref ref = {NULL, NULL, 0};
+        (void)find_function(index, &ref);
+        out_u8(ref.op == NULL ? 0u : 1u);
+        out_u8((uint8_t)ref.model_index);
+        if (ref.op == NULL) {
+            out_le(0, 2);
+            out_u8((uint8_t)(ref.model->input_count > 255u ? 255u : ref.model->input_count));
+            out_u8((uint8_t)(ref.model->output_count > 255u ? 255u : ref.model->output_count));
+        } else {
+            out_le(ref.op->op_index, 2);
+            out_u8(ref.op->inputs);
+            out_u8(ref.op->outputs);
         }
+        out_str8(function_name(&ref));
     }
 }
 
-static void handle_info(uint16_t seq, uint32_t argn)
+/* INFO lists the function table a page at a time, each reply within the max packet: the chance
+ * that a noisy link damages a packet grows with its length, so no reply may be long. */
+static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
 {
-    if (!expect_arguments(OP_INFO, seq, argn, 0)) {
+    if (!expect_arguments(OP_INFO, seq, argn, 2)) {
         return;
     }
     cache_valid = 0;
     info_seq = seq;
-    /* Streamed: a firmware with many operators has an INFO larger than the receive buffer. */
+    const uint32_t functions = function_count();
+    info_first = get_u16(args);
+    if (info_first > functions) {
+        info_first = functions;
+    }
+    counting = 1;
+    counted = 0;
+    produce_info_header();
+    counting = 0;
+    uint32_t bytes = counted;
+    info_end = info_first;
+    while (info_end < functions) {
+        function_ref ref = {NULL, NULL, 0};
+        (void)find_function(info_end, &ref);
+        const uint32_t entry = 7u + str8_length(function_name(&ref));
+        /* Always at least one entry, so a host paging through the table moves on. */
+        if (info_end > info_first && bytes + entry > MAX_PACKET) {
+            break;
+        }
+        bytes += entry;
+        info_end++;
+    }
+    /* Streamed: the header alone can outgrow the receive buffer when models are many. */
     send_streamed(produce_info);
 }
 
@@ -763,7 +794,7 @@ static void handle_rpc(const uint8_t *body, uint32_t length)
     }
     switch (opcode) {
     case OP_INFO:
-        handle_info(seq, argn);
+        handle_info(seq, args, argn);
         break;
     case OP_ALLOC:
         handle_alloc(seq, args, argn);

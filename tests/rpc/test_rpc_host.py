@@ -153,7 +153,7 @@ def test_stale_session_traffic_is_dropped(device):
     c = device.client
     stale = (c.session_id + 1) & 0xFFFF or 1
     c.transport.write(encode_packet(session_payload(SessionType.NORMAL, stale, request_body(
-        Opcode.INFO, c._next_seq()))))
+        Opcode.INFO, c._next_seq(), b"\0\0"))))
     assert c._next_packet(__import__("time").monotonic() + 0.3) is None
     assert device.client.alloc(16) >= 0  # the live session still works
 

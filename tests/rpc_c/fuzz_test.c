@@ -372,6 +372,7 @@ static void fuzz_server(unsigned long target)
             opcode = 1; /* INFO */
             *p++ = opcode;
             p = wr(p, seq, 2);
+            p = wr(p, below(8), 2);
         } else if (pick < 86) {
             opcode = 9; /* RESET */
             *p++ = opcode;
@@ -432,7 +433,7 @@ static void fuzz_server(unsigned long target)
     view.session = 0;
     open_session();
     CHECK(view.session != 0);
-    uint8_t info[6] = {5, (uint8_t)view.session, (uint8_t)(view.session >> 8), 1, 0x34, 0x12};
+    uint8_t info[8] = {5, (uint8_t)view.session, (uint8_t)(view.session >> 8), 1, 0x34, 0x12, 0, 0};
     const unsigned long ok_before = view.replies[0];
     send_payload(info, sizeof info, 1);
     CHECK(view.replies[0] == ok_before + 1);

@@ -238,7 +238,7 @@ static void test_boot_and_session(void)
     expect_boot();
 
     /* No session yet: a NORMAL request learns the device reset. */
-    send_request_as(0x1234, INFO, 1, NULL, 0);
+    send_request_as(0x1234, INFO, 1, (const uint8_t *)"\0\0", 2);
     expect_terminate();
     expect_silence();
 
@@ -252,54 +252,78 @@ static void test_boot_and_session(void)
     open_session(0x42);
 }
 
+/* One page of INFO's function table, starting at function `first`; returns the reply length. */
+static uint32_t info_page(uint16_t first, uint8_t *info, uint32_t capacity)
+{
+    uint8_t args[2];
+    wr(args, first, 2);
+    return call_ok(INFO, args, 2, info, capacity);
+}
+
 static void test_info(void)
 {
-    static uint8_t info[BIG];
-    const uint32_t n = call_ok(INFO, NULL, 0, info, sizeof info);
-    const uint8_t *p = info;
-    CHECK(*p++ == 1);
-    CHECK(rd32(p) == MAX);
-    p += 4;
-    CHECK(rd32(p) == FAKE_ARENA_BYTES);
-    p += 4;
-    CHECK(rd64(p) == 1000000u);
-    p += 8;
-    for (unsigned i = 0; i < 8; i++) {
-        CHECK(*p++ == i + 1);
-    }
-    CHECK(*p == 10 && memcmp(p + 1, "test-board", 10) == 0);
-    p += 11;
-    CHECK(*p++ == 2);
-    CHECK(*p == 2 && memcmp(p + 1, "m0", 2) == 0);
-    p += 3;
-    CHECK(rd32(p) == 0 && rd32(p + 4) == 64);
-    p += 8;
-    CHECK(*p == 2 && memcmp(p + 1, "m1", 2) == 0);
-    p += 3;
-    CHECK(rd32(p) == 64 && rd32(p + 4) == 32);
-    p += 8;
-    CHECK(rd16(p) == 5);
-    p += 2;
     static const struct {
         uint8_t kind, model;
         uint16_t op;
         const char *name;
     } functions[] = {{0, 0, 0, "m0"}, {1, 0, 0, "m0.0.ADD"}, {1, 0, 1, "m0.1.ADD"}, {0, 1, 0, "m1"}, {1, 1, 0, "m1.0.INC"}};
-    for (unsigned f = 0; f < 5; f++) {
-        CHECK(p[0] == functions[f].kind && p[1] == functions[f].model && rd16(p + 2) == functions[f].op);
-        CHECK(p[4] == 1 && p[5] == 1);
-        const size_t name = strlen(functions[f].name);
-        CHECK(p[6] == name && memcmp(p + 7, functions[f].name, name) == 0);
-        p += 7 + name;
+    static uint8_t info[BIG];
+    unsigned f = 0, pages = 0;
+    while (f < 5) {
+        const uint32_t n = info_page((uint16_t)f, info, sizeof info);
+        pages++;
+        const uint8_t *p = info;
+        CHECK(*p++ == 1);
+        CHECK(rd32(p) == MAX);
+        p += 4;
+        CHECK(rd32(p) == FAKE_ARENA_BYTES);
+        p += 4;
+        CHECK(rd64(p) == 1000000u);
+        p += 8;
+        for (unsigned i = 0; i < 8; i++) {
+            CHECK(*p++ == i + 1);
+        }
+        CHECK(*p == 10 && memcmp(p + 1, "test-board", 10) == 0);
+        p += 11;
+        CHECK(*p++ == 2);
+        CHECK(*p == 2 && memcmp(p + 1, "m0", 2) == 0);
+        p += 3;
+        CHECK(rd32(p) == 0 && rd32(p + 4) == 64);
+        p += 8;
+        CHECK(*p == 2 && memcmp(p + 1, "m1", 2) == 0);
+        p += 3;
+        CHECK(rd32(p) == 64 && rd32(p + 4) == 32);
+        p += 8;
+        CHECK(rd16(p) == 5);
+        CHECK(rd16(p + 2) == f);
+        p += 4;
+        const unsigned page_first = f;
+        while ((uint32_t)(p - info) < n) {
+            CHECK(f < 5);
+            CHECK(p[0] == functions[f].kind && p[1] == functions[f].model && rd16(p + 2) == functions[f].op);
+            CHECK(p[4] == 1 && p[5] == 1);
+            const size_t name = strlen(functions[f].name);
+            CHECK(p[6] == name && memcmp(p + 7, functions[f].name, name) == 0);
+            p += 7 + name;
+            f++;
+        }
+        CHECK((uint32_t)(p - info) == n);
+        CHECK(f > page_first); /* every page lists at least one function */
+        /* A page stays within the max packet unless a single function does not fit. */
+        CHECK(7 + n <= MAX || f == page_first + 1);
     }
-    CHECK((uint32_t)(p - info) == n);
     if (MAX < 200) {
-        CHECK(7 + n > MAX); /* the small build really streamed past its buffer */
+        CHECK(pages == 5); /* the small build really paged: its header alone nearly fills a packet */
+    } else {
+        CHECK(pages == 1);
     }
+    /* Past the end: the header and an empty page. */
+    const uint32_t past = info_page(9, info, sizeof info);
+    CHECK(rd16(info + past - 2) == 5);
 
     const uint8_t extra[] = {0};
     const uint16_t seq = send_request(INFO, extra, 1);
-    expect_error(INFO, seq, BAD_MESSAGE, "INFO takes 0 bytes of arguments, got 1");
+    expect_error(INFO, seq, BAD_MESSAGE, "INFO takes 2 bytes of arguments, got 1");
 }
 
 static void test_alloc_free(void)
@@ -661,7 +685,7 @@ static void test_stale_and_noise(void)
                              0xFF, 0xFD, 0x40, 0x00, 0x00, 0x00, 0x05};
     feed(noise, sizeof noise); /* the last packet is cut off by the next start */
     uint8_t info[BIG];
-    call_ok(INFO, NULL, 0, info, sizeof info);
+    info_page(0, info, sizeof info);
 
     /* A packet longer than the buffer that is not a WRITE is dropped. */
     static uint8_t payload[BIG];
@@ -675,7 +699,8 @@ static void test_stale_and_noise(void)
     payload[3] = WRITE; /* a long WRITE whose header CRC is wrong (zeros): dropped, nothing stored */
     send_raw_payload(payload, MAX + 100, 0);
     expect_silence();
-    seq = send_request(INFO, NULL, 0);
+    const uint8_t first[] = {0, 0};
+    seq = send_request(INFO, first, 2);
     uint32_t n;
     expect_reply(INFO, seq, OK, &n);
     expect_silence();
@@ -700,7 +725,7 @@ static void test_raw_receive(void)
     wr(args, 0, 4);
     call_ok(RAW_RECEIVE, args, 4, NULL, 0);
     uint8_t info[BIG];
-    call_ok(INFO, NULL, 0, info, sizeof info);
+    info_page(0, info, sizeof info);
 }
 
 static void test_new_session_and_reset(void)

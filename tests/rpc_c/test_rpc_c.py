@@ -371,7 +371,7 @@ def test_host_firmware_serves_stdin_and_exits_at_eof(tmp_path):
     assert reply[0] == 2 and reply[2] == 0x77 and reply[1] != 0 and reply[3] == 1
     session = reply[1:3]
 
-    device.send(frame(b"\x05" + session + b"\x01\x01\x00"))  # INFO, seq 1
+    device.send(frame(b"\x05" + session + b"\x01\x01\x00\x00\x00"))  # INFO from 0, seq 1
     (info,) = device.packets(1)
     assert info[:7] == b"\x05" + session + b"\x81\x01\x00\x00"
     version, max_packet, arena, hz = struct.unpack_from("<BIIQ", info, 7)

@@ -222,12 +222,25 @@ class RpcClient:
                             time.monotonic() - start)
 
     def _info(self) -> DeviceInfo:
-        result = self.request(Opcode.INFO, reply_bytes=4096)
-        try:
-            return parse_info(result)
-        except struct.error as err:
-            raise ProtocolError(f"cannot decode the device's INFO reply ({err}): "
-                                f"{result[:64].hex()}...") from None
+        """INFO, a page at a time: the device keeps each reply within its max packet, so a
+        firmware with many operators never sends one long, fragile reply."""
+        info, total = None, 1
+        while info is None or len(info.functions) < total:
+            first = 0 if info is None else len(info.functions)
+            result = self.request(Opcode.INFO, struct.pack("<H", first), reply_bytes=512)
+            try:
+                page, total = parse_info(result)
+            except struct.error as err:
+                raise ProtocolError(f"cannot decode the device's INFO reply ({err}): "
+                                    f"{result[:64].hex()}...") from None
+            if info is not None and not page.functions and len(info.functions) < total:
+                raise ProtocolError(f"the device's INFO page from function {first} lists none "
+                                    f"of the remaining {total - first}")
+            if info is None:
+                info = page
+            else:
+                info.functions.extend(page.functions)
+        return info
 
     def alloc(self, nbytes: int, align: int = 16) -> int:
         return struct.unpack("<I", self.request(Opcode.ALLOC, struct.pack("<II", nbytes, align)))[0]

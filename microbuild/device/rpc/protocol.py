@@ -164,6 +164,9 @@ class _Reader:
         self.pos += n
         return text.decode("utf-8", errors="replace")
 
+    def done(self) -> bool:
+        return self.pos >= len(self.data)
+
     def raw(self, n: int) -> bytes:
         out = self.data[self.pos:self.pos + n]
         if len(out) != n:
@@ -172,8 +175,9 @@ class _Reader:
         return out
 
 
-def parse_info(result: bytes) -> DeviceInfo:
-    """Decode an INFO result; raises struct.error if it is truncated."""
+def parse_info(result: bytes) -> tuple[DeviceInfo, int]:
+    """Decode one page of INFO: the device, with the functions this page lists appended to
+    ``functions``, and the size of the whole function table. Raises struct.error if truncated."""
     r = _Reader(result)
     version, max_packet, arena_bytes, timer_hz = r.take("BIIQ")
     info = DeviceInfo(version=version, max_packet=max_packet, arena_bytes=arena_bytes,
@@ -182,10 +186,13 @@ def parse_info(result: bytes) -> DeviceInfo:
         name = r.str8()
         offset, size = r.take("II")
         info.models.append(ModelInfo(m, name, offset, size))
-    for f in range(r.take("H")):
+    total, first = r.take("HH")
+    f = first
+    while not r.done():
         kind, model, op_index, inputs, outputs = r.take("BBHBB")
         info.functions.append(FunctionInfo(f, kind, model, op_index, inputs, outputs, r.str8()))
-    return info
+        f += 1
+    return info, total
 
 
 @dataclass
