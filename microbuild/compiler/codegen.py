@@ -25,8 +25,8 @@ import numpy as np
 
 from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.ops import REGISTRY
-from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.planner import MemoryPlan, plan_memory
+from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
@@ -84,6 +84,7 @@ class CompiledModel:
     workspace_bytes: int
     weights_bytes: int
     ops: list[dict[str, Any]] = field(default_factory=list)
+    target: Target = field(default_factory=Target)  # the CPU the variants were chosen for
 
     @property
     def include_dirs(self) -> list[Path]:
@@ -100,6 +101,7 @@ class CompiledModel:
             "outputs": [s.to_dict() for s in self.outputs],
             "ops": self.ops,
             "kernel_sources": self.kernel_sources,
+            "target": self.target.to_dict(),
             "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary()},
         }
 
@@ -133,8 +135,13 @@ class CompiledModel:
         return plan_svg(self.plan, self.graph)
 
 
-def compile_model(model: str | Path | bytes | Graph, prefix: str = "model") -> CompiledModel:
-    """Compile a .tflite model (path, bytes or an already read Graph) to C sources."""
+def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
+                  selection: Selection | None = None) -> CompiledModel:
+    """Compile a .tflite model (path, bytes or an already read Graph) to C sources.
+
+    ``selection`` chooses each op's kernel variant: the board's CPU, a tuning log, forced
+    choices (microbuild.compiler.variants). Without one: the heuristic defaults for a generic
+    CPU (portable C variants only)."""
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
             or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
@@ -142,15 +149,18 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model") -> C
     graph = model if isinstance(model, Graph) else read_model(model)
     check_graph(graph)
     graph = fuse_conv_add(graph)
-    lowerings = [REGISTRY[op.opcode] for op in graph.operators]
+    selection = selection if selection is not None else Selection()
+    lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
     plan = plan_memory(graph, lowerings)
-    return _Generator(graph, lowerings, plan, prefix).run()
+    compiled = _Generator(graph, lowerings, plan, prefix).run()
+    compiled.target = selection.target
+    return compiled
 
 
 class _Generator:
     """Builds the three files; also the :class:`EmitContext` lowerings see, one op at a time."""
 
-    def __init__(self, graph: Graph, lowerings: list[OpLowering], plan: MemoryPlan,
+    def __init__(self, graph: Graph, lowerings: list[BoundLowering], plan: MemoryPlan,
                  prefix: str) -> None:
         self.graph = graph
         self.lowerings = lowerings
@@ -163,6 +173,7 @@ class _Generator:
         self._symbols: set[str] = set()
         self._tensor_symbols: dict[int, str] = {}
         self._op: Operator | None = None
+        self.variant = None  # set by BoundLowering.emit for the op being emitted
 
     # ---- EmitContext -----------------------------------------------------------------------
     def ptr(self, tensor_index: int) -> str:
@@ -264,7 +275,9 @@ class _Generator:
                 if k not in kernels:
                     kernels.append(k)
             entry = {"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
-                     "outputs": list(op.outputs), "scratch_bytes": lowering.scratch_bytes(op, g)}
+                     "outputs": list(op.outputs), "scratch_bytes": lowering.scratch_bytes(op, g),
+                     "kernel": lowering.variant_name, "kernel_choice": lowering.why,
+                     "signature": op_signature(op, g)}
             if "fused_from" in op.options:  # the original operator indices, as in the model
                 entry["fused_from"] = list(op.options["fused_from"])
             ops.append(entry)

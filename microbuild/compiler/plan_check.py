@@ -12,6 +12,7 @@ of the run. It shares no code with the planner on purpose, so a planner bug cann
 from __future__ import annotations
 
 from html import escape
+from typing import Any, Sequence
 
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan
@@ -34,7 +35,8 @@ def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
     return {t: (min(ops), max(ops)) for t, ops in spans.items()}
 
 
-def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
+def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None = None
+                ) -> list[str]:
     """Every problem found in ``plan`` for ``graph``; an empty list means the plan is sound."""
     problems: list[str] = []
     lifetimes = _tensor_lifetimes(graph)
@@ -108,13 +110,15 @@ def verify_plan(graph: Graph, plan: MemoryPlan) -> list[str]:
         if loc is not None:
             regions.append((f"tensor {t}", loc.offset, loc.offset + graph.tensors[t].nbytes,
                             first, last, ("t", shared.find(t))))
-    for op in ops:
-        lowering = REGISTRY.get(op.opcode)
+    for position, op in enumerate(ops):
+        # The lowerings the plan was made with know each op's kernel variant (and its scratch);
+        # without them, the reference kernels' needs, plus whatever scratch the plan holds.
+        lowering = lowerings[position] if lowerings is not None else REGISTRY.get(op.opcode)
         need = lowering.scratch_bytes(op, graph) if lowering is not None else 0
-        if need <= 0:
-            continue
         offset = plan.scratch_offset(op.index)
         size = next((b.size for b in plan.buffers if b.scratch_op == op.index), 0)
+        if need <= 0 and size == 0:
+            continue
         if offset is None or size < need:
             problems.append(f"op {op.index} {op.opcode} needs {need} scratch bytes, the plan "
                             f"gives {size}")

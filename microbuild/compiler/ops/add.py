@@ -70,8 +70,9 @@ class Add(OpLowering):
         ctx.static(f"static const mb_add_s8_params {params} = {c_designated(p)};")
         plan = plan_broadcast(a.shape, b.shape, out.shape)
         ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        return (f"mb_add_s8(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+        return self.kernel_call(op, graph, ctx, "mb_add_s8", [
+            f"&{params}", f"&{shape}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),
+            ctx.ptr(op.outputs[0])])
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
         return input0_not_broadcast(op, graph)

@@ -18,7 +18,10 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
+
+_CTYPE_OF_DTYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "uint8": "uint8_t"}
 
 
 class EmitContext(Protocol):
@@ -49,6 +52,9 @@ class EmitContext(Protocol):
         when ``scratch_bytes`` returned more than 0)."""
         ...
 
+    # The kernel variant chosen for the op being emitted (None: the reference kernel).
+    variant: KernelVariant | None
+
 
 class OpLowering:
     """Compile-time half of one operator. Subclasses set ``opcode``, ``kernel`` and ``headers``."""
@@ -56,6 +62,8 @@ class OpLowering:
     opcode: ClassVar[str]  # TFLite builtin name, e.g. "CONV_2D"
     kernel_sources: ClassVar[tuple[str, ...]] = ()  # runtime/kernels/*.c files the op needs
     headers: ClassVar[tuple[str, ...]] = ()  # e.g. ("microbuild/kernels/conv2d.h",)
+    # Faster implementations beside the reference kernel (see microbuild/compiler/variants.py).
+    variants: ClassVar[tuple[KernelVariant, ...]] = ()
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         """Every reason this op instance cannot be compiled; empty when it can."""
@@ -83,6 +91,33 @@ class OpLowering:
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         """Temporary workspace bytes the kernel needs during this op only."""
         return 0
+
+    def kernel_op(self, op: Operator) -> Operator:
+        """The operator the kernel variants see (a fused op's main part; usually ``op``)."""
+        return op
+
+    def kernel_call(self, op: Operator, graph: Graph, ctx: EmitContext, function: str,
+                    args: list[str], weights: int | None = None) -> str:
+        """``function(args);`` for the reference kernel, or the call to the variant chosen for
+        this op (``ctx.variant``): its function with the same arguments plus the scratch
+        pointer, and ``args[weights]`` (the op's input 1) replaced by the weights pre-arranged
+        the variant's way."""
+        variant = getattr(ctx, "variant", None)
+        if variant is None:
+            return f"{function}({', '.join(args)});"
+        args = list(args)
+        if variant.arrange is not None:
+            if weights is None:
+                raise RuntimeError(f"{variant.name} arranges weights {op.opcode} does not pass")
+            tensor = graph.tensors[op.inputs[1]]
+            arranged = np.ascontiguousarray(variant.arrange(tensor.data, op, graph))
+            ctype = _CTYPE_OF_DTYPE[arranged.dtype.name]
+            symbol = ctx.const_array(ctx.symbol(f"weights_{variant.name}"), arranged, ctype)
+            native = _CTYPE_OF_DTYPE.get(tensor.dtype, "int8_t")
+            args[weights] = (symbol if ctype == native
+                             else f"(const {native} *)(const void *){symbol}")
+        args.append(ctx.scratch_ptr() if variant.scratch_bytes(op, graph) > 0 else "(void *)0")
+        return f"{variant.function}({', '.join(args)});"
 
 
 REGISTRY: dict[str, OpLowering] = {}

@@ -107,5 +107,6 @@ class Conv2D(OpLowering):
         interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
                                         "int32_t")
         bias = ctx.ptr(op.inputs[2]) if has_bias else "(const int32_t *)0"
-        return (f"mb_conv2d_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
-                f"{bias}, {interior_bias}, {mult}, {shift}, {residual}, {output});")
+        return self.kernel_call(op, graph, ctx, "mb_conv2d_s8", [
+            f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]), bias, interior_bias, mult,
+            shift, residual, output], weights=2)

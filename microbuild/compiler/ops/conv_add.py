@@ -24,6 +24,10 @@ class Conv2DAdd(OpLowering):
     opcode = FUSED_CONV_ADD
     kernel_sources = Conv2D.kernel_sources
     headers = Conv2D.headers
+    variants = Conv2D.variants  # the conv kernel runs the fused ADD as its epilogue
+
+    def kernel_op(self, op: Operator) -> Operator:
+        return op.options["conv"]
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         conv, add = op.options["conv"], op.options["add"]

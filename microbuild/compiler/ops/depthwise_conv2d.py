@@ -122,6 +122,6 @@ class DepthwiseConv2D(OpLowering):
                 else ctx.const_array(ctx.symbol("bias"), zero_bias.astype(np.int32), "int32_t"))
         interior = ctx.const_array(ctx.symbol("interior_bias"), interior_bias.astype(np.int32),
                                    "int32_t")
-        return (f"mb_depthwise_conv2d_s8(&{params}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {bias}, {interior}, {mult}, {shift}, "
-                f"{ctx.ptr(op.outputs[0])});")
+        return self.kernel_call(op, graph, ctx, "mb_depthwise_conv2d_s8", [
+            f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]), bias, interior, mult,
+            shift, ctx.ptr(op.outputs[0])], weights=2)

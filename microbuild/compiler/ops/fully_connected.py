@@ -125,5 +125,5 @@ class FullyConnected(OpLowering):
             f"{act_max},\n"
             f"    {per_tensor}, {per_channel}\n"
             "};")
-        return (f"mb_fully_connected_s8(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(w.index)}, "
-                f"{bias}, {ctx.ptr(y.index)});")
+        return self.kernel_call(op, graph, ctx, "mb_fully_connected_s8", [
+            f"&{params}", ctx.ptr(x.index), ctx.ptr(w.index), bias, ctx.ptr(y.index)], weights=2)

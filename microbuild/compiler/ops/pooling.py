@@ -87,7 +87,8 @@ class _Pool2D(OpLowering):
             ("activation_min", act_min), ("activation_max", act_max),
         ]
         ctx.static(f"static const mb_pool2d_s8_params {params} = {c_struct(fields)};")
-        return f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+        return self.kernel_call(op, graph, ctx, self.function,
+                                [f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])])
 
 
 @register

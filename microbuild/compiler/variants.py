@@ -1,0 +1,255 @@
+"""Kernel variants: which implementation of an operator each op instance runs.
+
+Every operator has its reference kernel (``runtime/kernels/<op>.c``, bit-exact with TFLM). The
+operators that dominate real models also have *variants* beside it: the same arithmetic, so the
+same bytes out, organised for speed (other loop orders, blocking, weights pre-arranged at compile
+time, Arm DSP or Helium instructions). A variant is declared by its operator's lowering
+(``OpLowering.variants``) as a :class:`KernelVariant`.
+
+Choosing one per op instance happens here, before memory planning (a variant may need scratch):
+
+1. the board's CPU decides which variants are *legal* (:func:`cpu_features`); a variant that
+   needs an instruction set the CPU lacks is never a candidate;
+2. the variant must *accept* the op instance (e.g. a 1x1-only kernel);
+3. among the candidates, a forced choice (tests, the tuner's candidate builds) wins, then the
+   tuning log's measured winner for this CPU and op signature, then the heuristic default (the
+   candidate with the highest ``rank``: the most specialised kernel the CPU can run).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import numpy as np
+
+from microbuild.model.ir import Graph, Operator
+
+if TYPE_CHECKING:
+    from microbuild.compiler.ops.base import OpLowering
+
+REFERENCE = "reference"
+
+
+@dataclass(frozen=True)
+class KernelVariant:
+    """One implementation of an operator's kernel besides the reference.
+
+    The C ``function`` takes exactly the reference kernel's arguments, then ``void *scratch``
+    (the op's scratch area in the workspace, NULL when ``scratch`` is None). When ``arrange`` is
+    set, the weights argument (the op's input 1) points at ``arrange(weights, op, graph)`` instead
+    of the tensor as the model stores it: pre-arranged once at compile time, so the device never
+    reshuffles them, and the original layout is not stored at all.
+    """
+
+    opcode: str
+    name: str
+    function: str
+    sources: tuple[str, ...]  # runtime/kernels/*.c files, besides the reference kernel's
+    features: frozenset[str] = frozenset()  # CPU features it needs: "dsp", "mve"
+    rank: int = 1  # the heuristic default prefers the highest rank among legal candidates
+    accepts: Callable[[Operator, Graph], bool] | None = None
+    arrange: Callable[[np.ndarray, Operator, Graph], np.ndarray] | None = None
+    scratch: Callable[[Operator, Graph], int] | None = None
+    description: str = ""
+
+    def accepts_op(self, op: Operator, graph: Graph) -> bool:
+        return self.accepts is None or bool(self.accepts(op, graph))
+
+    def scratch_bytes(self, op: Operator, graph: Graph) -> int:
+        return int(self.scratch(op, graph)) if self.scratch is not None else 0
+
+
+# ---- the CPU ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    """What the compiler needs to know about the CPU: its name (the tuning log's key) and the
+    instruction-set features variants may require."""
+
+    cpu: str = "generic"
+    features: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_board(cls, board: Any) -> "Target":
+        cpu = board.cpu if hasattr(board, "cpu") else dict(board)
+        return cls(cpu=str(cpu.get("core", "generic")), features=cpu_features(cpu))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cpu": self.cpu, "features": sorted(self.features)}
+
+
+# Architectures with the Arm DSP extension (SMLAD, SXTB16, ...) in every implementation.
+_DSP_ARCHS = {"armv7e-m", "armv8.1-m.main"}
+# Cores with Helium (M-profile Vector Extension, integer at least).
+_MVE_CORES = {"cortex-m55", "cortex-m85"}
+
+
+def cpu_features(cpu: Mapping[str, Any]) -> frozenset[str]:
+    """The variant features a board's ``cpu`` block offers. ``cpu.features`` in the YAML can
+    add to or (with a leading '-') remove from what the architecture implies, e.g. a
+    Cortex-M33 built with its DSP extension: ``features: [dsp]``."""
+    arch = str(cpu.get("arch", "")).lower()
+    core = str(cpu.get("core", "")).lower()
+    features: set[str] = set()
+    if arch in _DSP_ARCHS:
+        features.add("dsp")
+    if core in _MVE_CORES:
+        features.add("mve")
+    if arch.startswith("rv32"):
+        features.add("rv32")
+    for extra in cpu.get("features", []) or []:
+        extra = str(extra)
+        if extra.startswith("-"):
+            features.discard(extra[1:])
+        else:
+            features.add(extra)
+    return frozenset(features)
+
+
+# ---- op signatures ----------------------------------------------------------------------------------
+_IGNORED_OPTIONS = {"fused_activation_function", "fused_from", "asymmetric_quantize_inputs",
+                    "quantized_bias_type"}
+
+
+def op_signature(op: Operator, graph: Graph) -> str:
+    """What decides a kernel's speed, as one string: the opcode, every input's shape (constants
+    marked), the output shapes and the options that shape the loops. Two ops with the same
+    signature run the same loops, so one measurement serves both, across models."""
+    parts = [op.opcode]
+    for t in op.inputs:
+        if t < 0:
+            parts.append("-")
+            continue
+        tensor = graph.tensors[t]
+        shape = "x".join(str(d) for d in tensor.shape) or "scalar"
+        parts.append(("const:" if tensor.is_constant else "") + shape)
+    outs = ",".join("x".join(str(d) for d in graph.tensors[t].shape) for t in op.outputs)
+    # A fused op (CONV_2D+ADD) carries its parts as options: the loops are the conv's.
+    source = op.options.get("conv") if isinstance(op.options.get("conv"), Operator) else op
+    options = {k: v for k, v in sorted(source.options.items())
+               if k not in _IGNORED_OPTIONS and not isinstance(v, Operator)}
+    text = " ".join(parts) + f" -> {outs}"
+    if options:
+        text += " " + json.dumps(options, sort_keys=True, separators=(",", ":"), default=str)
+    return text
+
+
+# ---- choosing ----------------------------------------------------------------------------------------
+def candidates(lowering: "OpLowering", op: Operator, graph: Graph,
+               target: Target) -> list[str]:
+    """The variant names ``op`` may run on ``target``: the reference first, then every legal
+    variant that accepts this instance."""
+    names = [REFERENCE]
+    kop = lowering.kernel_op(op)
+    for variant in lowering.variants:
+        if variant.features <= target.features and variant.accepts_op(kop, graph):
+            names.append(variant.name)
+    return names
+
+
+def default_variant(lowering: "OpLowering", op: Operator, graph: Graph, target: Target) -> str:
+    """The heuristic: the highest-ranked legal candidate (ties: declaration order)."""
+    best, best_rank = REFERENCE, 0
+    kop = lowering.kernel_op(op)
+    for variant in lowering.variants:
+        if (variant.features <= target.features and variant.accepts_op(kop, graph)
+                and variant.rank > best_rank):
+            best, best_rank = variant.name, variant.rank
+    return best
+
+
+@dataclass
+class Selection:
+    """How to choose: the CPU, a tuning log (measured winners) and forced choices.
+
+    ``force`` maps an opcode (every op of that type), an op index (as ``int``) or ``"*"`` (every
+    op; ``{"*": "reference"}`` is the reference kernels throughout) to a variant name; an op index
+    beats an opcode beats ``"*"``. A forced variant the op cannot run is an error, not a
+    silent fallback, except with ``force_where_possible`` (the tuner's candidate builds)."""
+
+    target: Target = field(default_factory=Target)
+    tuning: Any = None  # microbuild.tuning.TuningLog or None
+    force: Mapping[Any, str] = field(default_factory=dict)
+    force_where_possible: bool = False
+
+    def choose(self, lowering: "OpLowering", op: Operator, graph: Graph) -> tuple[str, str]:
+        """(variant name, why) for one op."""
+        legal = candidates(lowering, op, graph, self.target)
+        wanted = self.force.get(op.index, self.force.get(op.opcode, self.force.get("*")))
+        if wanted is not None:
+            if wanted in legal or (wanted == REFERENCE):
+                return wanted, "forced"
+            if not self.force_where_possible:
+                from microbuild.errors import ModelError
+
+                known = [REFERENCE] + [v.name for v in lowering.variants]
+                if wanted not in known:
+                    raise ModelError(f"{op.describe()}: no kernel variant '{wanted}' for "
+                                     f"{op.opcode}; known: {', '.join(known)}")
+                raise ModelError(f"{op.describe()}: variant '{wanted}' cannot run this op on "
+                                 f"{self.target.cpu} (candidates: {', '.join(legal)})")
+        if self.tuning is not None:
+            tuned = self.tuning.best(self.target.cpu, op_signature(op, graph))
+            if tuned is not None and tuned in legal:
+                return tuned, "tuned"
+        return default_variant(lowering, op, graph, self.target), "default"
+
+
+def variant_named(lowering: "OpLowering", name: str) -> KernelVariant | None:
+    """The KernelVariant called ``name`` (None for the reference)."""
+    if name == REFERENCE:
+        return None
+    for variant in lowering.variants:
+        if variant.name == name:
+            return variant
+    raise KeyError(f"{lowering.opcode} has no variant {name!r}")
+
+
+class BoundLowering:
+    """An operator's lowering with the variant chosen for one op instance: what the planner and
+    the code generator see. Everything not variant-specific is the lowering's own."""
+
+    def __init__(self, lowering: "OpLowering", variant: KernelVariant | None, why: str = "") -> None:
+        self.lowering = lowering
+        self.variant = variant
+        self.why = why
+
+    @property
+    def variant_name(self) -> str:
+        return self.variant.name if self.variant is not None else REFERENCE
+
+    @property
+    def kernel_sources(self) -> tuple[str, ...]:
+        extra = self.variant.sources if self.variant is not None else ()
+        return tuple(self.lowering.kernel_sources) + tuple(extra)
+
+    def scratch_bytes(self, op: Operator, graph: Graph) -> int:
+        own = self.lowering.scratch_bytes(op, graph)
+        if self.variant is None:
+            return own
+        return max(own, self.variant.scratch_bytes(self.lowering.kernel_op(op), graph))
+
+    def emit(self, op: Operator, graph: Graph, ctx: Any) -> str:
+        ctx.variant = self.variant
+        try:
+            return self.lowering.emit(op, graph, ctx)
+        finally:
+            ctx.variant = None
+
+    def __getattr__(self, name: str):
+        return getattr(self.lowering, name)
+
+
+def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | None
+         ) -> list[BoundLowering]:
+    """One BoundLowering per op: the variant ``selection`` chooses (reference without one)."""
+    bound = []
+    for op, lowering in zip(graph.operators, lowerings):
+        if selection is None or not lowering.variants:
+            bound.append(BoundLowering(lowering, None, "reference" if selection is None
+                                       else "only kernel"))
+            continue
+        name, why = selection.choose(lowering, op, graph)
+        bound.append(BoundLowering(lowering, variant_named(lowering, name), why))
+    return bound
