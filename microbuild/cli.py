@@ -18,6 +18,7 @@ from rich.table import Table
 from microbuild import __version__, api
 from microbuild.boards import format_size
 from microbuild.errors import MicrobuildError
+from microbuild.cli_kernels import add_kernel_arguments, kernel_options
 
 # Piped output (CI logs, files) gets a wide fixed width instead of rich's 80 columns, so tables are
 # not truncated.
@@ -66,9 +67,16 @@ def cmd_boards_new(args: argparse.Namespace) -> int:
 # --- compile -----------------------------------------------------------------------------------
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from microbuild.build.firmware import resolve_board
     from microbuild.compiler import compile_model
+    from microbuild.compiler.variants import Selection, Target
+    from microbuild.tuning import TuningLog
 
-    compiled = compile_model(Path(args.model), prefix=args.prefix)
+    options = kernel_options(args)
+    target = Target.of_board(resolve_board(args.board)) if args.board else Target()
+    tuning = TuningLog.load(options["tuning"]) if "tuning" in options else None
+    selection = Selection(target, tuning=tuning, force=options.get("variants", {}))
+    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection)
     written = compiled.write(Path(args.output))
     if args.plan_svg:
         Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
@@ -77,11 +85,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     table = Table(title=f"{args.model}: {len(summary['ops'])} operators", title_justify="left")
-    for column in ("#", "operator", "inputs", "outputs"):
+    for column in ("#", "operator", "inputs", "outputs", f"kernel ({target.cpu})"):
         table.add_column(column)
     for op in summary["ops"]:
         table.add_row(str(op["index"]), op["opcode"], ", ".join(map(str, op["inputs"])),
-                      ", ".join(map(str, op["outputs"])))
+                      ", ".join(map(str, op["outputs"])),
+                      f"{op['kernel']} ({op['kernel_choice']})")
     out.print(table)
     for kind in ("inputs", "outputs"):
         for i, t in enumerate(summary[kind]):
@@ -152,7 +161,7 @@ def _build(args: argparse.Namespace, executor: str, input_file: str | None):
                 status.update(f"building for {args.board}: {escape(line.strip())}")
         return api.build_firmware(args.board, args.model, out_dir, executor=executor,
                                   toolchain=args.toolchain, input=input_file, seed=args.seed,
-                                  jobs=args.jobs, progress=progress)
+                                  jobs=args.jobs, progress=progress, **kernel_options(args))
 
 
 def _single_model(build):
@@ -302,6 +311,48 @@ def cmd_run(args: argparse.Namespace) -> int:
                                    "retransmissions": stats.retransmissions}}, indent=2))
     elif args.output:
         out.print(f"outputs saved to {args.output}")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from microbuild.build.firmware import resolve_board
+    from microbuild.tuning.tuner import short_signature, tune
+
+    board = resolve_board(args.board)
+    show = not args.json
+
+    def progress(line: str) -> None:
+        if show:
+            err.print(escape(line), highlight=False)
+
+    report = tune(board, args.model, args.log, out_dir=args.out_dir, trials=args.trials,
+                  warmup=args.warmup, repeat=args.repeat, runner=args.runner, port=args.port,
+                  toolchain=args.toolchain, timeout=args.timeout, seed=args.seed,
+                  progress=progress)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    out.print(f"{board.name} ({report.cpu}): median timer ticks per operator call at "
+              f"{report.timer_hz:,} Hz")
+    table = Table()
+    for column, right in (("operator signature", False), ("ops", True), ("candidates", False),
+                          ("best", False), ("vs reference", True)):
+        table.add_column(column, justify="right" if right else "left")
+    for m in report.measured:
+        cells = []
+        for c in m.candidates:
+            cells.append(f"{c.variant} {c.ticks:,}" if c.correct else f"{c.variant} wrong")
+        best = m.best
+        ratio = (f"{best.ticks / m.reference.ticks:.2f}x" if best and best.ticks is not None
+                 and m.reference.ticks else "")
+        table.add_row(escape(short_signature(m.signature)), str(1 + m.also), "; ".join(cells),
+                      best.variant if best else "-", ratio)
+    out.print(table)
+    wrong = [(m, c) for m in report.measured for c in m.candidates if c.correct is False]
+    for m, c in wrong:
+        out.print(f"[yellow]{c.variant} is not bit-exact on {escape(short_signature(m.signature))}"
+                  f" ({c.problem}); it was not chosen[/]")
+    out.print(f"tuning log: {report.log} (use it with --tuning {report.log})", soft_wrap=True)
     return 0
 
 
@@ -460,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
+    p.add_argument("--board", help="choose kernel variants for this board's CPU (default: "
+                                   "portable C only)")
+    add_kernel_arguments(p)
     p.set_defaults(func=cmd_compile)
 
     p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
@@ -484,6 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print sizes (and the run) as JSON")
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    add_kernel_arguments(p)
     p.set_defaults(func=cmd_build)
 
     p = commands.add_parser("run", help="build if needed, start the firmware on the board and "
@@ -513,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    add_kernel_arguments(p)
     p.set_defaults(func=cmd_run)
 
     p = commands.add_parser("flash", help="program a board with a firmware")
@@ -531,7 +587,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    add_kernel_arguments(p)
     p.set_defaults(func=cmd_flash)
+
+    p = commands.add_parser("tune", help="time every kernel variant of the model's operators "
+                                         "on the board and log the fastest correct one")
+    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several; one log serves them all)")
+    p.add_argument("--log", default="tune.json",
+                   help="tuning log to write, merged with what it holds (default: tune.json)")
+    p.add_argument("--trials", type=int,
+                   help="candidates timed per operator signature, the reference included "
+                        "(default: every legal variant)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="timed runs per candidate; the median counts (default: 5)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed runs before timing each candidate (default: 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input the check uses")
+    p.add_argument("--runner", help="how to start or flash the board (default: its first)")
+    p.add_argument("--port", help="real boards: serial port or HOST:PORT")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-tune)")
+    p.add_argument("--toolchain", help="one of the board's toolchain families")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for each reply before resending (default: 10)")
+    p.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    p.set_defaults(func=cmd_tune)
 
     from microbuild.project.command import add_generate_parser
 

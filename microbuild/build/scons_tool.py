@@ -37,6 +37,7 @@ from microbuild.boards import Board
 from microbuild.build import aot, board_files, linker_script, rpc_table, toolchains
 from microbuild.build.firmware import resolve_board
 from microbuild.compiler.codegen import C_KEYWORDS
+from microbuild.compiler.variants import Target, selection_spec
 from microbuild.errors import MicrobuildError
 from microbuild.paths import runtime_dir
 
@@ -89,10 +90,13 @@ def _model_emitter(target, source, env):
 
 def _compile_model(target, source, env):
     from microbuild.compiler import compile_model
+    from microbuild.compiler.variants import selection_from_spec
 
     prefix = Path(str(target[0])).stem
     try:
-        compiled = compile_model(str(source[0]), prefix=prefix)
+        spec = env.get("MICROBUILD_SELECTION")
+        selection = selection_from_spec(json.loads(spec)) if spec else None
+        compiled = compile_model(str(source[0]), prefix=prefix, selection=selection)
     except MicrobuildError as err:
         report_error(err, target[0])
         return 1
@@ -416,13 +420,20 @@ EXECUTORS = ("aot", "rpc")
 
 def micro_firmware(env, target, board, models, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
-                   rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES):
+                   rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES, tuning: str | None = None,
+                   variants: dict[str, str] | None = None,
+                   model_variants: dict[str, dict[str, str]] | None = None):
     """Build one firmware. ``models``: .tflite paths (prefix from the file name) or a dict
     prefix -> path. ``executor``: 'aot' (standalone: runs the models on embedded inputs and
     prints the results) or 'rpc' (a server the host drives over the console; see
     docs/rpc-protocol.md). ``inputs``: prefix -> .npy/.npz embedded as that model's input (AOT;
     default: seeded random, saved next to the firmware as <target>.input.npz). ``rpc_pool``: bytes
-    of the RPC arena beyond the workspaces, for the host's ALLOC requests."""
+    of the RPC arena beyond the workspaces, for the host's ALLOC requests.
+
+    Kernel variants: each op gets the heuristic default for the board's CPU, or the winner a
+    ``tuning`` log (microbuild tune) measured for that CPU and op signature; ``variants`` forces
+    choices in every model ({"CONV_2D": "dsp"}, {"*": "reference"}), ``model_variants`` per
+    model prefix (on top of ``variants``)."""
     if executor not in EXECUTORS:
         raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
                               f"{', '.join(EXECUTORS)}")
@@ -443,8 +454,17 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     fenv = benv.Override({"CPPPATH": list(benv["CPPPATH"])
                           + [src.Dir(prefix) for prefix in models]})
     size_checks = []
+    target_cpu = Target.of_board(b)
+    tuning_file = str(Path(tuning).resolve()) if tuning else None
     for prefix, path in models.items():
-        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path))
+        force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
+        spec = json.dumps(selection_spec(target_cpu, tuning_file, force), sort_keys=True)
+        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
+                                   MICROBUILD_SELECTION=spec)
+        # The choice of kernels is an input: a new log or forced variant recompiles the model.
+        env.Depends(generated, env.Value(spec))
+        if tuning_file:
+            env.Depends(generated, env.File(tuning_file))
         h, c, weights, summary = generated
         summaries.append(summary)
         model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),

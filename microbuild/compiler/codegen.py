@@ -277,7 +277,9 @@ class _Generator:
             entry = {"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
                      "outputs": list(op.outputs), "scratch_bytes": lowering.scratch_bytes(op, g),
                      "kernel": lowering.variant_name, "kernel_choice": lowering.why,
-                     "signature": op_signature(op, g)}
+                     "signature": op_signature(op, g),
+                     "tensor_bytes": {str(t): g.tensors[t].nbytes
+                                      for t in [*op.inputs, *op.outputs] if t >= 0}}
             if "fused_from" in op.options:  # the original operator indices, as in the model
                 entry["fused_from"] = list(op.options["fused_from"])
             ops.append(entry)

@@ -164,8 +164,8 @@ class Selection:
     """How to choose: the CPU, a tuning log (measured winners) and forced choices.
 
     ``force`` maps an opcode (every op of that type), an op index (as ``int``) or ``"*"`` (every
-    op; ``{"*": "reference"}`` is the reference kernels throughout) to a variant name; an op index
-    beats an opcode beats ``"*"``. A forced variant the op cannot run is an error, not a
+    op that has the variant; ``{"*": "reference"}`` is the reference kernels throughout) to a
+    variant name; an op index beats an opcode beats ``"*"``. A forced variant the op cannot run is an error, not a
     silent fallback, except with ``force_where_possible`` (the tuner's candidate builds)."""
 
     target: Target = field(default_factory=Target)
@@ -176,11 +176,16 @@ class Selection:
     def choose(self, lowering: "OpLowering", op: Operator, graph: Graph) -> tuple[str, str]:
         """(variant name, why) for one op."""
         legal = candidates(lowering, op, graph, self.target)
-        wanted = self.force.get(op.index, self.force.get(op.opcode, self.force.get("*")))
+        # The kernel's own opcode too: forcing CONV_2D also forces the fused CONV_2D+ADD.
+        kernel_opcode = lowering.kernel_op(op).opcode
+        key = next((k for k in (op.index, op.opcode, kernel_opcode, "*") if k in self.force),
+                   None)
+        wanted = self.force[key] if key is not None else None
         if wanted is not None:
-            if wanted in legal or (wanted == REFERENCE):
+            if wanted in legal:
                 return wanted, "forced"
-            if not self.force_where_possible:
+            # "*" means every op that has such a variant; a named op must have it.
+            if not self.force_where_possible and key != "*":
                 from microbuild.errors import ModelError
 
                 known = [REFERENCE] + [v.name for v in lowering.variants]
@@ -246,10 +251,29 @@ def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | Non
     """One BoundLowering per op: the variant ``selection`` chooses (reference without one)."""
     bound = []
     for op, lowering in zip(graph.operators, lowerings):
-        if selection is None or not lowering.variants:
-            bound.append(BoundLowering(lowering, None, "reference" if selection is None
-                                       else "only kernel"))
+        if selection is None:
+            bound.append(BoundLowering(lowering, None, "reference"))
             continue
         name, why = selection.choose(lowering, op, graph)
+        if not lowering.variants and why != "forced":
+            why = "only kernel"
         bound.append(BoundLowering(lowering, variant_named(lowering, name), why))
     return bound
+
+
+# ---- a Selection as JSON (the SCons tool passes it to the model compile action) ----------------
+def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] | None
+                   ) -> dict[str, Any]:
+    return {"cpu": target.cpu, "features": sorted(target.features), "tuning": tuning,
+            "force": {str(k): v for k, v in (force or {}).items()}}
+
+
+def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
+    from microbuild.tuning.log import TuningLog
+
+    force: dict[Any, str] = {}
+    for key, name in (spec.get("force") or {}).items():
+        force[int(key) if str(key).isdigit() else key] = name
+    tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
+    return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
+                     tuning=tuning, force=force)

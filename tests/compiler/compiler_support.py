@@ -17,6 +17,7 @@ test, and are cached per (model bytes, compiler) for the test session.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import tempfile
@@ -26,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from microbuild.compiler import CompiledModel, compile_model
+from microbuild.compiler.variants import Selection
 from microbuild.model.reader import read_model
 
 PREFIX = "net"
@@ -152,16 +154,25 @@ def _session_tmp() -> Path:
     return _session_dir
 
 
+def _selection(variants: dict | None) -> Selection | None:
+    return Selection(force=dict(variants)) if variants else None
+
+
 def build_on_host(model_path: str | Path, cc: str = "gcc", workdir: str | Path | None = None,
-                  io: str = "buffers") -> tuple[Path, CompiledModel]:
-    """Compile the model's C with a test main into a native executable (cached per session)."""
+                  io: str = "buffers", variants: dict | None = None
+                  ) -> tuple[Path, CompiledModel]:
+    """Compile the model's C with a test main into a native executable (cached per session).
+    ``variants`` forces kernel variants ({"CONV_2D": "name"} or {"*": "reference"}); without
+    it each op gets the default for a generic CPU."""
     data = Path(model_path).read_bytes()
-    key = (hashlib.sha256(data).hexdigest(), cc, io)
+    chosen = json.dumps(variants or {}, sort_keys=True)
+    key = (hashlib.sha256(data).hexdigest(), cc, io, chosen)
     if key in _binaries and _binaries[key][0].exists():
         return _binaries[key]
-    model = compile_model(model_path, prefix=PREFIX)
+    model = compile_model(model_path, prefix=PREFIX, selection=_selection(variants))
     out = Path(workdir) if workdir is not None else _session_tmp()
-    out = out / f"{Path(model_path).stem}-{cc}-{io}-{key[0][:8]}"
+    tag = hashlib.sha256(chosen.encode()).hexdigest()[:6]
+    out = out / f"{Path(model_path).stem}-{cc}-{io}-{key[0][:8]}-{tag}"
     model.write(out)
     (out / "main.c").write_text(_test_main(model, io))
     sources = [out / name for name in model.sources if name.endswith(".c")]
@@ -180,9 +191,9 @@ def build_on_host(model_path: str | Path, cc: str = "gcc", workdir: str | Path |
 
 def run_on_host(model_path: str | Path, input_sets: Sequence[Sequence[np.ndarray]],
                 cc: str = "gcc", workdir: str | Path | None = None,
-                io: str = "buffers") -> list[list[np.ndarray]]:
+                io: str = "buffers", variants: dict | None = None) -> list[list[np.ndarray]]:
     """Outputs of the generated C for every input set, from one process."""
-    binary, model = build_on_host(model_path, cc, workdir, io)
+    binary, model = build_on_host(model_path, cc, workdir, io, variants)
     stdin = bytearray()
     for inputs in input_sets:
         if len(inputs) != len(model.inputs):
@@ -214,11 +225,12 @@ def run_on_host(model_path: str | Path, input_sets: Sequence[Sequence[np.ndarray
 
 # ---- comparison -----------------------------------------------------------------------------
 def assert_bit_exact(model_path: str | Path, n: int = 10, seed: int = 0, cc: str = "gcc",
-                     tmp_path: str | Path | None = None, io: str = "buffers") -> None:
+                     tmp_path: str | Path | None = None, io: str = "buffers",
+                     variants: dict | None = None) -> None:
     """Fail with a readable message unless the generated C equals TFLM on ``n`` seeded inputs."""
     input_sets = random_inputs(model_path, n, seed)
     expected = run_tflm_many(model_path, input_sets)
-    got = run_on_host(model_path, input_sets, cc=cc, workdir=tmp_path, io=io)
+    got = run_on_host(model_path, input_sets, cc=cc, workdir=tmp_path, io=io, variants=variants)
     problems = []
     for i, (want_set, got_set) in enumerate(zip(expected, got)):
         for k, (want, have) in enumerate(zip(want_set, got_set)):
@@ -231,8 +243,9 @@ def assert_bit_exact(model_path: str | Path, n: int = 10, seed: int = 0, cc: str
         ops = ", ".join(f"{op.index}:{op.opcode}" for op in graph.operators)
         shown = "\n".join(problems[:5])
         more = f"\n... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        kernels = f", kernels {variants}" if variants else ""
         raise AssertionError(
-            f"{Path(model_path).name} ({cc}): generated C differs from TFLM in "
+            f"{Path(model_path).name} ({cc}{kernels}): generated C differs from TFLM in "
             f"{len(problems)} of {n * len(graph.outputs)} outputs (seed {seed}; ops {ops})\n"
             f"{shown}{more}")
 

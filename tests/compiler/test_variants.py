@@ -1,0 +1,130 @@
+"""Kernel variants on the host: every portable variant of every operator, forced onto every sweep
+model it accepts, equals TFLM bit for bit (gcc and clang, ASan+UBSan); and the choice of variant
+follows the CPU (never a variant the CPU cannot run), forced choices and the tuning log.
+
+The Arm DSP and Helium variants cannot run here; tests/firmware/test_variants_qemu.py runs them
+(and these) in QEMU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from compiler_support import assert_bit_exact
+
+from microbuild.boards import available_boards, load_board
+from microbuild.compiler import compile_model
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.variants import REFERENCE, Selection, Target, cpu_features
+from microbuild.errors import ModelError
+from microbuild.model.reader import read_model
+
+HERE = Path(__file__).resolve().parent
+SWEEP = sorted((HERE.parent / "models" / "ops").glob("*.tflite"))
+MODELS = sorted((HERE.parent / "models").glob("*.tflite"))
+HOST = Target()  # a generic CPU: portable variants only
+
+
+def _cases() -> list[tuple[str, str, Path]]:
+    """(opcode, variant, sweep model) for every portable variant and every sweep model holding an
+    op it accepts; the reference for every sweep model holding an op that has variants."""
+    from microbuild.compiler.fusion import fuse_conv_add
+
+    cases = []
+    for path in SWEEP:
+        try:
+            graph = fuse_conv_add(read_model(path))
+        except Exception:  # the sweep holds a few models microbuild refuses on purpose
+            continue
+        for op in graph.operators:
+            lowering = REGISTRY.get(op.opcode)
+            if lowering is None or not lowering.variants:
+                continue
+            kop = lowering.kernel_op(op)
+            names = [REFERENCE] + [v.name for v in lowering.variants
+                                   if not v.features and v.accepts_op(kop, graph)]
+            for name in names:
+                case = (kop.opcode, name, path)
+                if case not in cases:
+                    cases.append(case)
+    return cases
+
+
+CASES = _cases()
+
+
+def test_every_declared_variant_is_exercised():
+    """A variant no sweep model reaches would ship untested: each one, on some sweep model."""
+    from microbuild.compiler.fusion import fuse_conv_add
+
+    reached = set()
+    for path in SWEEP:
+        try:
+            graph = fuse_conv_add(read_model(path))
+        except Exception:
+            continue
+        for op in graph.operators:
+            lowering = REGISTRY.get(op.opcode)
+            for variant in (lowering.variants if lowering else ()):
+                if variant.accepts_op(lowering.kernel_op(op), graph):
+                    reached.add((variant.opcode, variant.name))
+    declared = {(v.opcode, v.name) for lowering in REGISTRY.values() for v in lowering.variants}
+    assert declared <= reached, f"variants no sweep model exercises: {sorted(declared - reached)}"
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("opcode, variant, path", CASES,
+                         ids=[f"{o}-{v}-{p.stem}" for o, v, p in CASES])
+def test_variant_bit_exact_with_tflm(opcode, variant, path, cc, tmp_path):
+    assert_bit_exact(path, n=6, seed=3, cc=cc, tmp_path=tmp_path, variants={opcode: variant})
+
+
+# ---- choosing ----------------------------------------------------------------------------------
+def test_cpu_features_follow_the_architecture():
+    assert cpu_features({"arch": "armv7e-m", "core": "cortex-m7"}) == {"dsp"}
+    assert cpu_features({"arch": "armv7-m", "core": "cortex-m3"}) == frozenset()
+    assert cpu_features({"arch": "armv8.1-m.main", "core": "cortex-m55"}) == {"dsp", "mve"}
+    assert cpu_features({"arch": "rv32imac", "core": "rv32"}) == {"rv32"}
+    assert cpu_features({"arch": "armv8-m.main", "core": "cortex-m33",
+                         "features": ["dsp"]}) == {"dsp"}
+    assert cpu_features({"arch": "armv7e-m", "core": "cortex-m4",
+                         "features": ["-dsp"]}) == frozenset()
+
+
+@pytest.mark.parametrize("board", sorted(available_boards()))
+def test_no_board_gets_a_variant_its_cpu_cannot_run(board):
+    b = load_board(board)
+    target = Target.of_board(b)
+    for path in MODELS:
+        model = compile_model(path, prefix="m", selection=Selection(target))
+        for entry in model.ops:
+            lowering = REGISTRY[entry["opcode"]]
+            variant = next((v for v in lowering.variants if v.name == entry["kernel"]), None)
+            if variant is not None:
+                assert variant.features <= target.features, (board, path.name, entry)
+
+
+def test_forcing_a_variant_the_cpu_lacks_is_a_clear_error():
+    dsp = next((v for lowering in REGISTRY.values() for v in lowering.variants
+                if "dsp" in v.features and v.opcode == "CONV_2D"), None)
+    if dsp is None:
+        pytest.fail("no CONV_2D variant needs the DSP extension")
+    with pytest.raises(ModelError, match=rf"variant '{dsp.name}' cannot run .* on cortex-m3"):
+        compile_model(HERE.parent / "models" / "ds_cnn.tflite", prefix="m", selection=Selection(
+            Target("cortex-m3", frozenset()), force={"CONV_2D": dsp.name}))
+    with pytest.raises(ModelError, match="no kernel variant 'nonsense' for CONV_2D; known: "
+                                         "reference"):
+        compile_model(HERE.parent / "models" / "ds_cnn.tflite", prefix="m",
+                      selection=Selection(force={"CONV_2D": "nonsense"}))
+
+
+def test_reference_everywhere_and_default_choices_are_recorded():
+    path = HERE.parent / "models" / "ds_cnn.tflite"
+    reference = compile_model(path, prefix="m", selection=Selection(force={"*": REFERENCE}))
+    assert {e["kernel"] for e in reference.ops} == {REFERENCE}
+    m7 = compile_model(path, prefix="m", selection=Selection(
+        Target.of_board(load_board("mps2-an500"))))
+    conv = [e for e in m7.ops if e["opcode"] == "CONV_2D"]
+    assert all(e["kernel_choice"] == "default" for e in conv)
+    assert all(e["kernel"] != REFERENCE for e in conv), conv
+    assert m7.summary()["target"] == {"cpu": "cortex-m7", "features": ["dsp"]}
