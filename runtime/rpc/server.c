@@ -465,7 +465,9 @@ static void send_boot_sequence(void)
 /* ---- RPC handlers: each gets the arguments after opcode and seq ---- */
 
 static uint16_t info_seq;
-static uint32_t info_first; /* the page of the function table this INFO lists: [first, end) */
+/* INFO lists one table of items, the models first, then the functions; a reply carries the
+ * items [info_first, info_end). */
+static uint32_t info_first;
 static uint32_t info_end;
 
 static void produce_info_header(void)
@@ -480,13 +482,7 @@ static void produce_info_header(void)
     out_le((uint64_t)(MB_TIMER_HZ), 8);
     out_bytes(mb_rpc_build_id, sizeof mb_rpc_build_id);
     out_str8(MB_BOARD_NAME);
-    const uint32_t models = listed_models();
-    out_u8((uint8_t)models);
-    for (uint32_t m = 0; m < models; m++) {
-        out_str8(mb_rpc_models[m].name);
-        out_le(mb_rpc_models[m].workspace_offset, 4);
-        out_le(mb_rpc_models[m].workspace_bytes, 4);
-    }
+    out_u8((uint8_t)listed_models());
     out_le(function_count(), 2);
     out_le(info_first, 2);
 }
@@ -496,29 +492,42 @@ static const char *function_name(const function_ref *ref)
     return ref->op == NULL ? ref->model->name : ref->op->name;
 }
 
+/* Item `index` of the table: a model (index < model count) or a function. */
+static void produce_item(uint32_t index)
+{
+    const uint32_t models = listed_models();
+    if (index < models) {
+        out_str8(mb_rpc_models[index].name);
+        out_le(mb_rpc_models[index].workspace_offset, 4);
+        out_le(mb_rpc_models[index].workspace_bytes, 4);
+        return;
+    }
+    function_ref ref = {NULL, NULL, 0};
+    (void)find_function(index - models, &ref);
+    out_u8(ref.op == NULL ? 0u : 1u);
+    out_u8((uint8_t)ref.model_index);
+    if (ref.op == NULL) {
+        out_le(0, 2);
+        out_u8((uint8_t)(ref.model->input_count > 255u ? 255u : ref.model->input_count));
+        out_u8((uint8_t)(ref.model->output_count > 255u ? 255u : ref.model->output_count));
+    } else {
+        out_le(ref.op->op_index, 2);
+        out_u8(ref.op->inputs);
+        out_u8(ref.op->outputs);
+    }
+    out_str8(function_name(&ref));
+}
+
 static void produce_info(void)
 {
     produce_info_header();
     for (uint32_t index = info_first; index < info_end; index++) {
-        function_ref ref = {NULL, NULL, 0};
-        (void)find_function(index, &ref);
-        out_u8(ref.op == NULL ? 0u : 1u);
-        out_u8((uint8_t)ref.model_index);
-        if (ref.op == NULL) {
-            out_le(0, 2);
-            out_u8((uint8_t)(ref.model->input_count > 255u ? 255u : ref.model->input_count));
-            out_u8((uint8_t)(ref.model->output_count > 255u ? 255u : ref.model->output_count));
-        } else {
-            out_le(ref.op->op_index, 2);
-            out_u8(ref.op->inputs);
-            out_u8(ref.op->outputs);
-        }
-        out_str8(function_name(&ref));
+        produce_item(index);
     }
 }
 
-/* INFO lists the function table a page at a time, each reply within the max packet: the chance
- * that a noisy link damages a packet grows with its length, so no reply may be long. */
+/* INFO lists its table a page at a time, each reply within the max packet: the chance that a
+ * noisy link damages a packet grows with its length, so no reply may be long. */
 static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
 {
     if (!expect_arguments(OP_INFO, seq, argn, 2)) {
@@ -526,29 +535,28 @@ static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
     }
     cache_valid = 0;
     info_seq = seq;
-    const uint32_t functions = function_count();
+    const uint32_t items = listed_models() + function_count();
     info_first = get_u16(args);
-    if (info_first > functions) {
-        info_first = functions;
+    if (info_first > items) {
+        info_first = items;
     }
     counting = 1;
     counted = 0;
     produce_info_header();
-    counting = 0;
     uint32_t bytes = counted;
     info_end = info_first;
-    while (info_end < functions) {
-        function_ref ref = {NULL, NULL, 0};
-        (void)find_function(info_end, &ref);
-        const uint32_t entry = 7u + str8_length(function_name(&ref));
-        /* Always at least one entry, so a host paging through the table moves on. */
-        if (info_end > info_first && bytes + entry > MAX_PACKET) {
+    while (info_end < items) {
+        counted = 0;
+        produce_item(info_end);
+        /* Always at least one item, so a host paging through the table moves on. */
+        if (info_end > info_first && bytes + counted > MAX_PACKET) {
             break;
         }
-        bytes += entry;
+        bytes += counted;
         info_end++;
     }
-    /* Streamed: the header alone can outgrow the receive buffer when models are many. */
+    counting = 0;
+    /* Streamed: the reply is produced straight into the encoder, never buffered. */
     send_streamed(produce_info);
 }
 

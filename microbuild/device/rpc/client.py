@@ -223,22 +223,26 @@ class RpcClient:
 
     def _info(self) -> DeviceInfo:
         """INFO, a page at a time: the device keeps each reply within its max packet, so a
-        firmware with many operators never sends one long, fragile reply."""
-        info, total = None, 1
-        while info is None or len(info.functions) < total:
-            first = 0 if info is None else len(info.functions)
+        firmware with many models or operators never sends one long, fragile reply."""
+        info: DeviceInfo | None = None
+        items = 1
+        while info is None or len(info.models) + len(info.functions) < items:
+            first = 0 if info is None else len(info.models) + len(info.functions)
             result = self.request(Opcode.INFO, struct.pack("<H", first), reply_bytes=512)
             try:
-                page, total = parse_info(result)
+                page, models, functions, at = parse_info(result)
             except struct.error as err:
                 raise ProtocolError(f"cannot decode the device's INFO reply ({err}): "
                                     f"{result[:64].hex()}...") from None
-            if info is not None and not page.functions and len(info.functions) < total:
-                raise ProtocolError(f"the device's INFO page from function {first} lists none "
-                                    f"of the remaining {total - first}")
+            items = models + functions
+            got = len(page.models) + len(page.functions)
+            if at != first or (got == 0 and first < items):
+                raise ProtocolError(f"the device's INFO page from item {first} starts at {at} "
+                                    f"and lists {got} of the remaining {items - first} items")
             if info is None:
                 info = page
             else:
+                info.models.extend(page.models)
                 info.functions.extend(page.functions)
         return info
 

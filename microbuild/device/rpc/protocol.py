@@ -175,24 +175,27 @@ class _Reader:
         return out
 
 
-def parse_info(result: bytes) -> tuple[DeviceInfo, int]:
-    """Decode one page of INFO: the device, with the functions this page lists appended to
-    ``functions``, and the size of the whole function table. Raises struct.error if truncated."""
+def parse_info(result: bytes) -> tuple[DeviceInfo, int, int, int]:
+    """Decode one page of INFO: the device with the models and functions this page lists, the
+    model count, the function count, and the index of the page's first item (the table lists
+    the models, then the functions). Raises struct.error if truncated."""
     r = _Reader(result)
     version, max_packet, arena_bytes, timer_hz = r.take("BIIQ")
     info = DeviceInfo(version=version, max_packet=max_packet, arena_bytes=arena_bytes,
                       timer_hz=timer_hz, build_id=r.raw(8), board=r.str8())
-    for m in range(r.take("B")):
-        name = r.str8()
-        offset, size = r.take("II")
-        info.models.append(ModelInfo(m, name, offset, size))
-    total, first = r.take("HH")
-    f = first
+    models, functions, first = r.take("BHH")
+    item = first
     while not r.done():
-        kind, model, op_index, inputs, outputs = r.take("BBHBB")
-        info.functions.append(FunctionInfo(f, kind, model, op_index, inputs, outputs, r.str8()))
-        f += 1
-    return info, total
+        if item < models:
+            name = r.str8()
+            offset, size = r.take("II")
+            info.models.append(ModelInfo(item, name, offset, size))
+        else:
+            kind, model, op_index, inputs, outputs = r.take("BBHBB")
+            info.functions.append(FunctionInfo(item - models, kind, model, op_index, inputs,
+                                               outputs, r.str8()))
+        item += 1
+    return info, models, functions, first
 
 
 @dataclass
