@@ -181,13 +181,15 @@ def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None 
 
 
 def run_ci(cells, out_dir: str | Path, jobs: int | None = None, cache: str | Path | None = "",
-           emulate: bool = False, progress=None):
+           emulate: bool = False, progress=None, tuning: str | Path | None = None,
+           variants: dict[str, str] | None = None):
     """Build the cells (one SCons run, shared runtime per board and toolchain, CacheDir ``cache``:
     "" for the default, None for none); with ``emulate``, run emulated cells against TFLM."""
     from microbuild.ci.run import build_matrix, default_cache_dir, emulate_cells
 
     cache_dir = default_cache_dir() if cache == "" else (Path(cache) if cache else None)
-    cells = build_matrix(cells, Path(out_dir), jobs=jobs, cache=cache_dir, progress=progress)
+    cells = build_matrix(cells, Path(out_dir), jobs=jobs, cache=cache_dir, progress=progress,
+                         tuning=tuning, variants=variants)
     if emulate:
         cells = emulate_cells(cells, Path(out_dir), jobs=jobs, progress=progress)
     return cells

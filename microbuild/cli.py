@@ -411,7 +411,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
         with _ci_progress(show, pending) as advance:
             cells = api.run_ci(cells, Path(args.out), jobs=args.jobs,
                                cache=None if args.no_cache else (args.cache or ""),
-                               emulate=args.emulate, progress=advance)
+                               emulate=args.emulate, progress=advance,
+                               **kernel_options(args))
     regressions = []
     if args.baseline:
         regressions = report.compare(cells, report.read_cells(args.baseline), args.max_growth)
@@ -647,6 +648,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-to", metavar="FILE", help="where --emit writes (default: "
                    ".github/workflows/microbuild-ci.yml or .gitlab-ci.yml)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_kernel_arguments(p)
     p.set_defaults(func=cmd_ci)
     return parser
 

@@ -60,6 +60,8 @@ class Spec:
     seed: int
     link_runtime: bool
     out_dir: Path
+    tuning: str | None = None  # the tuning log's path in the project (models/tune.json), or None
+    variants: dict[str, str] = field(default_factory=dict)  # forced kernel variants
 
 
 @dataclass
@@ -108,14 +110,18 @@ def _resolve_board(board: str | Path | Board) -> Board:
 def generate_project(board: str | Path | Board, model: str | Path | Sequence[str | Path],
                      fmt: str, out_dir: str | Path, executor: str = "aot",
                      link_runtime: bool = False, toolchain: str | None = None,
-                     input: str | Path | None = None, seed: int = 0) -> ProjectResult:
+                     input: str | Path | None = None, seed: int = 0,
+                     tuning: str | Path | None = None,
+                     variants: dict[str, str] | None = None) -> ProjectResult:
     """Write a project for ``board`` running ``model`` (one .tflite, or several) in ``fmt``
     (platformio, zephyr, scons, make) into ``out_dir``.
 
     The runtime sources the project needs are copied in, unless ``link_runtime`` (then the build
     files use this installation's runtime/ in place). ``input`` (.npy/.npz, single model) is
     embedded as the model's input, else a random input seeded with ``seed``. ``toolchain`` picks
-    one of the board's toolchain families for the bare-metal formats.
+    one of the board's toolchain families for the bare-metal formats. ``tuning`` (a log from
+    `microbuild tune`, copied into the project) and ``variants`` (forced, {"CONV_2D": "dsp"})
+    choose the kernel variants; without them each op gets the default for the board's CPU.
 
     The same arguments always give byte-identical files. Regenerating into the same folder keeps
     the user's files (src/main.c, ...) and replaces the generated ones; a folder holding anything
@@ -144,9 +150,17 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     out = Path(out_dir).resolve()
     previous = check_output_dir(out)
 
+    from microbuild.compiler.variants import Selection, Target
+    from microbuild.tuning import TuningLog
+
     files = ProjectFiles()
     named: dict[str, str] = {}
     compiled: dict[str, Any] = {}
+    tuning_log = TuningLog.load(tuning) if tuning is not None else None
+    tuning_rel = f"{MODEL_DIR}/tune.json" if tuning is not None else None
+    if tuning is not None:
+        files.add(tuning_rel, Path(tuning).read_bytes())
+    selection = Selection(Target.of_board(b), tuning=tuning_log, force=dict(variants or {}))
     for path in models:
         path = Path(path)
         if not path.is_file():
@@ -160,7 +174,8 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         while prefix in named:
             prefix += "_"
         data = path.read_bytes()
-        compiled[prefix] = compile_model(path, prefix=prefix)  # comments name the file only
+        # Comments name the file only; the kernels are the ones the build will choose.
+        compiled[prefix] = compile_model(path, prefix=prefix, selection=selection)
         named[prefix] = rel
         files.add(rel, data)
     input_rel = None
@@ -176,7 +191,8 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     spec = Spec(board=b, fmt=fmt, executor=spec_executor, toolchain=toolchain, models=named,
                 compiled=compiled, input_file=input_rel,
                 input_source=Path(input).resolve() if input is not None else None, seed=seed,
-                link_runtime=link_runtime, out_dir=out)
+                link_runtime=link_runtime, out_dir=out, tuning=tuning_rel,
+                variants=dict(variants or {}))
     instructions = _formats()[fmt].generate(spec, files)
     files.add("README.md", instructions.readme)
     manifest = {
@@ -188,6 +204,8 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         "models": list(named.values()),
         "input": input_rel,
         "seed": seed,
+        "tuning": tuning_rel,
+        "variants": dict(variants or {}),
         "link_runtime": link_runtime,
         "build": instructions.build,
         "run": instructions.run,

@@ -164,11 +164,14 @@ def _run(target, source, env):
 def scons_firmware(env, target: str, board: str, models: dict[str, str], sources: Sequence,
                    runtime: str, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
-                   build_dir: str = "build") -> dict[str, Any]:
+                   build_dir: str = "build", tuning: str | None = None,
+                   variants: dict[str, str] | None = None) -> dict[str, Any]:
     """Build ``target`` (.elf, or the executable on the host) for the board YAML ``board``:
     the project's ``sources``, the models (prefix -> .tflite, compiled by the microbuild tool's
     MicroModel at build time), the executor's table, and the runtime files the board needs from
-    ``runtime``. Returns the nodes: {"elf", "bin", "hex", "size", "run"} (absent ones omitted)."""
+    ``runtime``. ``tuning`` (a `microbuild tune` log) and ``variants`` ({"CONV_2D": "dsp"}) choose
+    the kernel variants; by default each op gets the default for the board's CPU.
+    Returns the nodes: {"elf", "bin", "hex", "size", "run"} (absent ones omitted)."""
     import SCons.Action
 
     from microbuild.project.common import (
@@ -198,8 +201,16 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
 
     for node in sources:
         objects.append(obj(node, str(node)))
+    try:
+        selection = model_selection(b, str(Path(tuning).resolve()) if tuning else None, variants)
+    except MicrobuildError as err:
+        fail(err)
     for prefix, path in models.items():
-        _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path)
+        _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
+                                                MICROBUILD_SELECTION=selection)
+        env.Depends([c, weights, summary], env.Value(selection))
+        if tuning:
+            env.Depends([c, weights, summary], tuning)
         summaries.append(summary)
         objects += [obj(c, f"model/{prefix}/{prefix}.c"),
                     obj(weights, f"model/{prefix}/{prefix}_weights.c")]
@@ -255,7 +266,28 @@ def pio_options(env) -> dict[str, Any]:
     return {"board": path(board), "runtime": path(option("runtime")) or _installed_runtime(),
             "toolchain": option("toolchain") or None, "models": [path(m) for m in models],
             "input": path(input_file), "seed": int(option("seed", 0) or 0),
-            "executor": option("executor", "aot") or "aot"}
+            "executor": option("executor", "aot") or "aot",
+            "tuning": path(option("tuning") or None),
+            "variants": _variants(option("variants", "") or "")}
+
+
+def _variants(text: str) -> dict[str, str]:
+    from microbuild.cli_kernels import parse_variants
+
+    return parse_variants(text.split())
+
+
+def model_selection(board: Board, tuning: str | None, variants: dict[str, str] | None) -> str:
+    """The MICROBUILD_SELECTION a project's MicroModel builds with: the board's CPU, the
+    project's tuning log and forced variants (the same choice `microbuild build` makes)."""
+    from microbuild.compiler.variants import Target, selection_spec
+
+    if tuning:
+        from microbuild.tuning import TuningLog
+
+        TuningLog.load(tuning)  # a missing or broken log is reported before the build starts
+    return json.dumps(selection_spec(Target.of_board(board), tuning, variants or {}),
+                      sort_keys=True)
 
 
 def _installed_runtime() -> str:
@@ -414,8 +446,16 @@ def pio_models(env) -> None:
     build = env.subst("$BUILD_DIR/microbuild")
     models = model_prefixes(options["models"])
     summaries, sources = [], []
+    try:
+        selection = model_selection(board, options["tuning"], options["variants"])
+    except MicrobuildError as err:
+        fail(err)
     for prefix, path in models.items():
-        _, c, weights, summary = tool.MicroModel(f"{build}/model/{prefix}/{prefix}", path)
+        _, c, weights, summary = tool.MicroModel(f"{build}/model/{prefix}/{prefix}", path,
+                                                 MICROBUILD_SELECTION=selection)
+        tool.Depends([c, weights, summary], tool.Value(selection))
+        if options["tuning"]:
+            tool.Depends([c, weights, summary], options["tuning"])
         summaries.append(summary)
         env.Append(CPPPATH=[f"{build}/model/{prefix}"])
         sources += [(c, f"model/{prefix}/{prefix}.c"),

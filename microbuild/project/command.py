@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from microbuild.cli_kernels import add_kernel_arguments, kernel_options
 from microbuild.project import FORMATS, build_project, generate_project
 from microbuild.project.common import EXECUTORS, NOT_YET
 
@@ -43,6 +44,7 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
     p.add_argument("--build", action="store_true",
                    help="then build it with its own tool (pio run, west build, scons, make)")
+    add_kernel_arguments(p)
     p.set_defaults(func=run_generate)
     return p
 
@@ -52,7 +54,8 @@ def run_generate(args: argparse.Namespace) -> int:
     which prints its message."""
     result = generate_project(args.board, args.model, args.format, Path(args.out),
                               executor=args.executor, link_runtime=args.link_runtime,
-                              toolchain=args.toolchain, input=args.input, seed=args.seed)
+                              toolchain=args.toolchain, input=args.input, seed=args.seed,
+                              **kernel_options(args))
     out = result.out_dir
     changed = len(result.written)
     print(f"{result.format} project for board {result.board} in {out}: {len(result.generated)} "

@@ -143,6 +143,8 @@ def generate(spec, files: ProjectFiles):
         models=" ".join(spec.models.values()), executor=spec.executor.name,
         executor_description=spec.executor.description.split(":")[0], input=inputs,
         seed=str(spec.seed), runtime=runtime, toolchain=spec.toolchain or "",
+        tuning=spec.tuning or "",
+        variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
         environments="\n".join(sections)))
     files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
 

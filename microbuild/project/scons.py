@@ -51,7 +51,8 @@ def generate(spec, files: ProjectFiles):
         if run else "(real board: nothing to run here)",
         board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
         runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
-        seed=str(spec.seed), executor=spec.executor.name))
+        seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
+        variants=repr(dict(sorted(spec.variants.items())))))
 
     values = common_values(spec)
     extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)
