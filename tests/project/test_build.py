@@ -256,3 +256,46 @@ def test_rpc_project_builds_and_is_driven_from_the_host(fmt, board, tmp_path, pi
     from microbuild.reference import tflm_outputs
 
     np.testing.assert_array_equal(y[0], tflm_outputs(DS_CNN, x)[0])
+
+
+@pytest.mark.parametrize("fmt,board", [("platformio", "host"), ("scons", "mps2-an500")])
+def test_projects_build_the_kernels_a_tuning_log_picks(fmt, board, tmp_path, pio):
+    """A log whose winner for DS-CNN's 1x1 convolutions is the reference (not the CPU's default)
+    is copied into the project, and the project's own build compiles the model with it."""
+    import json
+
+    from microbuild.compiler.variants import Selection, Target
+    from microbuild.tuning import TuningLog
+
+    target = Target.of_board(load_board(board))
+    default = compile_model(DS_CNN, prefix="ds_cnn", selection=Selection(target)).ops
+    pointwise = {e["signature"] for e in default if e["opcode"] == "CONV_2D" and
+                 "const:64x1x1x64" in e["signature"]}
+    assert pointwise and all(e["kernel"] != "reference" for e in default
+                             if e["signature"] in pointwise)
+    log = TuningLog()
+    for signature in pointwise:
+        log.record(target.cpu, signature, {"best": "reference", "candidates": {}})
+    log.save(tmp_path / "tune.json")
+
+    project = tmp_path / "project"
+    generate_project(board, DS_CNN, fmt, project, tuning=tmp_path / "tune.json")
+    assert (project / "models" / "tune.json").is_file()
+    if fmt == "platformio":
+        pio(project, "run", "-e", board)
+    else:
+        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
+                       capture_output=True, timeout=300)
+    (summary_path,) = [p for p in project.rglob("ds_cnn.json")]
+    ops = json.loads(summary_path.read_text())["ops"]
+    for e in ops:
+        if e["signature"] in pointwise:
+            assert (e["kernel"], e["kernel_choice"]) == ("reference", "tuned"), e
+        elif e["opcode"] == "DEPTHWISE_CONV_2D":
+            assert e["kernel_choice"] == "default" and e["kernel"] != "reference", e
+    if load_board(board).is_host:
+        run_and_check(board, _firmware(board, project / ".pio" / "build" / board))
+    else:
+        proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", "run"], cwd=project,
+                              capture_output=True, text=True, timeout=120)
+        check_outputs(proc.stdout, proc.returncode, board, "ds_cnn", DS_CNN)
