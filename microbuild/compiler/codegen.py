@@ -299,6 +299,11 @@ class _Generator:
             body.append("    }")
 
         signature = self._signature(inputs, outputs)
+        # Only arrays the code names are stored: a kernel variant that takes its weights
+        # pre-arranged leaves the model's own layout unreferenced, and it must cost no flash.
+        used_text = "\n".join(body + self.statics)
+        self.arrays = [a for a in self.arrays
+                       if re.search(rf"\b{re.escape(a[0])}\b", used_text)]
         weights_bytes = sum(int(v.nbytes) for _, _, v, _ in self.arrays)
         sources = {
             f"{self.prefix}.h": self._header(inputs, outputs, signature),

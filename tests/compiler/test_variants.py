@@ -17,6 +17,7 @@ from microbuild.compiler import compile_model
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.variants import REFERENCE, Selection, Target, cpu_features
 from microbuild.errors import ModelError
+from microbuild.compiler.validate import check_graph
 from microbuild.model.reader import read_model
 
 HERE = Path(__file__).resolve().parent
@@ -33,7 +34,9 @@ def _cases() -> list[tuple[str, str, Path]]:
     cases = []
     for path in SWEEP:
         try:
-            graph = fuse_conv_add(read_model(path))
+            graph = read_model(path)
+            check_graph(graph)
+            graph = fuse_conv_add(graph)
         except Exception:  # the sweep holds a few models microbuild refuses on purpose
             continue
         for op in graph.operators:
@@ -60,7 +63,9 @@ def test_every_declared_variant_is_exercised():
     reached = set()
     for path in SWEEP:
         try:
-            graph = fuse_conv_add(read_model(path))
+            graph = read_model(path)
+            check_graph(graph)
+            graph = fuse_conv_add(graph)
         except Exception:
             continue
         for op in graph.operators:

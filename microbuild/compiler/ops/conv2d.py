@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8
+from microbuild.compiler.variants import KernelVariant
 from microbuild.compiler.spatial import (
     activation_reasons,
     bias_reasons,
@@ -28,11 +29,136 @@ from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
 
+# ---- kernel variants (runtime/kernels/conv2d_*.c) -------------------------------------------------
+# Each computes every output pixel as sum(filter * column) + interior_bias over an im2col column in
+# which taps in the padding hold the input zero point (so they add nothing), on a filter arranged
+# here at compile time. Grouped and dilated convolutions stay on the reference.
+def _round_up(n: int, m: int) -> int:
+    return (n + m - 1) // m * m
+
+
+def _dims(op: Operator, graph: Graph) -> tuple[int, int, int]:
+    """(output channels, taps per output = filter_h * filter_w * depth, output pixels)."""
+    w = graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    return int(w.shape[0]), int(np.prod(w.shape[1:])), int(np.prod(out.shape[:3]))
+
+
+def _plain(op: Operator, graph: Graph) -> bool:
+    """What every variant handles: one group, no dilation, and every value before
+    requantization (sum(filter * column) + interior_bias) below 2^30 in magnitude, so the kernels
+    may double it (their requantization takes 2x)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    o = op.options
+    if not (len(w.shape) == 4 and x.shape[3] == w.shape[3] and w.data is not None
+            and o.get("dilation_h_factor", 1) == 1 and o.get("dilation_w_factor", 1) == 1):
+        return False
+    flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
+    bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
+            if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))
+    interior = bias + (-x.zero_point) * flat.sum(axis=1)
+    # Column values (the input, or the zero point in the padding) are int8: |value| <= 128.
+    bound = np.abs(flat).sum(axis=1) * 128 + np.abs(interior)
+    return bool(bound.max() < (1 << 30))
+
+
+def _is_direct(op: Operator, graph: Graph, kp: int) -> bool:
+    """A 1x1 filter whose padded depth is the depth: the kernels read pixels in place."""
+    w = graph.tensor(op.inputs[1])
+    return w.shape[1] == 1 and w.shape[2] == 1 and kp == w.shape[3]
+
+
+def _padded_rows(weights: np.ndarray, rows: int, taps: int) -> np.ndarray:
+    """The filter as [rows, taps] int8, zero rows and zero taps appended."""
+    flat = weights.reshape(weights.shape[0], -1).astype(np.int8)
+    out = np.zeros((rows, taps), dtype=np.int8)
+    out[:flat.shape[0], :flat.shape[1]] = flat
+    return out
+
+
+_GEMM_CB, _GEMM_CHUNK = 4, 16
+
+
+def _arrange_gemm(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """conv2d_gemm.c's layout: channel blocks of 4, each chunk by chunk (16 taps, the last one
+    4, 8 or 12), the block's 4 rows of that chunk one after the other."""
+    oc, k, _ = _dims(op, graph)
+    kp = _round_up(k, 4)
+    rows = _padded_rows(weights, _round_up(oc, _GEMM_CB), kp)
+    parts = []
+    for c0 in range(0, rows.shape[0], _GEMM_CB):
+        block = rows[c0:c0 + _GEMM_CB]
+        for k0 in range(0, kp, _GEMM_CHUNK):
+            parts.append(block[:, k0:k0 + _GEMM_CHUNK].reshape(-1))
+    return np.concatenate(parts)
+
+
+def _scratch_gemm(op: Operator, graph: Graph) -> int:
+    _, k, _ = _dims(op, graph)
+    kp = _round_up(k, 4)
+    return 0 if _is_direct(op, graph, kp) else 2 * kp
+
+
+_DSP_CB = 2
+
+
+def _arrange_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """conv2d_dsp.c's layout: channel pairs, each group of 4 taps by group: the first channel's
+    4 taps, then the second's (one 8-byte load feeds both)."""
+    oc, k, _ = _dims(op, graph)
+    kp = _round_up(k, 4)
+    rows = _padded_rows(weights, _round_up(oc, _DSP_CB), kp)
+    blocks = rows.reshape(-1, _DSP_CB, kp // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(blocks).reshape(-1)
+
+
+def _scratch_dsp(op: Operator, graph: Graph) -> int:
+    """The 2 pixels' int16 columns, a dummy output row (the second pixel of an odd last pair),
+    and an int8 im2col column unless the pixels are read in place."""
+    oc, k, _ = _dims(op, graph)
+    kp = _round_up(k, 4)
+    return 2 * kp * 2 + _round_up(oc, 4) + (0 if _is_direct(op, graph, kp) else kp)
+
+
+def _arrange_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """conv2d_mve.c's layout: rows padded with zeros to a multiple of 16 taps, an even count of
+    rows."""
+    oc, k, _ = _dims(op, graph)
+    return _padded_rows(weights, _round_up(oc, 2), _round_up(k, 16)).reshape(-1)
+
+
+def _scratch_mve(op: Operator, graph: Graph) -> int:
+    """The 2 pixels' int8 columns unless read in place, and a dummy output row."""
+    oc, k, _ = _dims(op, graph)
+    kp = _round_up(k, 16)
+    return (0 if _is_direct(op, graph, kp) else 2 * kp) + _round_up(oc, 4)
+
+
+VARIANTS = (
+    KernelVariant(
+        opcode="CONV_2D", name="gemm", function="mb_conv2d_s8_gemm",
+        sources=("conv2d_gemm.c",), rank=10, accepts=_plain, arrange=_arrange_gemm,
+        scratch=_scratch_gemm,
+        description="portable C: im2col (zero-point padding) + GEMM, 2 pixels x 4 channels"),
+    KernelVariant(
+        opcode="CONV_2D", name="dsp", function="mb_conv2d_s8_dsp",
+        sources=("conv2d_dsp.c",), features=frozenset({"dsp"}), rank=20, accepts=_plain,
+        arrange=_arrange_dsp, scratch=_scratch_dsp,
+        description="Arm DSP: int16 im2col columns in scratch, SMLAD, 2 pixels x 2 channels"),
+    KernelVariant(
+        opcode="CONV_2D", name="mve", function="mb_conv2d_s8_mve",
+        sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_plain,
+        arrange=_arrange_mve, scratch=_scratch_mve,
+        description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 2 channels"),
+)
+
+
 @register
 class Conv2D(OpLowering):
     opcode = "CONV_2D"
     kernel_sources = ("conv2d.c",)
     headers = ("microbuild/kernels/conv2d.h",)
+    variants = VARIANTS
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2, 3))
@@ -106,7 +232,12 @@ class Conv2D(OpLowering):
         shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
         interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
                                         "int32_t")
-        bias = ctx.ptr(op.inputs[2]) if has_bias else "(const int32_t *)0"
+        # A variant that arranges the weights gets its own array instead (kernel_call): do not
+        # emit the original as well. The variants read interior_bias only, not the bias.
+        variant = getattr(ctx, "variant", None)
+        bias = (ctx.ptr(op.inputs[2]) if has_bias and variant is None else "(const int32_t *)0")
+        weights = (ctx.ptr(op.inputs[1]) if variant is None or variant.arrange is None
+                   else "(const int8_t *)0")
         return self.kernel_call(op, graph, ctx, "mb_conv2d_s8", [
-            f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]), bias, interior_bias, mult,
+            f"&{params}", ctx.ptr(op.inputs[0]), weights, bias, interior_bias, mult,
             shift, residual, output], weights=2)

@@ -55,4 +55,29 @@ void mb_conv2d_s8(const mb_conv2d_s8_params *params, const int8_t *input, const 
                   const int32_t *bias, const int32_t *interior_bias, const int32_t *multipliers,
                   const int32_t *shifts, const mb_residual_add_s8 *residual, int8_t *output);
 
+/* ---- Kernel variants: the same arguments (and bytes out) plus the op's scratch area, with the
+ * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group and no
+ * dilation only. Every pixel is computed as sum(filter * column) + interior_bias over an im2col
+ * column whose padding taps hold the input zero point; `bias` is not read. */
+
+/* Portable C (conv2d_gemm.c): im2col + GEMM, 2 pixels x 4 channels per inner loop. */
+void mb_conv2d_s8_gemm(const mb_conv2d_s8_params *params, const int8_t *input,
+                       const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
+                       const int32_t *multipliers, const int32_t *shifts,
+                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
+
+/* Arm DSP extension (conv2d_dsp.c, compiles to nothing elsewhere): int16 columns in scratch,
+ * SMLAD on the int8 filter widened by SXTB16, 2 pixels x 2 channels per inner loop. */
+void mb_conv2d_s8_dsp(const mb_conv2d_s8_params *params, const int8_t *input,
+                      const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
+                      const int32_t *multipliers, const int32_t *shifts,
+                      const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
+
+/* Helium (conv2d_mve.c, compiles to nothing elsewhere): VMLADAVA.S8 on int8 columns padded to
+ * 16 taps, 2 pixels x 2 channels per inner loop. */
+void mb_conv2d_s8_mve(const mb_conv2d_s8_params *params, const int8_t *input,
+                      const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
+                      const int32_t *multipliers, const int32_t *shifts,
+                      const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
+
 #endif

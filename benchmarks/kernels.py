@@ -1,0 +1,136 @@
+"""Kernel variants benchmark: instructions per inference with the reference kernels, the default
+variants (the heuristic per CPU) and the tuned variants (`microbuild tune` on that board), side
+by side, plus weights and workspace bytes of each.
+
+For each board it tunes the test models (one candidate firmware, timed over RPC), then builds two
+RPC firmwares: the models with the reference kernels and with the defaults, and the models with
+the tuning log. Each model's whole-model RUN is timed on the same seeded input, and every output
+is checked equal across the three (each configuration is bit-exact with TFLM by the tests; this
+guards the measurement). Under QEMU's `-icount shift=0` one guest instruction is 1 ns of virtual
+time, so `ticks * 1e9 / timer_hz` is the number of instructions executed, repeatable run to run.
+The host row is wall-clock time (ns, the fastest of several runs), for scale only.
+
+Writes benchmarks/results/kernels.json and .md (with the tuning logs as tune-<board>.json) and
+prints the table.
+
+    .venv/bin/python benchmarks/kernels.py [BOARD ...]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+MODELS = [ROOT / "tests" / "models" / f"{name}.tflite"
+          for name in ("ds_cnn", "resnet8", "mobilenet_v1_025_vww", "anomaly_ae")]
+BOARDS = ["mps2-an500", "mps2-an386", "mps3-an547", "mps2-an385", "riscv32-virt", "host"]
+CONFIGS = ("reference", "default", "tuned")
+HOST_ROUNDS = 7
+
+
+def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[str, dict]:
+    """prefix -> {ticks (the fastest of ``rounds`` RUNs), outputs} on a seeded input."""
+    from microbuild import api
+    from microbuild.tensor_files import random_inputs
+
+    out = {}
+    with api.connect(board, build, timeout=30) as dev:
+        hz = dev.info.timer_hz
+        for prefix in prefixes:
+            x = random_inputs(dev.specs(prefix), 1)
+            best, outputs = None, None
+            for _ in range(rounds):
+                outputs, ticks = dev.run_timed(prefix, x)
+                best = ticks if best is None else min(best, ticks)
+            out[prefix] = {"ticks": best, "outputs": outputs, "timer_hz": hz}
+    return out
+
+
+def measure_board(board: str) -> list[dict]:
+    from microbuild import api
+    from microbuild.boards import load_board
+    from microbuild.tuning.tuner import tune
+
+    b = load_board(board)
+    rounds = 1 if b.is_emulated else HOST_ROUNDS
+    log = RESULTS / f"tune-{board}.json"
+    log.unlink(missing_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix=f"mb-kernels-{board}-") as tmp:
+        report = tune(b, MODELS, log, out_dir=Path(tmp) / "tune",
+                      repeat=1 if b.is_emulated else 9)
+        names = {f"{m.stem}_ref": m for m in MODELS} | {f"{m.stem}_def": m for m in MODELS}
+        plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
+                                   Path(tmp) / "plain", executor="rpc",
+                                   model_variants={f"{m.stem}_ref": {"*": "reference"}
+                                                   for m in MODELS})
+        tuned = api.build_firmware(board, {f"{m.stem}_tun": str(m) for m in MODELS},
+                                   Path(tmp) / "tuned", executor="rpc", tuning=log)
+        results = _run_all(board, plain, names, rounds)
+        results |= _run_all(board, tuned, {f"{m.stem}_tun": m for m in MODELS}, rounds)
+        sizes = {m["prefix"]: m for m in plain.models + tuned.models}
+        for model in MODELS:
+            row = {"board": board, "cpu": report.cpu, "model": model.stem,
+                   "emulated": b.is_emulated}
+            reference = results[f"{model.stem}_ref"]
+            for config, suffix in zip(CONFIGS, ("ref", "def", "tun")):
+                r = results[f"{model.stem}_{suffix}"]
+                for a, c in zip(r["outputs"], reference["outputs"]):
+                    if not (a == c).all():
+                        raise SystemExit(f"{board} {model.stem}: {config} outputs differ from the "
+                                         "reference kernels'")
+                row[config] = {
+                    "ticks": r["ticks"], "timer_hz": r["timer_hz"],
+                    "instructions": (round(r["ticks"] * 1e9 / r["timer_hz"])
+                                     if b.is_emulated else None),
+                    "ratio": r["ticks"] / reference["ticks"],
+                    "weights_bytes": sizes[f"{model.stem}_{suffix}"]["weights_bytes"],
+                    "workspace_bytes": sizes[f"{model.stem}_{suffix}"]["workspace_bytes"],
+                    "kernels": sorted({e["kernel"] for e in sizes[f"{model.stem}_{suffix}"]["ops"]
+                                       if e["kernel"] != "reference"}),
+                }
+            rows.append(row)
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    header = ["board (cpu)", "model", "reference", "default", "tuned", "default / ref",
+              "tuned / ref", "weights ref → tuned", "workspace ref → tuned"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        unit = "instructions" if r["emulated"] else "ns"
+        value = (lambda c: f"{r[c]['instructions']:,}" if r["emulated"]
+                 else f"{r[c]['ticks']:,} ns")
+        lines.append("| " + " | ".join([
+            f"{r['board']} ({r['cpu']})", r["model"], value("reference"), value("default"),
+            value("tuned"), f"{r['default']['ratio']:.3f}", f"{r['tuned']['ratio']:.3f}",
+            f"{r['reference']['weights_bytes']:,} → {r['tuned']['weights_bytes']:,}",
+            f"{r['reference']['workspace_bytes']:,} → {r['tuned']['workspace_bytes']:,}",
+        ]) + " |")
+        del unit
+    lines.append("")
+    lines.append("Emulated boards: instructions per inference under QEMU `-icount shift=0`. "
+                 "host: wall-clock ns, fastest of several runs.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    boards = argv or BOARDS
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        rows = [row for board_rows in pool.map(measure_board, boards) for row in board_rows]
+    (RESULTS / "kernels.json").write_text(json.dumps(rows, indent=1) + "\n")
+    text = markdown(rows)
+    (RESULTS / "kernels.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,92 @@
+"""Every kernel variant, on the CPUs it is for, equals TFLM bit for bit.
+
+One RPC firmware per emulated board holds every sweep model that has an operator with variants,
+once per variant the board's CPU can run (plus once with the reference kernels): Cortex-M3 (portable
+C only), Cortex-M4 and M7 (+ Arm DSP), Cortex-M55 (+ DSP and Helium), RV32. The host drives each
+copy over RPC on seeded random inputs and compares with TFLM. One build per board keeps it to a
+few minutes; pytest-xdist spreads the boards over the cores."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from microbuild import api
+from microbuild.boards import load_board
+from microbuild.compiler.fusion import fuse_conv_add
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.variants import REFERENCE, Target
+from microbuild.compiler.validate import check_graph
+from microbuild.model.reader import read_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
+from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+
+SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
+BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547", "riscv32-virt"]
+INPUT_SETS = 3
+
+
+def _instances(board: str) -> dict[str, tuple[Path, int, str, str]]:
+    """prefix -> (sweep model, op index, opcode, variant) for every op with variants in the
+    sweep and every variant of it legal on the board's CPU."""
+    target = Target.of_board(load_board(board))
+    found: dict[str, tuple[Path, int, str, str]] = {}
+    for path in SWEEP:
+        try:
+            graph = read_model(path)
+            check_graph(graph)
+            graph = fuse_conv_add(graph)
+        except Exception:  # the sweep holds a few models microbuild refuses on purpose
+            continue
+        for op in graph.operators:
+            lowering = REGISTRY.get(op.opcode)
+            if lowering is None or not lowering.variants:
+                continue
+            kop = lowering.kernel_op(op)
+            names = [REFERENCE] + [v.name for v in lowering.variants
+                                   if v.features <= target.features and v.accepts_op(kop, graph)]
+            for name in names:
+                found[f"{path.stem}__op{op.index}__{name}"] = (path, op.index, kop.opcode, name)
+    return found
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
+    instances = _instances(board)
+    target = Target.of_board(load_board(board))
+    legal = {(v.opcode, v.name) for lowering in REGISTRY.values() for v in lowering.variants
+             if v.features <= target.features}
+    built = {(opcode, name) for _, _, opcode, name in instances.values() if name != REFERENCE}
+    assert built == legal, f"variants legal on {board} but exercised by no sweep model: " \
+                           f"{sorted(legal - built)}"
+    assert len(instances) < 250, "more copies than one firmware's model table holds; split"
+
+    # Each copy: its op on the variant, every other op on the reference.
+    build = api.build_firmware(board, {p: str(m) for p, (m, _, _, _) in instances.items()},
+                               tmp_path / "fw", executor="rpc",
+                               model_variants={p: {"*": REFERENCE, str(index): name}
+                                               for p, (_, index, _, name) in instances.items()})
+    for m in build.models:
+        _, index, _, name = instances[m["prefix"]]
+        assert m["ops"][index]["kernel"] == name, (m["prefix"], m["ops"][index])
+
+    expected: dict[Path, list] = {}
+    problems = []
+    with api.connect(board, build, timeout=10) as dev:
+        for prefix, (path, _, opcode, name) in instances.items():
+            sets = random_inputs(path, INPUT_SETS, seed=5)
+            if path not in expected:
+                expected[path] = run_tflm_many(path, sets)
+            for i, (x, want) in enumerate(zip(sets, expected[path])):
+                got = dev.run(prefix, x)
+                for k, (a, b) in enumerate(zip(got, want)):
+                    b = np.asarray(b).reshape(a.shape)
+                    if not np.array_equal(a, b):
+                        problems.append(f"{path.name} {opcode}={name} input set {i} output {k}: "
+                                        f"{int(np.count_nonzero(a != b))} of {a.size} values "
+                                        f"differ from TFLM")
+    assert not problems, f"{board}:\n" + "\n".join(problems)

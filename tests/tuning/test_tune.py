@@ -1,0 +1,106 @@
+"""`microbuild tune` on a real (emulated) device: every candidate is checked against the
+reference kernel's exact output and timed; the log's winner is the fastest correct candidate; a
+build with --tuning runs the winners; the default heuristic is never the slowest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from microbuild import api, cli
+from microbuild.boards import load_board
+from microbuild.compiler import compile_model
+from microbuild.compiler.variants import REFERENCE, Selection, Target, default_variant
+from microbuild.tuning import TuningLog
+from microbuild.tuning.tuner import _check, _copy_prefix, _reference_tensors, plan_tuning
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+DS_CNN = MODELS / "ds_cnn.tflite"
+RESNET8 = MODELS / "resnet8.tflite"
+
+
+def _tune(board: str, models: list[Path], tmp_path: Path, capsys, repeat: int) -> dict:
+    log = tmp_path / "tune.json"
+    argv = ["tune", "--board", board, "--log", str(log), "-o", str(tmp_path / "fw"),
+            "--repeat", str(repeat), "--json"]
+    for m in models:
+        argv += ["--model", str(m)]
+    assert cli.main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["signatures"], report
+    return report
+
+
+def _check_report(report: dict, log: TuningLog) -> None:
+    for s in report["signatures"]:
+        candidates = s["candidates"]
+        assert candidates[0]["variant"] == REFERENCE and len(candidates) >= 2, s
+        assert all(c["correct"] for c in candidates), s  # every shipped variant is exact
+        fastest = min(candidates, key=lambda c: c["ticks"])
+        assert s["best"] is not None
+        assert next(c for c in candidates if c["variant"] == s["best"])["ticks"] == \
+            fastest["ticks"], s
+        assert log.best(report["cpu"], s["signature"]) == s["best"]
+
+
+def test_tune_on_the_host_then_build_with_the_log(tmp_path, capsys):
+    report = _tune("host", [DS_CNN], tmp_path, capsys, repeat=5)
+    log = TuningLog.load(tmp_path / "tune.json")
+    _check_report(report, log)
+
+    # The log drives compile: ops with a measured signature run its winner.
+    model = compile_model(DS_CNN, prefix="m", selection=Selection(
+        Target.of_board(load_board("host")), tuning=log))
+    tuned = [e for e in model.ops if e["kernel_choice"] == "tuned"]
+    assert tuned, model.ops
+    for e in tuned:
+        assert e["kernel"] == log.best("host", e["signature"])
+
+    # The on-device check catches a candidate whose output differs from the reference's.
+    board = load_board("host")
+    plan = plan_tuning(board, [DS_CNN])
+    stems = {str(DS_CNN): "ds_cnn"}
+    with api.connect(board, Path(report["firmware"])) as dev:
+        references = _reference_tensors(dev, plan, stems, 0)
+        measured = plan.measured[0]
+        ins, outs = references[measured.signature]
+        broken = [bytes([outs[0][0] ^ 1]) + outs[0][1:]] + outs[1:]
+        candidate = measured.candidates[-1]
+        _check(dev, _copy_prefix("ds_cnn", len(measured.candidates) - 1), measured.position,
+               ins, broken, candidate)
+        assert candidate.correct is False
+        assert "differs from the reference in 1 of" in candidate.problem
+
+
+def test_tune_on_cortex_m7_and_the_default_is_never_the_slowest(tmp_path, capsys):
+    report = _tune("mps2-an500", [DS_CNN, RESNET8], tmp_path, capsys, repeat=1)
+    log = TuningLog.load(tmp_path / "tune.json")
+    _check_report(report, log)
+    board = load_board("mps2-an500")
+    target = Target.of_board(board)
+    plan = plan_tuning(board, [DS_CNN, RESNET8])
+    defaults = {}
+    for m in plan.measured:
+        from microbuild.compiler.fusion import fuse_conv_add
+        from microbuild.compiler.ops import REGISTRY
+        from microbuild.model.reader import read_model
+
+        graph = fuse_conv_add(read_model(m.model))
+        op = graph.operators[m.position]
+        defaults[m.signature] = default_variant(REGISTRY[op.opcode], op, graph, target)
+    for s in report["signatures"]:
+        ticks = {c["variant"]: c["ticks"] for c in s["candidates"]}
+        default = ticks[defaults[s["signature"]]]
+        # Under icount the timings are exact: the default never loses to the reference, and
+        # where the candidates differ it is not the slowest of them.
+        assert default <= ticks[REFERENCE], s
+        if len(set(ticks.values())) > 1:
+            assert default < max(ticks.values()), s
+
+    # A firmware built with the log runs each op's winner.
+    build = api.build_firmware("mps2-an500", [DS_CNN], tmp_path / "tuned", executor="rpc",
+                               tuning=tmp_path / "tune.json")
+    for e in build.models[0]["ops"]:
+        if e["kernel_choice"] == "tuned":
+            assert e["kernel"] == log.best("cortex-m7", e["signature"])
+    assert any(e["kernel_choice"] == "tuned" for e in build.models[0]["ops"])
