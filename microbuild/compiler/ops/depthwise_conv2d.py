@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.variants import KernelVariant
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     activation_reasons,
@@ -42,11 +43,76 @@ def bias_and_interior_bias(op: Operator, graph: Graph) -> tuple[np.ndarray, np.n
     return bias, bias - int(x.zero_point) * tap_sums
 
 
+# ---- kernel variants (runtime/kernels/depthwise_conv2d_{portable,dsp,mve}.c) --------------------
+def _plain(op: Operator, graph: Graph) -> bool:
+    """Depth multiplier 1 and no dilation: what every variant handles (the rest stays on the
+    reference kernel)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    o = op.options
+    return (len(x.shape) == 4 and len(w.shape) == 4 and w.shape[3] == x.shape[3]
+            and o.get("dilation_h_factor", 1) == 1 and o.get("dilation_w_factor", 1) == 1)
+
+
+def _fast_requantize_fits(op: Operator, graph: Graph) -> bool:
+    """The DSP and Helium variants requantize with a 32-bit rounding multiply-high (SMMULR /
+    VQRDMULH) and a 32-bit rounding shift: exact when every accumulator, shifted left by its
+    channel's left shift, stays below 2^28 in magnitude and no right shift exceeds 28. The
+    bound per channel: the larger bias in magnitude plus taps * 128 * 255."""
+    if not _plain(op, graph):
+        return False
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    out_c = w.shape[3]
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+    bias, interior = bias_and_interior_bias(op, graph)
+    taps = int(w.shape[1]) * int(w.shape[2])
+    for c in range(out_c):
+        bound = max(abs(int(bias[c])), abs(int(interior[c]))) + taps * 128 * 255
+        left, right = max(int(shifts[c]), 0), max(-int(shifts[c]), 0)
+        if (bound << left) >= 1 << 28 or right > 28:
+            return False
+    return True
+
+
+def _dsp_scratch(op: Operator, graph: Graph) -> int:
+    """128 bytes of constants, a channel block's filter taps as int16 pairs (8 bytes per tap),
+    8 bytes per filter row (row pointer and id) and the band: filter_h rows of padded input
+    pixels, 8 bytes each (see depthwise_conv2d_dsp.c)."""
+    w, out = graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+    kh, kw = int(w.shape[1]), int(w.shape[2])
+    padded_w = (int(out.shape[2]) - 1) * int(op.options.get("stride_w", 1)) + kw
+    return 128 + 8 * kh * kw + 8 * kh + 8 * kh * padded_w
+
+
+VARIANTS = (
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="portable",
+        function="mb_depthwise_conv2d_s8_portable", sources=("depthwise_conv2d_portable.c",),
+        rank=10, accepts=_plain,
+        description="channels innermost, 4 int32 accumulators per block, interior pixels "
+                    "without bounds checks; any CPU"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="dsp",
+        function="mb_depthwise_conv2d_s8_dsp", sources=("depthwise_conv2d_dsp.c",),
+        features=frozenset({"dsp"}), rank=20, accepts=_fast_requantize_fits,
+        scratch=_dsp_scratch,
+        description="blocks of 4 channels outermost, filter sign-extended once per block, "
+                    "SXTB16 + SMLABB/SMLATT, SMMULR requantization"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="mve",
+        function="mb_depthwise_conv2d_s8_mve", sources=("depthwise_conv2d_mve.c",),
+        features=frozenset({"mve"}), rank=30, accepts=_fast_requantize_fits,
+        description="Helium: 4 int32 lanes per vector from widening byte loads, "
+                    "tail-predicated, VQRDMULH requantization"),
+)
+
+
 @register
 class DepthwiseConv2D(OpLowering):
     opcode = "DEPTHWISE_CONV_2D"
     kernel_sources = ("depthwise_conv2d.c",)
     headers = ("microbuild/kernels/depthwise_conv2d.h",)
+    variants = VARIANTS
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2, 3))

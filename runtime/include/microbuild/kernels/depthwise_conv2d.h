@@ -36,4 +36,33 @@ void mb_depthwise_conv2d_s8(const mb_depthwise_conv2d_s8_params *params, const i
                             const int32_t *interior_bias, const int32_t *multipliers,
                             const int32_t *shifts, int8_t *output);
 
+/* Kernel variants (microbuild/compiler/ops/depthwise_conv2d.py): the reference's arguments, then
+ * the op's scratch area. All three take depth multiplier 1 and dilation 1 only and give the
+ * reference's bytes.
+ *
+ * "portable" (any CPU): channels innermost, 4 int32 accumulators per block; no scratch, weights
+ * as stored. */
+void mb_depthwise_conv2d_s8_portable(const mb_depthwise_conv2d_s8_params *params,
+                                     const int8_t *input, const int8_t *filter,
+                                     const int32_t *bias, const int32_t *interior_bias,
+                                     const int32_t *multipliers, const int32_t *shifts,
+                                     int8_t *output, void *scratch);
+
+/* "dsp" (Arm v7E-M DSP: Cortex-M4/M7/M33/M55): blocks of 4 channels, outermost; the block's
+ * filter taps are sign-extended once into int16 pairs in the scratch (8 bytes per tap), each
+ * input word is split with SXTB16 and SMLABB/SMLATT accumulate. Weights as stored. Only on
+ * instances whose accumulators (times 2^(left shift + 1)) stay below 2^28 and whose right shifts
+ * are at most 28 (checked at compile time), for its SMMULR-based requantization. */
+void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *params,
+                                const int8_t *input, const int8_t *filter, const int32_t *bias,
+                                const int32_t *interior_bias, const int32_t *multipliers,
+                                const int32_t *shifts, int8_t *output, void *scratch);
+
+/* "mve" (Helium, Cortex-M55): channels innermost, 4 int32 lanes per vector from widening byte
+ * loads, tail-predicated; VQRDMULH-based requantization. No scratch, weights as stored. */
+void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *params,
+                                const int8_t *input, const int8_t *filter, const int32_t *bias,
+                                const int32_t *interior_bias, const int32_t *multipliers,
+                                const int32_t *shifts, int8_t *output, void *scratch);
+
 #endif
