@@ -16,6 +16,7 @@ from microbuild.compiler.elementwise import (
 )
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier_smaller_than_one
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # TFLM uses 20 for int8 (15 for int16): inputs of at most 9 bits keep 2 bits of int32 headroom.
@@ -46,6 +47,23 @@ class Add(OpLowering):
     opcode = "ADD"
     kernel_sources = ("add.c", "broadcast.c")
     headers = ("microbuild/kernels/add.h",)
+    # Every variant walks broadcasts like the reference (a stride-0 operand is rescaled once per
+    # run); their exactness argument needs LEFT_SHIFT < 23 (add_portable.c).
+    variants = (
+        KernelVariant(
+            opcode="ADD", name="fast", function="mb_add_s8_fast", sources=("add_portable.c",),
+            rank=10,
+            description="portable C: 32-bit exact rescaling steps, broadcast operand rescaled "
+                        "once"),
+        KernelVariant(
+            opcode="ADD", name="dsp", function="mb_add_s8_dsp", sources=("add_dsp.c",),
+            features=frozenset({"dsp"}), rank=20,
+            description="Arm DSP: one SMMULR per rescaling step, 2 elements per iteration"),
+        KernelVariant(
+            opcode="ADD", name="mve", function="mb_add_s8_mve", sources=("add_mve.c",),
+            features=frozenset({"mve"}), rank=30,
+            description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
+    )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = binary_int8_reasons(op, graph)

@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
@@ -45,11 +46,55 @@ def folded_bias(op: Operator, graph: Graph) -> np.ndarray:
     return bias - graph.tensor(op.inputs[0]).zero_point * w.sum(axis=1)
 
 
+def arrange_rows(rows: int, chunk: int):
+    """The weights layout of the FULLY_CONNECTED variants (same size as the original): every group
+    of ``rows`` output rows interleaved chunk by chunk ([depth // chunk][rows][chunk]), then the
+    group's last depth % chunk bytes row after row ([rows][depth % chunk]); the output_depth %
+    rows rows left over follow as the model stores them."""
+
+    def arrange(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+        w = np.asarray(weights, dtype=np.int8)
+        out_depth, depth = w.shape
+        groups = out_depth // rows
+        full = depth // chunk * chunk
+        parts = []
+        for g in range(groups):
+            block = w[g * rows:(g + 1) * rows]
+            parts.append(block[:, :full].reshape(rows, full // chunk, chunk)
+                         .transpose(1, 0, 2).reshape(-1))
+            parts.append(block[:, full:].reshape(-1))
+        parts.append(w[groups * rows:].reshape(-1))
+        arranged = np.concatenate(parts).astype(np.int8)
+        assert arranged.size == w.size
+        return arranged
+
+    return arrange
+
+
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
     kernel_sources = ("fully_connected.c",)
     headers = ("microbuild/kernels/fully_connected.h",)
+    variants = (
+        KernelVariant(
+            opcode="FULLY_CONNECTED", name="rows4", function="mb_fully_connected_s8_rows4",
+            sources=("fully_connected_portable.c",), rank=10, arrange=arrange_rows(4, 16),
+            description="portable C: 4 output rows per pass, weights interleaved in 16-byte "
+                        "chunks"),
+        KernelVariant(
+            opcode="FULLY_CONNECTED", name="dsp", function="mb_fully_connected_s8_dsp",
+            sources=("fully_connected_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            arrange=arrange_rows(4, 4),
+            description="Arm DSP: SXTB16 + SMLAD, 4 output rows per pass, weights interleaved "
+                        "in 4-byte chunks"),
+        KernelVariant(
+            opcode="FULLY_CONNECTED", name="mve", function="mb_fully_connected_s8_mve",
+            sources=("fully_connected_mve.c",), features=frozenset({"mve"}), rank=30,
+            arrange=arrange_rows(4, 16),
+            description="Helium: VMLADAVA on 16 int8 lanes, 4 output rows per pass, weights "
+                        "interleaved in 16-byte chunks"),
+    )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) < 2 or op.inputs[0] < 0 or op.inputs[1] < 0 or len(op.outputs) != 1:
@@ -125,5 +170,10 @@ class FullyConnected(OpLowering):
             f"{act_max},\n"
             f"    {per_tensor}, {per_channel}\n"
             "};")
+        # A variant that pre-arranges the weights gets them in place of this argument: asking
+        # ctx.ptr() for the original layout would store it as well, unused.
+        variant = getattr(ctx, "variant", None)
+        weights = ("0" if variant is not None and variant.arrange is not None
+                   else ctx.ptr(w.index))
         return self.kernel_call(op, graph, ctx, "mb_fully_connected_s8", [
-            f"&{params}", ctx.ptr(x.index), ctx.ptr(w.index), bias, ctx.ptr(y.index)], weights=2)
+            f"&{params}", ctx.ptr(x.index), weights, bias, ctx.ptr(y.index)], weights=2)

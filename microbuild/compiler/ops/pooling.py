@@ -20,6 +20,7 @@ from microbuild.compiler.spatial import (
     window_2d,
     window_option_reasons,
 )
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 
@@ -95,6 +96,22 @@ class _Pool2D(OpLowering):
 class AveragePool2D(_Pool2D):
     opcode = "AVERAGE_POOL_2D"
     function = "mb_avgpool2d_s8"
+    variants = (
+        KernelVariant(
+            opcode="AVERAGE_POOL_2D", name="swar", function="mb_avgpool2d_s8_swar",
+            sources=("pooling_portable.c",), rank=10,
+            # Other channel counts run the reference from inside the kernel: no gain to offer.
+            accepts=lambda op, graph: graph.tensor(op.inputs[0]).shape[-1] % 4 == 0,
+            description="portable C: 4 channels per 32-bit word, 16-bit lanes (SWAR)"),
+        KernelVariant(
+            opcode="AVERAGE_POOL_2D", name="dsp", function="mb_avgpool2d_s8_dsp",
+            sources=("pooling_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            description="Arm DSP: SXTAB16 sums 4 channels per load into 16-bit lanes"),
+        KernelVariant(
+            opcode="AVERAGE_POOL_2D", name="mve", function="mb_avgpool2d_s8_mve",
+            sources=("pooling_mve.c",), features=frozenset({"mve"}), rank=30,
+            description="Helium: widening loads and 16-bit vector adds, 32 channels per pass"),
+    )
 
 
 @register

@@ -44,4 +44,16 @@ static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t
 void mb_add_s8(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                const int8_t *input1, const int8_t *input2, int8_t *output);
 
+/* Variants (microbuild/compiler/ops/add.py): the same arguments plus the scratch pointer (unused:
+ * NULL), the same bytes out, every broadcast the reference handles, in place like it.
+ * fast: portable C, exact 32-bit rescaling steps (add_portable.c explains why they are exact).
+ * dsp:  Arm DSP, one SMMULR per rescaling step (add_dsp.c).
+ * mve:  Helium, four int32 lanes per step (add_mve.c). */
+void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+
 #endif

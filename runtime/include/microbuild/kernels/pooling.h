@@ -24,4 +24,18 @@ typedef struct {
 void mb_avgpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
 void mb_maxpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
 
+/* AVERAGE_POOL_2D variants (microbuild/compiler/ops/pooling.py): the same arguments plus the
+ * scratch pointer (unused: NULL), the same bytes out. Each sums several channels per load in
+ * 16-bit lanes, moved to int32 every 256 window positions (exact, see each kernel file).
+ * swar: portable C, 4 channels per 32-bit word; needs channels % 4 == 0 and a 4-byte aligned
+ *       input, else runs mb_avgpool2d_s8 (pooling_portable.c).
+ * dsp:  Arm DSP, SXTAB16 (pooling_dsp.c).
+ * mve:  Helium, VLDRB.S16 + VADD.I16 (pooling_mve.c). */
+void mb_avgpool2d_s8_swar(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output,
+                          void *scratch);
+void mb_avgpool2d_s8_dsp(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output,
+                         void *scratch);
+void mb_avgpool2d_s8_mve(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output,
+                         void *scratch);
+
 #endif

@@ -1,0 +1,109 @@
+/* ADD, Arm DSP variant "dsp" (Cortex-M4/M7/M33/M55): add_portable.c's exact arithmetic (read its
+ * comment for why it equals TFLM's) with each rounding doubling high multiply one SMMULR, two
+ * elements per iteration, and a broadcast operand rescaled once per run. */
+#if defined(__ARM_FEATURE_DSP)
+
+#include "microbuild/kernels/add.h"
+
+typedef struct {
+    int32_t offset2x;   /* input offset * 2^(left_shift + 1) */
+    int32_t multiplier;
+    int32_t right;      /* right shift, >= 0 */
+    int32_t half;       /* 2^(right - 1), 0 when right == 0 */
+    int32_t negative;   /* -1 when right > 0, else 0 */
+} add_step;
+
+static add_step make_step(int32_t offset, int32_t left_shift, int32_t multiplier, int32_t shift)
+{
+    add_step s;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    s.offset2x = offset * ((int32_t)1 << (left_shift + 1));
+    s.multiplier = multiplier;
+    s.right = right;
+    s.half = right > 0 ? (int32_t)1 << (right - 1) : 0;
+    s.negative = right > 0 ? -1 : 0;
+    return s;
+}
+
+/* (a2 * m + 2^31) >> 32 */
+static inline int32_t add_smmulr(int32_t a2, int32_t m)
+{
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a2), "r"(m));
+    return r;
+}
+
+static inline int32_t add_rescale(const add_step *s, int32_t a2)
+{
+    const int32_t h = add_smmulr(a2, s->multiplier);
+    return (h + s->half + ((h >> 31) & s->negative)) >> s->right;
+}
+
+static inline int32_t add_clamp(const mb_add_s8_params *p, int32_t v)
+{
+    return v < p->activation_min ? p->activation_min
+                                 : (v > p->activation_max ? p->activation_max : v);
+}
+
+static void add_row_dsp(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    const mb_add_s8_params *p = (const mb_add_s8_params *)params;
+    const int32_t ls = p->left_shift + 1;
+    const add_step s1 = make_step(p->input1_offset, p->left_shift, p->input1_multiplier,
+                                  p->input1_shift);
+    const add_step s2 = make_step(p->input2_offset, p->left_shift, p->input2_multiplier,
+                                  p->input2_shift);
+    const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
+    const int32_t zp = p->output_offset;
+    if (a_step == 1 && b_step == 1) {
+        int32_t i = 0;
+        for (; i + 2 <= n; i += 2) {
+            const int32_t a0 = a[i];
+            const int32_t a1 = a[i + 1];
+            const int32_t b0 = b[i];
+            const int32_t b1 = b[i + 1];
+            const int32_t sum0 = add_rescale(&s1, s1.offset2x + a0 * ((int32_t)1 << ls)) +
+                                 add_rescale(&s2, s2.offset2x + b0 * ((int32_t)1 << ls));
+            const int32_t sum1 = add_rescale(&s1, s1.offset2x + a1 * ((int32_t)1 << ls)) +
+                                 add_rescale(&s2, s2.offset2x + b1 * ((int32_t)1 << ls));
+            out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum0 * 2) + zp);
+            out[i + 1] = (int8_t)add_clamp(p, add_rescale(&so, sum1 * 2) + zp);
+        }
+        if (i < n) {
+            const int32_t sum = add_rescale(&s1, s1.offset2x + a[i] * ((int32_t)1 << ls)) +
+                                add_rescale(&s2, s2.offset2x + b[i] * ((int32_t)1 << ls));
+            out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum * 2) + zp);
+        }
+    } else if (b_step == 0) {
+        const int32_t scaled2 = add_rescale(&s2, s2.offset2x + b[0] * ((int32_t)1 << ls));
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t sum = add_rescale(&s1, s1.offset2x + a[i * a_step] * ((int32_t)1 << ls));
+            out[i] = (int8_t)add_clamp(p, add_rescale(&so, (sum + scaled2) * 2) + zp);
+        }
+    } else if (a_step == 0) {
+        const int32_t scaled1 = add_rescale(&s1, s1.offset2x + a[0] * ((int32_t)1 << ls));
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t sum = add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
+            out[i] = (int8_t)add_clamp(p, add_rescale(&so, (scaled1 + sum) * 2) + zp);
+        }
+    } else {
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t sum =
+                add_rescale(&s1, s1.offset2x + a[i * a_step] * ((int32_t)1 << ls)) +
+                add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
+            out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum * 2) + zp);
+        }
+    }
+}
+
+void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, add_row_dsp, params);
+}
+
+#else
+typedef int mb_add_dsp_unused;
+#endif

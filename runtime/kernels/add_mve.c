@@ -1,0 +1,104 @@
+/* ADD, Helium variant "mve" (Cortex-M55/M85): add_portable.c's exact arithmetic (read its
+ * comment for why it equals TFLM's) on four int32 lanes.
+ *
+ * Per lane: VLDRB.S32 widens 4 int8 to int32; (x + offset) * 2^20 is one VMLA; VQRDMULH by the
+ * multiplier is (2 * a * m + 2^31) >> 32 = (a * m + 2^30) >> 31, the rounding doubling high
+ * multiply (it saturates only for INT32_MIN * INT32_MIN, impossible with positive multipliers);
+ * VRSHL by -r adds 2^(r-1) and shifts right, after subtracting 1 from negative lanes when r > 0:
+ * the rounding right shift, half away from zero. Tails use tail predication (VCTP). Broadcast
+ * rows (a stride 0 operand) are rescaled once per run and take the same vector path; other strides
+ * go element by element. */
+#if defined(__ARM_FEATURE_MVE)
+
+#include <arm_mve.h>
+
+#include "microbuild/kernels/add.h"
+
+typedef struct {
+    int32_t offset;     /* input offset * 2^left_shift */
+    int32_t scale;      /* 2^left_shift */
+    int32_t multiplier;
+    int32_t right;      /* right shift, >= 0 */
+    int32_t negative;   /* -1 when right > 0, else 0 */
+} add_step;
+
+static add_step make_step(int32_t offset, int32_t left_shift, int32_t multiplier, int32_t shift)
+{
+    add_step s;
+    s.scale = (int32_t)1 << left_shift;
+    s.offset = offset * s.scale;
+    s.multiplier = multiplier;
+    s.right = shift > 0 ? 0 : -shift;
+    s.negative = s.right > 0 ? -1 : 0;
+    return s;
+}
+
+static inline int32x4_t add_rescale_v(const add_step *s, int32x4_t a)
+{
+    int32x4_t h = vqrdmulhq_n_s32(a, s->multiplier);
+    h = vaddq_s32(h, vandq_s32(vshrq_n_s32(h, 31), vdupq_n_s32(s->negative)));
+    return vrshlq_n_s32(h, -s->right);
+}
+
+static inline int32x4_t add_input_v(const add_step *s, int32x4_t x)
+{
+    return add_rescale_v(s, vmlaq_n_s32(vdupq_n_s32(s->offset), x, s->scale));
+}
+
+/* The same arithmetic on one element (scalar broadcast operands, odd strides). */
+static inline int32_t add_rescale_1(const add_step *s, int32_t a)
+{
+    const int32_t h = (int32_t)(((int64_t)a * s->multiplier + ((int64_t)1 << 30)) >> 31);
+    const int32_t half = s->right > 0 ? (int32_t)1 << (s->right - 1) : 0;
+    return (h + half + ((h >> 31) & s->negative)) >> s->right;
+}
+
+static inline int32_t add_input_1(const add_step *s, int32_t x)
+{
+    return add_rescale_1(s, s->offset + x * s->scale);
+}
+
+static void add_row_mve(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    const mb_add_s8_params *p = (const mb_add_s8_params *)params;
+    const add_step s1 = make_step(p->input1_offset, p->left_shift, p->input1_multiplier,
+                                  p->input1_shift);
+    const add_step s2 = make_step(p->input2_offset, p->left_shift, p->input2_multiplier,
+                                  p->input2_shift);
+    const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
+    const int32x4_t lo = vdupq_n_s32(p->activation_min);
+    const int32x4_t hi = vdupq_n_s32(p->activation_max);
+    const int32x4_t zp = vdupq_n_s32(p->output_offset);
+    if ((a_step == 1 || a_step == 0) && (b_step == 1 || b_step == 0)) {
+        /* A broadcast operand is the same vector all along. */
+        const int32x4_t fixed1 = vdupq_n_s32(a_step == 0 ? add_input_1(&s1, a[0]) : 0);
+        const int32x4_t fixed2 = vdupq_n_s32(b_step == 0 ? add_input_1(&s2, b[0]) : 0);
+        for (int32_t i = 0; i < n; i += 4) {
+            const mve_pred16_t pred = vctp32q((uint32_t)(n - i));
+            const int32x4_t x1 = a_step ? add_input_v(&s1, vldrbq_z_s32(a + i, pred)) : fixed1;
+            const int32x4_t x2 = b_step ? add_input_v(&s2, vldrbq_z_s32(b + i, pred)) : fixed2;
+            int32x4_t y = vaddq_s32(add_rescale_v(&so, vaddq_s32(x1, x2)), zp);
+            y = vminq_s32(vmaxq_s32(y, lo), hi);
+            vstrbq_p_s32(out + i, y, pred);
+        }
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t sum = add_input_1(&s1, a[i * a_step]) + add_input_1(&s2, b[i * b_step]);
+        const int32_t y = add_rescale_1(&so, sum) + p->output_offset;
+        out[i] = (int8_t)(y < p->activation_min ? p->activation_min
+                                                : (y > p->activation_max ? p->activation_max : y));
+    }
+}
+
+void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, add_row_mve, params);
+}
+
+#else
+typedef int mb_add_mve_unused;
+#endif

@@ -1,0 +1,98 @@
+/* ADD, portable C variant "fast": the reference's arithmetic with cheaper exact fixed-point
+ * steps, and a broadcast operand (stride 0: a scalar or a per-channel vector) rescaled once per
+ * run instead of once per element.
+ *
+ * Each step is TFLM's MultiplyByQuantizedMultiplierSmallerThanOneExp: a rounding doubling high
+ * multiply, then a rounding right shift (half away from zero). Why the cheaper form is exact for
+ * ADD (the compiler's parameters, microbuild/compiler/ops/add.py):
+ * - multipliers are positive Q31 (never INT32_MIN: no saturation), and the value multiplied, a,
+ *   is small: an input step multiplies (x + offset) * 2^20 with |x + offset| <= 255 (< 2^28), the
+ *   output step the sum of two rescaled inputs, each at most 255 * 2^19 (an input multiplier is
+ *   at most 0.5) so |sum| < 2^28. Hence 2a fits in int32 and
+ *     (a * m + 2^30) >> 31 == (2a * m + 2^31) >> 32      (floor both; see quant_fast.h for why
+ *   floor equals the reference's truncating form), the high word of one 32x32 multiply
+ *   (SMMULR on Arm DSP);
+ * - the result h of that step is below 2^28 in magnitude, so the rounding shift
+ *     (h + 2^(r-1) - (h < 0)) >> r       (r > 0; h itself when r == 0)
+ *   fits int32 (quant_fast.h's form, in 32 bits).
+ * The left shift must stay below 23 for these bounds; TFLM and microbuild use 20 for int8. */
+#include "microbuild/kernels/add.h"
+
+typedef struct {
+    int32_t offset2x;   /* input offset * 2^(left_shift + 1) */
+    int32_t scale2x;    /* 2^(left_shift + 1) */
+    int32_t multiplier;
+    int32_t right;      /* right shift, >= 0 */
+    int32_t half;       /* 2^(right - 1), 0 when right == 0 */
+    int32_t negative;   /* -1 when right > 0 (subtract one from negative values), else 0 */
+} add_step;
+
+static add_step make_step(int32_t offset, int32_t left_shift, int32_t multiplier, int32_t shift)
+{
+    add_step s;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    s.scale2x = (int32_t)1 << (left_shift + 1);
+    s.offset2x = offset * s.scale2x;
+    s.multiplier = multiplier;
+    s.right = right;
+    s.half = right > 0 ? (int32_t)1 << (right - 1) : 0;
+    s.negative = right > 0 ? -1 : 0;
+    return s;
+}
+
+/* (a * m + 2^30) >> 31 from 2a, then the rounding right shift. */
+static inline int32_t add_rescale(const add_step *s, int32_t a2)
+{
+    const int32_t h = (int32_t)(((int64_t)a2 * s->multiplier + ((int64_t)1 << 31)) >> 32);
+    return (h + s->half + ((h >> 31) & s->negative)) >> s->right;
+}
+
+static inline int32_t add_input(const add_step *s, int32_t x)
+{
+    return add_rescale(s, s->offset2x + x * s->scale2x);
+}
+
+static inline int8_t add_output(const add_step *s, const mb_add_s8_params *p, int32_t sum)
+{
+    const int32_t out = add_rescale(s, sum * 2) + p->output_offset;
+    return (int8_t)(out < p->activation_min ? p->activation_min
+                                            : (out > p->activation_max ? p->activation_max : out));
+}
+
+static void add_row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                         int32_t b_step, int8_t *out, int32_t n)
+{
+    const mb_add_s8_params *p = (const mb_add_s8_params *)params;
+    const add_step s1 = make_step(p->input1_offset, p->left_shift, p->input1_multiplier,
+                                  p->input1_shift);
+    const add_step s2 = make_step(p->input2_offset, p->left_shift, p->input2_multiplier,
+                                  p->input2_shift);
+    const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
+    if (a_step == 1 && b_step == 1) {
+        for (int32_t i = 0; i < n; i++) {
+            out[i] = add_output(&so, p, add_input(&s1, a[i]) + add_input(&s2, b[i]));
+        }
+    } else if (b_step == 0) {
+        const int32_t scaled2 = add_input(&s2, b[0]);
+        for (int32_t i = 0; i < n; i++) {
+            out[i] = add_output(&so, p, add_input(&s1, a[i * a_step]) + scaled2);
+        }
+    } else if (a_step == 0) {
+        const int32_t scaled1 = add_input(&s1, a[0]);
+        for (int32_t i = 0; i < n; i++) {
+            out[i] = add_output(&so, p, scaled1 + add_input(&s2, b[i * b_step]));
+        }
+    } else {
+        for (int32_t i = 0; i < n; i++) {
+            out[i] = add_output(&so, p, add_input(&s1, a[i * a_step]) +
+                                        add_input(&s2, b[i * b_step]));
+        }
+    }
+}
+
+void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, add_row_fast, params);
+}

@@ -1,0 +1,188 @@
+/* FULLY_CONNECTED, Arm DSP variant "dsp" (Cortex-M4/M7/M33/M55): SMLAD on sign-extended pairs,
+ * four output rows per pass over the input.
+ *
+ * Weights are pre-arranged at compile time (arrange_rows(4, 4)): for every group of four rows,
+ * the whole 4-byte chunks of the depth come chunk by chunk, each chunk holding the four rows'
+ * 4 bytes one after the other ([depth / 4][4 rows][4]); then the group's last depth % 4 bytes,
+ * row after row ([4 rows][depth % 4]); rows left over (output_depth % 4) follow as stored.
+ * Same size as the original weights.
+ *
+ * One 32-bit load brings 4 int8 values; SXTB16 sign-extends bytes 0 and 2 into two int16 halves,
+ * SXTB16 with ROR #8 bytes 1 and 3. The input word is split once and feeds all four rows, whose
+ * words are split the same way, so SMLAD adds x0*w0 + x2*w2 and x1*w1 + x3*w3: int8 x int8
+ * products summed in int32, exactly as the reference (in another order). */
+#if defined(__ARM_FEATURE_DSP)
+
+#include <arm_acle.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "microbuild/kernels/fully_connected.h"
+#include "microbuild/quant.h"
+
+static inline uint32_t fc_load32(const int8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
+    return v;
+}
+
+static inline int32_t fc_even(uint32_t v)
+{
+    return (int32_t)__sxtb16((int32_t)v);
+}
+
+/* Bytes 1 and 3: SXTB16 with its own ROR #8 (GCC 12 would not fold a separate rotate). */
+static inline int32_t fc_odd(uint32_t v)
+{
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+/* mb_mul_by_quantized_multiplier (quant.h), exact for the positive multipliers the compiler
+ * emits, in fewer instructions: the high multiply as in quant_fast.h, then the reference's own
+ * rounding right shift in 32 bits (no 64-bit variable shift). */
+static inline int32_t fc_rescale(int32_t acc, int32_t multiplier, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    const int64_t product = (int64_t)(int32_t)((uint32_t)acc << left) * multiplier;
+    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+    const int32_t mask = (int32_t)(((uint32_t)1 << right) - 1u);
+    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+}
+
+static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, int32_t acc)
+{
+    int32_t multiplier = p->output_multiplier;
+    int32_t shift = p->output_shift;
+    if (p->output_multipliers != NULL) {
+        multiplier = p->output_multipliers[c];
+        shift = p->output_shifts[c];
+    }
+    const int32_t out = fc_rescale(acc, multiplier, shift) + p->output_offset;
+    return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
+}
+
+/* Two words of weights: any alignment (two LDR), or 8-byte aligned (one LDRD). */
+static inline void fc_load2(const int8_t *p, uint32_t *a, uint32_t *b)
+{
+    *a = fc_load32(p);
+    *b = fc_load32(p + 4);
+}
+
+static inline void fc_load2_aligned(const int8_t *p, uint32_t *a, uint32_t *b)
+{
+    uint64_t v;
+    memcpy(&v, __builtin_assume_aligned(p, 8), 8);
+    *a = (uint32_t)v;
+    *b = (uint32_t)(v >> 32);
+}
+
+/* One 4-byte chunk of the input against the four rows' chunks (16 MACs). */
+#define FC_DSP_CHUNK4(k, LOAD2)                                                                   \
+    {                                                                                             \
+        const uint32_t xv = fc_load32(x + 4 * (k));                                               \
+        const int32_t xe = fc_even(xv);                                                           \
+        const int32_t xo = fc_odd(xv);                                                            \
+        uint32_t w0, w1, w2, w3;                                                                  \
+        LOAD2(w + 16 * (k), &w0, &w1);                                                            \
+        LOAD2(w + 16 * (k) + 8, &w2, &w3);                                                        \
+        acc0 = __smlad(fc_even(w0), xe, acc0);                                                    \
+        acc0 = __smlad(fc_odd(w0), xo, acc0);                                                     \
+        acc1 = __smlad(fc_even(w1), xe, acc1);                                                    \
+        acc1 = __smlad(fc_odd(w1), xo, acc1);                                                     \
+        acc2 = __smlad(fc_even(w2), xe, acc2);                                                    \
+        acc2 = __smlad(fc_odd(w2), xo, acc2);                                                     \
+        acc3 = __smlad(fc_even(w3), xe, acc3);                                                    \
+        acc3 = __smlad(fc_odd(w3), xo, acc3);                                                     \
+    }
+
+/* GCC's pre-allocation scheduling hoists all loads of the unrolled loop and spills accumulators
+ * on Cortex-M4; without it the loop stays in registers. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-schedule-insns")))
+#endif
+void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const int8_t *input,
+                               const int8_t *weights, const int32_t *bias, int8_t *output,
+                               void *scratch)
+{
+    const int32_t depth = params->input_depth;
+    const int32_t out_depth = params->output_depth;
+    const int32_t groups = out_depth / 4;
+    const int32_t chunks = depth / 4;
+    const int32_t tail = depth - chunks * 4;
+    const int aligned = ((uintptr_t)weights & 7u) == 0 && (depth & 1) == 0;
+    (void)scratch;
+    for (int32_t b = 0; b < params->batches; b++) {
+        const int8_t *x_row = input + b * depth;
+        int8_t *y = output + b * out_depth;
+        const int8_t *w = weights;
+        int32_t c = 0;
+        for (int32_t g = 0; g < groups; g++, c += 4) {
+            int32_t acc0 = bias[c];
+            int32_t acc1 = bias[c + 1];
+            int32_t acc2 = bias[c + 2];
+            int32_t acc3 = bias[c + 3];
+            const int8_t *x = x_row;
+            /* Two chunks per iteration (pointer compares, no counter). The weights are 8-byte
+             * aligned throughout when the array is and the depth is even (every group then
+             * spans a multiple of 8 bytes): LDRD then loads two words at once. */
+            const int8_t *x_pairs_end = x_row + (chunks & ~(int32_t)1) * 4;
+            if (aligned) {
+                while (x != x_pairs_end) {
+                    FC_DSP_CHUNK4(0, fc_load2_aligned)
+                    FC_DSP_CHUNK4(1, fc_load2_aligned)
+                    x += 8;
+                    w += 32;
+                }
+            } else {
+                while (x != x_pairs_end) {
+                    FC_DSP_CHUNK4(0, fc_load2)
+                    FC_DSP_CHUNK4(1, fc_load2)
+                    x += 8;
+                    w += 32;
+                }
+            }
+            if (chunks & 1) {
+                FC_DSP_CHUNK4(0, fc_load2)
+                x += 4;
+                w += 16;
+            }
+            for (int32_t t = 0; t < tail; t++) {
+                const int32_t xt = x[t];
+                acc0 += w[t] * xt;
+                acc1 += w[tail + t] * xt;
+                acc2 += w[2 * tail + t] * xt;
+                acc3 += w[3 * tail + t] * xt;
+            }
+            w += 4 * tail;
+            y[c] = fc_requantize(params, c, acc0);
+            y[c + 1] = fc_requantize(params, c + 1, acc1);
+            y[c + 2] = fc_requantize(params, c + 2, acc2);
+            y[c + 3] = fc_requantize(params, c + 3, acc3);
+        }
+        for (; c < out_depth; c++) {
+            int32_t acc = bias[c];
+            const int8_t *x = x_row;
+            for (int32_t k = 0; k < chunks; k++, x += 4, w += 4) {
+                const uint32_t xv = fc_load32(x);
+                const uint32_t wv = fc_load32(w);
+                acc = __smlad(fc_even(wv), fc_even(xv), acc);
+                acc = __smlad(fc_odd(wv), fc_odd(xv), acc);
+            }
+            for (int32_t t = 0; t < tail; t++) {
+                acc += w[t] * x[t];
+            }
+            w += tail;
+            y[c] = fc_requantize(params, c, acc);
+        }
+    }
+}
+
+#else
+typedef int mb_fully_connected_dsp_unused;
+#endif
