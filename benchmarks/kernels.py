@@ -19,6 +19,7 @@ prints the table.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +30,8 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 MODELS = [ROOT / "tests" / "models" / f"{name}.tflite"
           for name in ("ds_cnn", "resnet8", "mobilenet_v1_025_vww", "anomaly_ae")]
+if os.environ.get("MB_BENCH_MODELS"):  # e.g. MB_BENCH_MODELS=ds_cnn,resnet8
+    MODELS = [m for m in MODELS if m.stem in os.environ["MB_BENCH_MODELS"].split(",")]
 BOARDS = ["mps2-an500", "mps2-an386", "mps3-an547", "mps2-an385", "riscv32-virt", "host"]
 CONFIGS = ("reference", "default", "tuned")
 HOST_ROUNDS = 7
@@ -55,6 +58,7 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
 def measure_board(board: str) -> list[dict]:
     from microbuild import api
     from microbuild.boards import load_board
+    from microbuild.errors import FitError
     from microbuild.tuning.tuner import tune
 
     b = load_board(board)
@@ -63,36 +67,45 @@ def measure_board(board: str) -> list[dict]:
     log.unlink(missing_ok=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix=f"mb-kernels-{board}-") as tmp:
-        report = tune(b, MODELS, log, out_dir=Path(tmp) / "tune",
-                      repeat=1 if b.is_emulated else 9)
-        names = {f"{m.stem}_ref": m for m in MODELS} | {f"{m.stem}_def": m for m in MODELS}
-        plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
-                                   Path(tmp) / "plain", executor="rpc",
-                                   model_variants={f"{m.stem}_ref": {"*": "reference"}
-                                                   for m in MODELS})
-        tuned = api.build_firmware(board, {f"{m.stem}_tun": str(m) for m in MODELS},
-                                   Path(tmp) / "tuned", executor="rpc", tuning=log)
-        results = _run_all(board, plain, names, rounds)
-        results |= _run_all(board, tuned, {f"{m.stem}_tun": m for m in MODELS}, rounds)
-        sizes = {m["prefix"]: m for m in plain.models + tuned.models}
+        # One model at a time: every candidate of a model in one firmware still fits the
+        # smallest board's memory, all four models' would not.
         for model in MODELS:
+            work = Path(tmp) / model.stem
+            try:
+                report = tune(b, [model], log, out_dir=work / "tune",
+                              repeat=1 if b.is_emulated else 9)
+            except FitError as err:
+                print(f"{board} {model.stem}: the candidate firmware does not fit: "
+                      f"{str(err).splitlines()[0]}", file=sys.stderr)
+                rows.append({"board": board, "model": model.stem, "emulated": b.is_emulated,
+                             "skipped": "the tuning firmware (every candidate) does not fit"})
+                continue
+            names = {"ref": model, "def": model}
+            plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
+                                       work / "plain", executor="rpc",
+                                       model_variants={"ref": {"*": "reference"}})
+            tuned = api.build_firmware(board, {"tun": str(model)}, work / "tuned",
+                                       executor="rpc", tuning=log)
+            results = _run_all(board, plain, names, rounds)
+            results |= _run_all(board, tuned, {"tun": model}, rounds)
+            sizes = {m["prefix"]: m for m in plain.models + tuned.models}
             row = {"board": board, "cpu": report.cpu, "model": model.stem,
                    "emulated": b.is_emulated}
-            reference = results[f"{model.stem}_ref"]
-            for config, suffix in zip(CONFIGS, ("ref", "def", "tun")):
-                r = results[f"{model.stem}_{suffix}"]
+            reference = results["ref"]
+            for config, key in zip(CONFIGS, ("ref", "def", "tun")):
+                r = results[key]
                 for a, c in zip(r["outputs"], reference["outputs"]):
                     if not (a == c).all():
-                        raise SystemExit(f"{board} {model.stem}: {config} outputs differ from the "
-                                         "reference kernels'")
+                        raise SystemExit(f"{board} {model.stem}: {config} outputs differ from "
+                                         "the reference kernels'")
                 row[config] = {
                     "ticks": r["ticks"], "timer_hz": r["timer_hz"],
                     "instructions": (round(r["ticks"] * 1e9 / r["timer_hz"])
                                      if b.is_emulated else None),
                     "ratio": r["ticks"] / reference["ticks"],
-                    "weights_bytes": sizes[f"{model.stem}_{suffix}"]["weights_bytes"],
-                    "workspace_bytes": sizes[f"{model.stem}_{suffix}"]["workspace_bytes"],
-                    "kernels": sorted({e["kernel"] for e in sizes[f"{model.stem}_{suffix}"]["ops"]
+                    "weights_bytes": sizes[key]["weights_bytes"],
+                    "workspace_bytes": sizes[key]["workspace_bytes"],
+                    "kernels": sorted({e["kernel"] for e in sizes[key]["ops"]
                                        if e["kernel"] != "reference"}),
                 }
             rows.append(row)
@@ -104,7 +117,9 @@ def markdown(rows: list[dict]) -> str:
               "tuned / ref", "weights ref → tuned", "workspace ref → tuned"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
-        unit = "instructions" if r["emulated"] else "ns"
+        if "skipped" in r:
+            lines.append(f"| {r['board']} | {r['model']} | {r['skipped']} |" + " |" * 6)
+            continue
         value = (lambda c: f"{r[c]['instructions']:,}" if r["emulated"]
                  else f"{r[c]['ticks']:,} ns")
         lines.append("| " + " | ".join([
@@ -113,7 +128,6 @@ def markdown(rows: list[dict]) -> str:
             f"{r['reference']['weights_bytes']:,} → {r['tuned']['weights_bytes']:,}",
             f"{r['reference']['workspace_bytes']:,} → {r['tuned']['workspace_bytes']:,}",
         ]) + " |")
-        del unit
     lines.append("")
     lines.append("Emulated boards: instructions per inference under QEMU `-icount shift=0`. "
                  "host: wall-clock ns, fastest of several runs.")

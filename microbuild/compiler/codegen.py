@@ -85,6 +85,7 @@ class CompiledModel:
     weights_bytes: int
     ops: list[dict[str, Any]] = field(default_factory=list)
     target: Target = field(default_factory=Target)  # the CPU the variants were chosen for
+    lowerings: list[BoundLowering] = field(default_factory=list)  # per op, with its kernel
 
     @property
     def include_dirs(self) -> list[Path]:
@@ -154,6 +155,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     plan = plan_memory(graph, lowerings)
     compiled = _Generator(graph, lowerings, plan, prefix).run()
     compiled.target = selection.target
+    compiled.lowerings = lowerings
     return compiled
 
 

@@ -30,7 +30,7 @@ from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.validate import check_graph
 from microbuild.compiler.variants import REFERENCE, Target, candidates, op_signature
-from microbuild.errors import MicrobuildError
+from microbuild.errors import FitError, MicrobuildError
 from microbuild.model.reader import read_model
 from microbuild.tuning.log import TuningLog
 
@@ -191,8 +191,14 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
                                                    for p, names in positions.items()}}
     out = Path(out_dir) if out_dir else Path("build") / f"{board.name}-tune"
     say(f"building the candidate firmware in {out}...")
-    build = build_firmware(board, firmware_models, out, executor="rpc", toolchain=toolchain,
-                           model_variants=forced)
+    try:
+        build = build_firmware(board, firmware_models, out, executor="rpc",
+                               toolchain=toolchain, model_variants=forced)
+    except FitError as err:
+        raise FitError(f"the tuning firmware holds {plan.copies} copies of the model(s), one per "
+                       f"candidate, and does not fit {board.name}: tune fewer candidates at once "
+                       f"(--trials 2), one model at a time, or place the weights in a larger "
+                       f"region (memory.placement.weights in the board YAML).\n{err}") from None
 
     say(f"starting it on {board.name}...")
     with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
