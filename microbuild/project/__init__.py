@@ -60,7 +60,7 @@ class Spec:
     seed: int
     link_runtime: bool
     out_dir: Path
-    tuning: str | None = None  # the tuning log's path in the project (models/tune.json), or None
+    tuning: str | None = None  # the tuning log's path in the project (model/tune.json), or None
     variants: dict[str, str] = field(default_factory=dict)  # forced kernel variants
 
 

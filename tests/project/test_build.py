@@ -280,7 +280,7 @@ def test_projects_build_the_kernels_a_tuning_log_picks(fmt, board, tmp_path, pio
 
     project = tmp_path / "project"
     generate_project(board, DS_CNN, fmt, project, tuning=tmp_path / "tune.json")
-    assert (project / "models" / "tune.json").is_file()
+    assert (project / "model" / "tune.json").is_file()
     if fmt == "platformio":
         pio(project, "run", "-e", board)
     else:
