@@ -22,6 +22,9 @@ import copy
 from microbuild.model.ir import Graph, Operator
 
 FUSED_CONV_ADD = "CONV_2D+ADD"
+# Set in the fused operator's copy of the conv: its kernel also runs the ADD (kernel variants
+# size their scratch by it). Not part of the op's signature: the fused opcode already says so.
+RESIDUAL_ADD = "residual_add"
 
 
 def _consumers(graph: Graph) -> dict[int, list[int]]:
@@ -31,6 +34,12 @@ def _consumers(graph: Graph) -> dict[int, list[int]]:
             if t >= 0:
                 readers.setdefault(t, []).append(op.index)
     return readers
+
+
+def _with_residual(conv: Operator) -> Operator:
+    fused = copy.deepcopy(conv)
+    fused.options[RESIDUAL_ADD] = True
+    return fused
 
 
 def _fusable_conv(graph: Graph, add: Operator, readers: dict[int, list[int]]) -> Operator | None:
@@ -72,7 +81,7 @@ def fuse_conv_add(graph: Graph) -> Graph:
         fused_at[add.index] = Operator(
             index=add.index, opcode=FUSED_CONV_ADD, version=1,
             inputs=list(conv.inputs) + [x], outputs=list(add.outputs),
-            options={"conv": copy.deepcopy(conv), "add": copy.deepcopy(add),
+            options={"conv": _with_residual(conv), "add": copy.deepcopy(add),
                      "conv_is_input1": add.inputs[0] == z,
                      "fused_from": [conv.index, add.index]})
         removed.add(conv.index)

@@ -109,7 +109,7 @@ def cpu_features(cpu: Mapping[str, Any]) -> frozenset[str]:
 
 # ---- op signatures ----------------------------------------------------------------------------------
 _IGNORED_OPTIONS = {"fused_activation_function", "fused_from", "asymmetric_quantize_inputs",
-                    "quantized_bias_type"}
+                    "quantized_bias_type", "residual_add"}
 
 
 def op_signature(op: Operator, graph: Graph) -> str:

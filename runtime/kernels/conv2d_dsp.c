@@ -1,34 +1,49 @@
-/* CONV_2D variant "dsp" (Arm v7E-M DSP extension: Cortex-M4/M7/M33/M55): the reference's
- * arithmetic with SMLAD, two 16-bit multiply-accumulates per instruction.
+/* CONV_2D variants "dsp" and "dsp16" (Arm v7E-M DSP extension: Cortex-M4/M7/M33/M55): the
+ * reference's arithmetic with SMLAD, two 16-bit multiply-accumulates per instruction.
  *
  * Like conv2d_gemm.c, each output pixel's window becomes a column (im2col) whose padding taps hold
  * the input zero point (they then add filter * (zero_point + input_offset) = 0, as the reference's
  * skipping does), padded with zeros to kp, a multiple of 4 taps; every pixel is then
  * sum(filter * column) + interior_bias. The column is sign-extended to int16 once, in scratch, and
  * reused by every output channel: each group of 4 taps x0..x3 as the two words (x0, x2) and
- * (x1, x3), which is what SXTB16 makes of a word of 4 int8 and of the same word rotated by 8. So
- * the filter stays int8 in flash and is widened on the fly, one word (4 taps) by 2 SXTB16.
+ * (x1, x3), which is what SXTB16 makes of a word of 4 int8 and of the same word rotated by 8.
+ * When the depth is a multiple of 4 the window rows are widened straight from the input; other
+ * depths go through an int8 staging column.
  *
- * Blocks of 2 pixels x 2 output channels: per 4 taps, 2 filter words (widened once, used for both
- * pixels), 4 column words (each used for both channels) and 8 SMLAD.
+ * Blocks of 2 pixels x 2 output channels. The two variants differ in the filter only:
+ *   dsp:   int8 in flash, widened on the fly: per 4 taps one 8-byte load, 4 SXTB16, 2 column
+ *          loads, 8 SMLAD (15 instructions for 16 multiply-accumulates);
+ *   dsp16: int16, widened at compile time (twice the filter's flash): one LDM of the 2 pixels'
+ *          column words, 2 filter loads, 8 SMLAD (11 instructions).
  *
  * The filter is arranged at compile time (microbuild/compiler/ops/conv2d.py, _arrange_dsp):
  * channels padded with a zero row to an even count, rows padded with zeros to kp, and each pair
- * of channels stored group by group: 4 taps of the first channel, the same 4 of the second.
- * Scratch: the int16 columns of the 2 pixels, interleaved group by group (2 * kp * 2 bytes), a
- * dummy output row for the missing second pixel of an odd count (output_c rounded up to 4), then
- * an int8 im2col staging column (kp bytes; none for a 1x1 filter on a depth that is a multiple
- * of 4, whose columns are the input pixels themselves). */
+ * of channels stored group by group: 4 taps of the first channel, the same 4 of the second (for
+ * dsp16 as int16 in the order x0, x2, x1, x3).
+ *
+ * The epilogue: per output channel, constants derived once per call (a table in scratch), so a
+ * value is requantized, offset and saturated in 5 instructions (requantize2). A fused residual
+ * ADD rescales each of its two int8 inputs through a 256-entry table built once per call.
+ *
+ * Scratch, in this order (conv2d.py, _scratch_dsp): the 2 pixels' int16 columns (4 * kp bytes),
+ * a dummy output row for the missing second pixel of an odd count (output_c rounded up to 4), an
+ * int8 staging column (kp bytes, only for a depth that is not a multiple of 4), the channel
+ * table (16 bytes per channel) and, with a residual ADD, its two tables (2 KiB). */
 #if defined(__ARM_FEATURE_DSP)
 
 #include <arm_acle.h>
 #include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
 
 #define PX 2 /* output pixels per block */
 #define CB 2 /* output channels per block */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* The largest right shift whose rounding constant can also carry the output offset (below). */
+#define MAX_FOLDED_SHIFT 22
 
 static inline int32_t load32(const void *p)
 {
@@ -43,48 +58,193 @@ static inline int32_t ror8(int32_t x)
     return (int32_t)((u >> 8) | (u << 24));
 }
 
-/* mb_requantize_fast(x, m, -r) for r in [1, 31], given x2 = 2 * x (the compiler accepts only
- * convs whose |x| < 2^30). The Q31 rounding (+2^30, >> 31) and the rounding right shift by r
- * (+2^(r-1), minus 1 for a negative value, >> r) compose exactly into
+/* mb_requantize_fast(x, m, -r) + offset for r in [1, MAX_FOLDED_SHIFT], given x2 = 2 * x with
+ * |x| < 2^30, and round = 2^(r-1) + offset * 2^r. The Q31 rounding (+2^30, >> 31) and the
+ * rounding right shift by r (+2^(r-1), minus 1 for a negative value, >> r) compose exactly into
  *     floor((x * m + 2^30 + 2^(30 + r) - [x < 0] * 2^31) / 2^(31 + r))
  *   = (floor((2^(r-1) * 2^32 + 2x * m + 2^31) / 2^32) - [x < 0]) >> r
  * and the floor is SMMLAR with accumulator 2^(r-1). (For x < 0 whose Q31 product rounds to 0,
- * x's sign stands in for the rounded value's: both give 0.) */
-static inline int32_t requantize2(int32_t x2, int32_t m, int32_t half, int32_t r)
+ * x's sign stands in for the rounded value's: both give 0.) Adding offset * 2^r to the
+ * accumulator adds exactly offset after the shift; with |x * m / 2^31| < 2^30, r <= 22 and
+ * |offset| <= 128 nothing overflows. */
+static ALWAYS_INLINE int32_t requantize2(int32_t x2, int32_t m, int32_t round, int32_t r)
 {
     int32_t hi;
-    __asm__("smmlar %0, %1, %2, %3" : "=r"(hi) : "r"(x2), "r"(m), "r"(half));
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(hi) : "r"(x2), "r"(m), "r"(round));
     return (hi + (x2 >> 31)) >> r;
 }
 
-/* x * m * 2^shift rounded as mb_requantize_fast, for |x| < 2^30. */
-static inline int32_t rescale(int32_t x, int32_t m, int32_t shift)
+/* One output channel's requantization, derived from the compiler's arrays at the start of a
+ * call. */
+typedef struct {
+    int32_t bias2;      /* 2 * interior_bias */
+    int32_t multiplier;
+    int32_t round;      /* 2^(r-1) + output_offset * 2^r */
+    int32_t right;      /* r = -shift */
+} channel_rq;
+
+/* The fused residual ADD: out = clamp(rescale(in1[a] + in2[b]) + offset), with in1 and in2
+ * pointing at the middle of 256-entry tables (index -128..127), exactly the reference's
+ * per-input rescaling of every int8 value. */
+typedef struct {
+    const int32_t *in1, *in2;
+    int32_t multiplier, shift, offset, round, right;
+    int fast; /* round/right valid: requantize2 applies */
+    int32_t act_min, act_max;
+} residual_rq;
+
+static void build_channels(const mb_conv2d_s8_params *p, const int32_t *interior_bias,
+                           const int32_t *multipliers, const int32_t *shifts, channel_rq *rq,
+                           int *fast)
 {
-    if (shift < 0 && shift >= -31) {
-        const int32_t r = -shift;
-        return requantize2(x * 2, m, (int32_t)1 << (r - 1), r);
+    *fast = 1;
+    for (int32_t c = 0; c < p->output_c; c++) {
+        const int32_t r = -shifts[c];
+        rq[c].bias2 = interior_bias[c] * 2;
+        rq[c].multiplier = multipliers[c];
+        rq[c].right = r;
+        if (r >= 1 && r <= MAX_FOLDED_SHIFT) {
+            rq[c].round = ((int32_t)1 << (r - 1)) + p->output_offset * ((int32_t)1 << r);
+        } else {
+            *fast = 0;
+            rq[c].round = 0;
+        }
     }
-    return mb_requantize_fast(x, m, shift);
 }
 
-/* mb_add_s8_one (the fused residual ADD) with the requantizations above: with left_shift <= 20
- * and input shifts <= 0 (what the compiler emits for int8), every value rescaled stays below
- * 2^29 in magnitude. Otherwise the header's own function. */
-static inline int32_t add_one(const mb_add_s8_params *p, int32_t a, int32_t b)
+static int32_t magnitude(int32_t v)
 {
-    if (p->left_shift > 20 || p->input1_shift > 0 || p->input2_shift > 0) {
-        return mb_add_s8_one(p, a, b);
-    }
-    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
-    const int32_t s1 = rescale(x1, p->input1_multiplier, p->input1_shift);
-    const int32_t s2 = rescale(x2, p->input2_multiplier, p->input2_shift);
-    int32_t v = rescale(s1 + s2, p->output_multiplier, p->output_shift) + p->output_offset;
-    v = v < p->activation_min ? p->activation_min : v;
-    return v > p->activation_max ? p->activation_max : v;
+    return v < 0 ? -v : v;
 }
 
-/* The window of output pixel (oy, ox) of one batch image as kp int8 taps. */
+static void build_residual(const mb_add_s8_params *add, int32_t *tables, residual_rq *res)
+{
+    int32_t largest1 = 0, largest2 = 0;
+    for (int32_t i = 0; i < 256; i++) {
+        const int32_t v = i - 128;
+        const int32_t x1 = (add->input1_offset + v) * ((int32_t)1 << add->left_shift);
+        const int32_t x2 = (add->input2_offset + v) * ((int32_t)1 << add->left_shift);
+        tables[i] = mb_mul_by_quantized_multiplier(x1, add->input1_multiplier, add->input1_shift);
+        tables[256 + i] =
+            mb_mul_by_quantized_multiplier(x2, add->input2_multiplier, add->input2_shift);
+        largest1 = magnitude(tables[i]) > largest1 ? magnitude(tables[i]) : largest1;
+        largest2 = magnitude(tables[256 + i]) > largest2 ? magnitude(tables[256 + i]) : largest2;
+    }
+    const int32_t r = -add->output_shift;
+    res->in1 = tables + 128;
+    res->in2 = tables + 256 + 128;
+    res->multiplier = add->output_multiplier;
+    res->shift = add->output_shift;
+    res->offset = add->output_offset;
+    res->act_min = add->activation_min;
+    res->act_max = add->activation_max;
+    /* requantize2 wants |sum| < 2^30; each table entry stays far below 2^29 for int8. */
+    res->fast = r >= 1 && r <= MAX_FOLDED_SHIFT && largest1 < (1 << 29) && largest2 < (1 << 29);
+    res->right = r;
+    res->round = res->fast ? ((int32_t)1 << (r - 1)) + add->output_offset * ((int32_t)1 << r) : 0;
+}
+
+static ALWAYS_INLINE int32_t residual_one(const residual_rq *res, int32_t a, int32_t b)
+{
+    const int32_t sum = res->in1[a] + res->in2[b];
+    int32_t v;
+    if (res->fast) {
+        v = requantize2(sum * 2, res->multiplier, res->round, res->right);
+    } else {
+        v = mb_requantize_fast(sum, res->multiplier, res->shift) + res->offset;
+    }
+    v = v < res->act_min ? res->act_min : v;
+    return v > res->act_max ? res->act_max : v;
+}
+
+/* ---- columns -------------------------------------------------------------------------------- */
+/* groups of 4 int8 taps to int16 pairs (x0, x2), (x1, x3), every PX * 2 words. */
+#if defined(__OPTIMIZE__)
+/* 4 instructions a group: compilers neither fold the rotation into SXTB16 nor pair the stores.
+ * Volatile: its only effect the compiler can see is on memory. */
+#define WIDEN_GROUP()                                                                           \
+    __asm__ volatile("ldr    %[w], [%[s]], #4\n\t"                                                       \
+            "sxtb16 %[e], %[w]\n\t"                                                             \
+            "sxtb16 %[o], %[w], ror #8\n\t"                                                     \
+            "strd   %[e], %[o], [%[d]], #16"                                                    \
+            : [s] "+r"(src), [d] "+r"(dst), [w] "=&r"(w), [e] "=&r"(e), [o] "=&r"(o)          \
+            :                                                                                 \
+            : "memory")
+
+static void widen(const int8_t *src, int32_t groups, int32_t *dst)
+{
+    int32_t w, e, o;
+    for (; groups >= 2; groups -= 2) {
+        WIDEN_GROUP();
+        WIDEN_GROUP();
+    }
+    if (groups != 0) {
+        WIDEN_GROUP();
+    }
+}
+#else
+static void widen(const int8_t *src, int32_t groups, int32_t *dst)
+{
+    for (int32_t g = 0; g < groups; g++) {
+        const int32_t w = load32(src);
+        dst[0] = __sxtb16(w);
+        dst[1] = __sxtb16(ror8(w));
+        src += 4;
+        dst += 2 * PX;
+    }
+}
+#endif
+
+/* groups of 4 padding taps (the zero point as an int16 pair in each word). */
+static void fill(int32_t groups, int32_t pair, int32_t *dst)
+{
+    for (int32_t g = 0; g < groups; g++) {
+        dst[0] = pair;
+        dst[1] = pair;
+        dst += 2 * PX;
+    }
+}
+
+/* The column of output pixel (oy, ox) of one image, for a depth that is a multiple of 4: every
+ * window row's taps inside the input widened in place, the rest the zero point. */
+static void column_in_place(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy,
+                            int32_t ox, int32_t zero_pair, int32_t *dst)
+{
+    const int32_t c4 = p->input_c / 4; /* groups per tap */
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    int32_t kx0 = ix0 < 0 ? -ix0 : 0;
+    int32_t kx1 = p->input_w - ix0;
+    if (kx1 > p->filter_w) {
+        kx1 = p->filter_w;
+    }
+    if (kx1 < kx0) {
+        kx1 = kx0;
+    }
+    const int32_t before = kx0 * c4, inside = (kx1 - kx0) * c4, after = (p->filter_w - kx1) * c4;
+    for (int32_t ky = 0; ky < p->filter_h; ky++) {
+        const int32_t iy = iy0 + ky;
+        if (iy < 0 || iy >= p->input_h) {
+            fill(before + inside + after, zero_pair, dst);
+        } else {
+            fill(before, zero_pair, dst);
+            widen(image + (iy * p->input_w + ix0 + kx0) * p->input_c, inside,
+                  dst + before * 2 * PX);
+            fill(after, zero_pair, dst + (before + inside) * 2 * PX);
+        }
+        dst += (before + inside + after) * 2 * PX;
+    }
+}
+
+static void set_bytes(int8_t *dst, int8_t value, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        dst[i] = value;
+    }
+}
+
+/* The window of output pixel (oy, ox) of one image as kp int8 taps (any depth). Byte loops: a
+ * window row of a shallow input is a few bytes, shorter than a library call's set-up. */
 static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
                    int32_t kp, int8_t *col)
 {
@@ -102,37 +262,29 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
     if (kx1 < kx0) {
         kx1 = kx0;
     }
+    const int32_t before = kx0 * c, inside = (kx1 - kx0) * c;
     for (int32_t ky = 0; ky < p->filter_h; ky++) {
         const int32_t iy = iy0 + ky;
         if (iy < 0 || iy >= p->input_h) {
-            memset(dst, zero_point, (size_t)row);
+            set_bytes(dst, zero_point, row);
         } else {
-            memset(dst, zero_point, (size_t)(kx0 * c));
-            memcpy(dst + kx0 * c, image + (iy * p->input_w + ix0 + kx0) * c,
-                   (size_t)((kx1 - kx0) * c));
-            memset(dst + kx1 * c, zero_point, (size_t)((p->filter_w - kx1) * c));
+            const int8_t *src = image + (iy * p->input_w + ix0 + kx0) * c;
+            set_bytes(dst, zero_point, before);
+            for (int32_t i = 0; i < inside; i++) {
+                dst[before + i] = src[i];
+            }
+            set_bytes(dst + before + inside, zero_point, row - before - inside);
         }
         dst += row;
     }
-    memset(dst, 0, (size_t)(kp - p->filter_h * row));
+    set_bytes(dst, 0, kp - p->filter_h * row);
 }
 
-/* kp int8 taps to int16 pairs (x0, x2), (x1, x3) per group, every PX * 2 words. */
-static void widen(const int8_t *src, int32_t groups, int32_t *dst)
-{
-    for (int32_t g = 0; g < groups; g++) {
-        const int32_t w = load32(src);
-        dst[0] = __sxtb16(w);
-        dst[1] = __sxtb16(ror8(w));
-        src += 4;
-        dst += 2 * PX;
-    }
-}
-
-/* One group of 4 taps for 2 pixels x 2 channels: 2 filter words widened by SXTB16 (the rotated
- * form gives the odd bytes), the 2 pixels' column words, 8 SMLAD. In assembly because compilers
- * do not fold the rotation into SXTB16 nor pair the loads; 13 registers at most. */
-#define GROUP()                                                                                 \
+/* ---- inner loops: one group of 4 taps for 2 pixels x 2 channels ------------------------------ */
+/* dsp: 2 filter words widened by SXTB16 (the rotated form gives the odd bytes), the 2 pixels'
+ * column words, 8 SMLAD. In assembly because compilers do not fold the rotation into SXTB16 nor
+ * pair the loads; 12 registers. */
+#define GROUP8()                                                                                \
     __asm__("ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
             "sxtb16 %[o0], %[w0], ror #8\n\t"                                                    \
             "sxtb16 %[w0], %[w0]\n\t"                                                            \
@@ -149,62 +301,93 @@ static void widen(const int8_t *src, int32_t groups, int32_t *dst)
             "smlad  %[a10], %[o0], %[xo], %[a10]\n\t"                                            \
             "smlad  %[a11], %[o1], %[xo], %[a11]"                                                 \
             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),             \
-              [x] "+r"(x), [f] "+r"(f), [w0] "=&r"(w0), [w1] "=&r"(w1), [o0] "=&r"(o0),      \
+              [x] "+r"(x), [f] "+r"(f8), [w0] "=&r"(w0), [w1] "=&r"(w1), [o0] "=&r"(o0),     \
               [o1] "=&r"(o1), [xe] "=&r"(xe), [xo] "=&r"(xo)                                  \
             :                                                                                 \
             : "memory")
 
-#define ALWAYS_INLINE inline __attribute__((always_inline))
+#if defined(__OPTIMIZE__)
+/* dsp16: the 2 pixels' 4 column words in one LDM (into r0-r3, in address order), each channel's
+ * 2 filter words in one LDRD, 8 SMLAD. (An unoptimized build keeps r7 as its frame pointer and
+ * may not find the 8 other registers; it gets the C below.) */
+#define GROUP16()                                                                               \
+    __asm__("ldm    %[x]!, {r0, r1, r2, r3}\n\t"                                                \
+            "ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
+            "smlad  %[a00], %[w0], r0, %[a00]\n\t"                                               \
+            "smlad  %[a00], %[w1], r1, %[a00]\n\t"                                               \
+            "smlad  %[a10], %[w0], r2, %[a10]\n\t"                                               \
+            "smlad  %[a10], %[w1], r3, %[a10]\n\t"                                               \
+            "ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
+            "smlad  %[a01], %[w0], r0, %[a01]\n\t"                                               \
+            "smlad  %[a01], %[w1], r1, %[a01]\n\t"                                               \
+            "smlad  %[a11], %[w0], r2, %[a11]\n\t"                                               \
+            "smlad  %[a11], %[w1], r3, %[a11]"                                                    \
+            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),             \
+              [x] "+r"(x), [f] "+r"(f16), [w0] "=&r"(w0), [w1] "=&r"(w1)                      \
+            :                                                                                 \
+            : "r0", "r1", "r2", "r3", "memory")
+#else
+#define GROUP16()                                                                               \
+    do {                                                                                        \
+        a00 = __smlad(f16[0], x[0], __smlad(f16[1], x[1], a00));                                 \
+        a10 = __smlad(f16[0], x[2], __smlad(f16[1], x[3], a10));                                 \
+        a01 = __smlad(f16[2], x[0], __smlad(f16[3], x[1], a01));                                 \
+        a11 = __smlad(f16[2], x[2], __smlad(f16[3], x[3], a11));                                 \
+        x += 4;                                                                                 \
+        f16 += 4;                                                                               \
+    } while (0)
+#endif
 
-/* The two pixels' values of output channel c: requantize, offset, clamp (SSAT when the range is
- * all of int8), the residual ADD, store. out1/other1 are the second pixel's rows (a dummy row
- * when there is none). */
-static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const int32_t *interior_bias,
-                                 const int32_t *multipliers, const int32_t *shifts,
-                                 int32_t out_offset, int32_t act_min, int32_t act_max,
-                                 int full_range, const mb_add_s8_params *add,
-                                 const int8_t *other0, const int8_t *other1, int8_t *out0,
-                                 int8_t *out1)
+/* ---- the epilogue ------------------------------------------------------------------------------ */
+/* The two pixels' values of output channel c: requantize (with the output offset), saturate
+ * (SSAT when the range is all of int8), the residual ADD, store. out1/other1 are the second
+ * pixel's rows (a dummy row when there is none). */
+static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const mb_conv2d_s8_params *p,
+                                 const channel_rq *rq, int fast, const int32_t *multipliers,
+                                 const int32_t *shifts, const int32_t *interior_bias,
+                                 int full_range, const residual_rq *res, const int8_t *other0,
+                                 const int8_t *other1, int8_t *out0, int8_t *out1)
 {
-    const int32_t mult = multipliers[c];
-    const int32_t shift = shifts[c];
-    const int32_t ib = interior_bias[c];
     int32_t v0, v1;
-    if (shift < 0 && shift >= -31) {
-        const int32_t r = -shift;
-        const int32_t half = (int32_t)1 << (r - 1);
-        const int32_t ib2 = ib * 2;
-        v0 = requantize2(a0 * 2 + ib2, mult, half, r);
-        v1 = requantize2(a1 * 2 + ib2, mult, half, r);
+    if (fast) {
+        const channel_rq q = rq[c];
+        v0 = requantize2(a0 * 2 + q.bias2, q.multiplier, q.round, q.right);
+        v1 = requantize2(a1 * 2 + q.bias2, q.multiplier, q.round, q.right);
     } else {
-        v0 = mb_requantize_fast(a0 + ib, mult, shift);
-        v1 = mb_requantize_fast(a1 + ib, mult, shift);
+        v0 = mb_requantize_fast(a0 + interior_bias[c], multipliers[c], shifts[c]) +
+             p->output_offset;
+        v1 = mb_requantize_fast(a1 + interior_bias[c], multipliers[c], shifts[c]) +
+             p->output_offset;
     }
-    v0 += out_offset;
-    v1 += out_offset;
     if (full_range) {
         v0 = __ssat(v0, 8);
         v1 = __ssat(v1, 8);
     } else {
-        v0 = v0 < act_min ? act_min : v0;
-        v1 = v1 < act_min ? act_min : v1;
-        v0 = v0 > act_max ? act_max : v0;
-        v1 = v1 > act_max ? act_max : v1;
+        const int32_t lo = p->activation_min, hi = p->activation_max;
+        v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
+        v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
     }
-    if (add != 0) {
-        v0 = add_one(add, v0, other0[c]);
-        v1 = add_one(add, v1, other1[c]);
+    if (res != 0) {
+        /* other[c] is read right before out[c] is written: the output may overwrite it. */
+        v0 = residual_one(res, v0, other0[c]);
+        out0[c] = (int8_t)v0;
+        v1 = residual_one(res, v1, other1[c]);
+        out1[c] = (int8_t)v1;
+    } else {
+        out0[c] = (int8_t)v0;
+        out1[c] = (int8_t)v1;
     }
-    out0[c] = (int8_t)v0;
-    out1[c] = (int8_t)v1;
 }
 
-/* The whole convolution; full_range is a constant in each of the two calls. */
+/* ---- the whole convolution ----------------------------------------------------------------- */
+/* wide (int16 filter) is a constant in each call, and so is plain: every channel's requantization
+ * fast, the whole int8 range, no residual ADD (the common case, compiled without the checks). */
 static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
-                              const int8_t *filter, const int32_t *interior_bias,
+                              const void *filter, const int32_t *interior_bias,
                               const int32_t *multipliers, const int32_t *shifts,
-                              const mb_residual_add_s8 *residual, int8_t *output, void *scratch,
-                              int full_range)
+                              const mb_residual_add_s8 *residual, int8_t *output, int32_t *cols,
+                              int8_t *stage, const channel_rq *rq, int fast,
+                              const residual_rq *res, int wide, int plain)
 {
     const int32_t k = p->filter_h * p->filter_w * p->input_c;
     const int32_t kp = (k + 3) & ~(int32_t)3;
@@ -213,21 +396,16 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t total = p->batches * pixels_per_image;
     const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
-    const int direct = p->filter_h == 1 && p->filter_w == 1 && kp == p->input_c &&
-                       p->pad_top == 0 && p->pad_left == 0;
-    int32_t *cols = (int32_t *)scratch;
-    int8_t *dummy = (int8_t *)scratch + PX * kp * 2;
-    int8_t *stage = dummy + ((oc + 3) & ~(int32_t)3);
-    const int32_t out_offset = p->output_offset;
-    const int32_t act_min = p->activation_min;
-    const int32_t act_max = p->activation_max;
-    /* A local copy: the output stores (int8) cannot alias it, so its fields stay in registers. */
-    static const mb_add_s8_params no_add = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    mb_add_s8_params add_params = no_add;
-    const mb_add_s8_params *add = 0;
-    if (residual != 0) {
-        add_params = *residual->add;
-        add = &add_params;
+    const int in_place = (p->input_c & 3) == 0;
+    const int32_t zero_point = -p->input_offset;
+    const int32_t zero_pair = (int32_t)(((uint32_t)zero_point & 0xffffu) |
+                                        ((uint32_t)zero_point << 16));
+    const int full_range = plain || (p->activation_min == -128 && p->activation_max == 127);
+    int8_t *dummy = (int8_t *)(cols + PX * kp / 2);
+    if (plain) {
+        fast = 1;
+        res = 0;
+        residual = 0;
     }
 
     for (int32_t n = 0; n < total; n += PX) {
@@ -238,9 +416,8 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
             const int32_t oy = (m % pixels_per_image) / p->output_w;
             const int32_t ox = m % p->output_w;
             const int8_t *image = input + b * image_bytes;
-            if (direct) {
-                widen(image + (oy * p->stride_h * p->input_w + ox * p->stride_w) * p->input_c,
-                      groups, cols + 2 * q);
+            if (in_place) {
+                column_in_place(p, image, oy, ox, zero_pair, cols + 2 * q);
             } else {
                 im2col(p, image, oy, ox, kp, stage);
                 widen(stage, groups, cols + 2 * q);
@@ -250,27 +427,72 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
         int8_t *out1 = np > 1 ? out0 + oc : dummy;
         const int8_t *other0 = residual != 0 ? residual->other + n * oc : 0;
         const int8_t *other1 = residual != 0 && np > 1 ? other0 + oc : other0;
-        const int8_t *f = filter;
+        const int8_t *f8 = (const int8_t *)filter;
+        const int32_t *f16 = (const int32_t *)filter;
         for (int32_t c = 0; c < oc; c += CB) {
             const int32_t *x = cols;
             int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-            int32_t w0, w1, o0, o1, xe, xo;
             int32_t g = groups;
-            for (; g >= 2; g -= 2) {
-                GROUP();
-                GROUP();
+            if (wide) {
+                int32_t w0, w1;
+                for (; g >= 4; g -= 4) {
+                    GROUP16();
+                    GROUP16();
+                    GROUP16();
+                    GROUP16();
+                }
+                for (; g != 0; g--) {
+                    GROUP16();
+                }
+                (void)w0;
+                (void)w1;
+            } else {
+                int32_t w0, w1, o0, o1, xe, xo;
+                for (; g >= 2; g -= 2) {
+                    GROUP8();
+                    GROUP8();
+                }
+                if (g != 0) {
+                    GROUP8();
+                }
             }
-            if (g != 0) {
-                GROUP();
-            }
-            /* f now points at the next channel pair. */
-            finish(a00, a10, c, interior_bias, multipliers, shifts, out_offset, act_min,
-                   act_max, full_range, add, other0, other1, out0, out1);
+            /* the filter pointer now points at the next channel pair. */
+            finish(a00, a10, c, p, rq, fast, multipliers, shifts, interior_bias, full_range, res,
+                   other0, other1, out0, out1);
             if (c + 1 < oc) {
-                finish(a01, a11, c + 1, interior_bias, multipliers, shifts, out_offset,
-                       act_min, act_max, full_range, add, other0, other1, out0, out1);
+                finish(a01, a11, c + 1, p, rq, fast, multipliers, shifts, interior_bias,
+                       full_range, res, other0, other1, out0, out1);
             }
         }
+    }
+}
+
+/* Lays out the scratch, derives the tables, and runs the plain or the general loop. */
+static ALWAYS_INLINE void convolve(const mb_conv2d_s8_params *p, const int8_t *input,
+                                   const void *filter, const int32_t *interior_bias,
+                                   const int32_t *multipliers, const int32_t *shifts,
+                                   const mb_residual_add_s8 *residual, int8_t *output,
+                                   void *scratch, int wide)
+{
+    const int32_t kp = (p->filter_h * p->filter_w * p->input_c + 3) & ~(int32_t)3;
+    const int32_t oc = p->output_c;
+    int32_t *cols = (int32_t *)scratch;
+    int8_t *stage = (int8_t *)scratch + PX * kp * 2 + ((oc + 3) & ~(int32_t)3);
+    channel_rq *rq = (channel_rq *)(void *)(stage + ((p->input_c & 3) == 0 ? 0 : kp));
+    int fast;
+    build_channels(p, interior_bias, multipliers, shifts, rq, &fast);
+    residual_rq res_rq;
+    const residual_rq *res = 0;
+    if (residual != 0) {
+        build_residual(residual->add, (int32_t *)(void *)(rq + oc), &res_rq);
+        res = &res_rq;
+    }
+    if (fast && res == 0 && p->activation_min == -128 && p->activation_max == 127) {
+        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, cols, stage,
+            rq, fast, res, wide, 1);
+    } else {
+        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, cols, stage,
+            rq, fast, res, wide, 0);
     }
 }
 
@@ -280,11 +502,16 @@ void mb_conv2d_s8_dsp(const mb_conv2d_s8_params *p, const int8_t *input, const i
                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch)
 {
     (void)bias;
-    if (p->activation_min == -128 && p->activation_max == 127) {
-        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
-    } else {
-        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 0);
-    }
+    convolve(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 0);
+}
+
+void mb_conv2d_s8_dsp16(const mb_conv2d_s8_params *p, const int8_t *input, const int8_t *filter,
+                        const int32_t *bias, const int32_t *interior_bias,
+                        const int32_t *multipliers, const int32_t *shifts,
+                        const mb_residual_add_s8 *residual, int8_t *output, void *scratch)
+{
+    (void)bias;
+    convolve(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
 }
 
 #else

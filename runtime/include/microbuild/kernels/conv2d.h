@@ -73,6 +73,13 @@ void mb_conv2d_s8_dsp(const mb_conv2d_s8_params *params, const int8_t *input,
                       const int32_t *multipliers, const int32_t *shifts,
                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
 
+/* Arm DSP extension with the filter widened to int16 at compile time (conv2d_dsp.c): fewer
+ * instructions per multiply-accumulate for twice the filter's flash. */
+void mb_conv2d_s8_dsp16(const mb_conv2d_s8_params *params, const int8_t *input,
+                        const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
+                        const int32_t *multipliers, const int32_t *shifts,
+                        const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
+
 /* Helium (conv2d_mve.c, compiles to nothing elsewhere): VMLADAVA.S8 on int8 columns padded to
  * 16 taps, 2 pixels x 2 channels per inner loop. */
 void mb_conv2d_s8_mve(const mb_conv2d_s8_params *params, const int8_t *input,
