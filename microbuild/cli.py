@@ -403,7 +403,8 @@ def cmd_ci(args: argparse.Namespace) -> int:
         cells = api.plan_ci(args.boards, models, toolchains)
         if args.emit:
             path = api.emit_ci_workflow(cells, args.emit, args.emit_to, baseline=args.baseline,
-                                        max_growth=args.max_growth if args.baseline else None)
+                                        max_growth=args.max_growth if args.baseline else None,
+                                        **kernel_options(args))
             out.print(f"wrote {path}: {len(cells)} cell jobs and a merge job")
             return 0
         pending = sum(1 for c in cells if c.status == "pending")

@@ -31,7 +31,7 @@ import re
 import shlex
 from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import yaml
 
@@ -111,17 +111,20 @@ def apt_install(packages: Iterable[str], *, sudo: bool) -> str:
             + " ".join(shlex.quote(p) for p in packages))
 
 
-def cell_command(cell: Cell, slug: str, model: str) -> str:
+def cell_command(cell: Cell, slug: str, model: str, kernels: Sequence[str] = ()) -> str:
     """The microbuild command a cell job runs: ``microbuild ci`` restricted to this one cell,
     building into out/<slug>/ (the firmware in out/<slug>/cells/<cell id>/) and writing the cell
     (a JSON list of one) to out/<slug>/cell.json. It exits 0 for ok, does-not-fit and
-    not-applicable and 1 for a failed build. --no-cache: a fresh runner has nothing cached."""
+    not-applicable and 1 for a failed build. --no-cache: a fresh runner has nothing cached.
+    ``kernels``: the kernel-choice options (--tuning FILE, --variant OPCODE=NAME) as given to
+    `microbuild ci`, repeated in every cell."""
     if cell.executor not in EXECUTORS:
         raise MicrobuildError(f"cell {cell.cell_id}: executor '{cell.executor}' is not one "
                               f"`microbuild ci` builds ({', '.join(EXECUTORS)})")
     out = f"{OUT_DIR}/{slug}"
     return shlex.join(["microbuild", "ci", "--boards", cell.board, "--toolchains", cell.toolchain,
-                       "--models", model, "--out", out, "--no-cache", "--json", f"{out}/cell.json"])
+                       "--models", model, "--out", out, "--no-cache", "--json", f"{out}/cell.json",
+                       *kernels])
 
 
 def fallback_command(cell: Cell, slug: str, model: str) -> str:
@@ -193,12 +196,12 @@ _GITHUB_INSTALL_MICROBUILD = {"name": "Install microbuild", "run": "python -m pi
 
 def github_actions(cells: list[Cell], *, models_root: str = ".", baseline: str | None = None,
                    python: str = "3.11", checkout: str | os.PathLike | None = None,
-                   max_growth: str | None = None) -> str:
+                   max_growth: str | None = None, kernels: Sequence[str] = ()) -> str:
     """A GitHub Actions workflow (.github/workflows/*.yml): one job per cell plus "merge".
 
     ``models_root`` and ``checkout``: see model_file. ``baseline``: a `microbuild ci --json` file
     in the repository that the merge job compares the sizes with (``max_growth``: its
-    --max-growth)."""
+    --max-growth). ``kernels``: see cell_command."""
     slugs = job_slugs(cells)
     jobs: dict[str, Any] = {}
     for cell, slug in zip(cells, slugs):
@@ -212,7 +215,7 @@ def github_actions(cells: list[Cell], *, models_root: str = ".", baseline: str |
                  "run": apt_install(debian_packages(cell.toolchain), sudo=True) + "\n"},
                 dict(_GITHUB_INSTALL_MICROBUILD),
                 {"name": "Build the cell",
-                 "run": f"mkdir -p {out}\n{cell_command(cell, slug, model)}\n"},
+                 "run": f"mkdir -p {out}\n{cell_command(cell, slug, model, kernels)}\n"},
                 {"name": "Record the cell if it did not build", "if": "always()",
                  "run": fallback_command(cell, slug, model) + "\n"},
                 {"name": "Upload the cell", "if": "always()", "uses": UPLOAD,
@@ -263,7 +266,7 @@ def _gitlab_setup(packages: Iterable[str]) -> list[str]:
 
 def gitlab(cells: list[Cell], *, models_root: str = ".", baseline: str | None = None,
            image: str = GITLAB_IMAGE, checkout: str | os.PathLike | None = None,
-           max_growth: str | None = None) -> str:
+           max_growth: str | None = None, kernels: Sequence[str] = ()) -> str:
     """A GitLab CI file (.gitlab-ci.yml): a job per cell in stage "cells", then "merge".
 
     ``models_root``, ``checkout``, ``baseline``, ``max_growth``: as for github_actions. The
@@ -280,7 +283,7 @@ def gitlab(cells: list[Cell], *, models_root: str = ".", baseline: str | None = 
         document[f"cell-{slug}"] = {
             "stage": "cells",
             "before_script": _gitlab_setup(debian_packages(cell.toolchain)),
-            "script": [f"mkdir -p {out}", cell_command(cell, slug, model)],
+            "script": [f"mkdir -p {out}", cell_command(cell, slug, model, kernels)],
             # after_script runs even when before_script or script failed, before the upload.
             "after_script": [fallback_command(cell, slug, model)],
             "artifacts": {"name": f"cell-{slug}", "when": "always",

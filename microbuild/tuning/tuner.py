@@ -143,13 +143,41 @@ def _copy_prefix(stem: str, k: int) -> str:
     return f"{stem}_k{k}"
 
 
+def _batches(copies: int, per_firmware: int) -> list[list[int]]:
+    """Candidate indices per firmware: the reference (0) in each, then the others in order."""
+    others = list(range(1, copies))
+    step = max(1, per_firmware - 1)
+    return [[0] + others[i:i + step] for i in range(0, len(others), step)] or [[0]]
+
+
+def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[int], out: Path,
+                 toolchain: str | None):
+    """One RPC firmware holding copy k of each model for every k in ``batch``: copy k runs
+    candidate k of each of its measured signatures (the reference where a signature has fewer
+    candidates, and for every other op)."""
+    from microbuild.build.firmware import build_firmware
+
+    firmware_models: dict[str, str] = {}
+    forced: dict[str, dict[str, str]] = {}
+    for path, positions in plan.ops.items():
+        for k in batch:
+            if k > 0 and not any(len(names) > k for names in positions.values()):
+                continue  # nothing of this model is measured in copy k
+            prefix = _copy_prefix(stems[path], k)
+            firmware_models[prefix] = path
+            forced[prefix] = {"*": REFERENCE, **{str(p): names[k] if len(names) > k
+                                                   else REFERENCE
+                                                   for p, names in positions.items()}}
+    return build_firmware(board, firmware_models, out, executor="rpc", toolchain=toolchain,
+                          model_variants=forced)
+
+
 # ---- 2-5. build, check, time, log ---------------------------------------------------------------
 def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.json", *,
          out_dir: str | Path | None = None, trials: int | None = None, warmup: int = 1,
          repeat: int = 5, runner: str | None = None, port: str | None = None,
          toolchain: str | None = None, timeout: float = 10.0, seed: int = 0,
          progress: Callable[[str], None] | None = None) -> TuneReport:
-    from microbuild.build.firmware import build_firmware
     from microbuild.build.scons_tool import model_prefix
     from microbuild.device.device import connect
 
@@ -168,49 +196,60 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
             f"{', '.join(sorted(plan.target.features)) or 'none'})")
     n_candidates = sum(len(m.candidates) for m in plan.measured)
     say(f"{len(plan.measured)} operator signatures, {n_candidates} candidates, "
-        f"{plan.copies} model copies in one firmware")
+        f"{plan.copies} model copies (one per candidate) in one firmware if they fit")
 
-    # Copy k of each model: candidate k of each of its signatures (the reference where a
-    # signature has fewer candidates).
     stems: dict[str, str] = {}
     for m in models:
         stem = model_prefix(m)
         while stem in stems.values():
             stem += "_"
         stems[str(m)] = stem
-    firmware_models: dict[str, str] = {}
-    forced: dict[str, dict[str, str]] = {}
-    for path, positions in plan.ops.items():
-        for k in range(plan.copies):
-            if k > 0 and not any(len(names) > k for names in positions.values()):
-                continue  # nothing of this model is measured in copy k
-            prefix = _copy_prefix(stems[path], k)
-            firmware_models[prefix] = path
-            forced[prefix] = {"*": REFERENCE, **{str(p): names[k] if len(names) > k
-                                                   else REFERENCE
-                                                   for p, names in positions.items()}}
     out = Path(out_dir) if out_dir else Path("build") / f"{board.name}-tune"
-    say(f"building the candidate firmware in {out}...")
-    try:
-        build = build_firmware(board, firmware_models, out, executor="rpc",
-                               toolchain=toolchain, model_variants=forced)
-    except FitError as err:
-        raise FitError(f"the tuning firmware holds {plan.copies} copies of the model(s), one per "
-                       f"candidate, and does not fit {board.name}: tune fewer candidates at once "
-                       f"(--trials 2), one model at a time, or place the weights in a larger "
-                       f"region (memory.placement.weights in the board YAML).\n{err}") from None
 
-    say(f"starting it on {board.name}...")
-    with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
-        hz = dev.info.timer_hz
-        references = _reference_tensors(dev, plan, stems, seed)
-        for index, measured in enumerate(plan.measured, 1):
-            ref_in, ref_out = references[measured.signature]
-            stem = stems[measured.model]
-            for k, candidate in enumerate(measured.candidates):
-                _check(dev, _copy_prefix(stem, k), measured.position, ref_in, ref_out, candidate)
-            _time(dev, stem, measured, warmup, repeat)
-            say(_progress_line(index, len(plan.measured), measured))
+    # All candidates in one firmware when it fits; otherwise as few firmwares as fit, each with
+    # the reference copy (the inputs and outputs every candidate is checked against).
+    per_firmware = plan.copies
+    while True:
+        batches = _batches(plan.copies, per_firmware)
+        where = out if len(batches) == 1 else out / "1"
+        say(f"building the candidate firmware in {where}"
+            + (f" (1 of {len(batches)})" if len(batches) > 1 else "") + "...")
+        try:
+            first = _build_batch(board, plan, stems, batches[0], where, toolchain)
+            break
+        except FitError as err:
+            if per_firmware <= 2:
+                raise FitError(f"even the reference and one candidate do not fit {board.name} "
+                               f"together: tune one model at a time, or place the weights in a "
+                               f"larger region (memory.placement.weights in the board YAML).\n"
+                               f"{err}") from None
+            per_firmware = max(2, (per_firmware + 1) // 2)
+            say(f"{plan.copies} model copies do not fit {board.name}; trying {per_firmware} "
+                f"per firmware")
+
+    hz = 0
+    for number, batch in enumerate(batches, 1):
+        if number == 1:
+            build = first
+        else:
+            where = out / str(number)
+            say(f"building the candidate firmware in {where} ({number} of {len(batches)})...")
+            build = _build_batch(board, plan, stems, batch, where, toolchain)
+        say(f"starting it on {board.name}...")
+        with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
+            hz = dev.info.timer_hz
+            references = _reference_tensors(dev, plan, stems, seed)
+            for index, measured in enumerate(plan.measured, 1):
+                here = [k for k in batch if k < len(measured.candidates)]
+                if here == [0] and number > 1:
+                    continue  # only the reference of this signature here: measured already
+                ref_in, ref_out = references[measured.signature]
+                stem = stems[measured.model]
+                for k in here:
+                    _check(dev, _copy_prefix(stem, k), measured.position, ref_in, ref_out,
+                           measured.candidates[k])
+                _time(dev, stem, measured, here, warmup, repeat)
+                say(_progress_line(index, len(plan.measured), measured))  # best so far
 
     tuning = TuningLog.load_or_empty(log)
     for measured in plan.measured:
@@ -289,16 +328,17 @@ def _check(dev, prefix: str, position: int, ref_in: list[bytes], ref_out: list[b
     candidate.correct = True
 
 
-def _time(dev, stem: str, measured: Measured, warmup: int, repeat: int) -> None:
+def _time(dev, stem: str, measured: Measured, ks: list[int], warmup: int, repeat: int) -> None:
+    """Times candidates ``ks`` of ``measured`` in one batched TIMED_CALL."""
     from microbuild.device.rpc.protocol import TimedEntry
 
     entries = []
-    for k, candidate in enumerate(measured.candidates):
+    for k in ks:
         model = dev._model(_copy_prefix(stem, k))
         entries.append(TimedEntry(model.ops[measured.position].index, warmup=warmup,
                                   repeat=repeat))
     dev.client.timed_call(entries)  # split into as few round trips as the max packet allows
-    for candidate, entry in zip(measured.candidates, entries):
+    for candidate, entry in zip([measured.candidates[k] for k in ks], entries):
         if entry.status != 0:
             candidate.correct, candidate.problem = False, f"returned {entry.status} when timed"
         else:
@@ -315,6 +355,8 @@ def _progress_line(index: int, total: int, measured: Measured) -> str:
     for c in measured.candidates:
         if c.correct is False:
             parts.append(f"{c.variant} WRONG ({c.problem})")
+        elif c.ticks is None:
+            parts.append(f"{c.variant} (in a later firmware)")
         else:
             parts.append(f"{c.variant} {c.ticks:,}")
     best = measured.best

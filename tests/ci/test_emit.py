@@ -357,3 +357,41 @@ def test_a_job_that_stopped_early_shows_as_a_failed_cell(tmp_path):
     table = json.loads((tmp_path / "table.json").read_text())
     assert [(c["board"], c["status"]) for c in table] == [("mps2-an385", "failed")]
     assert "stopped before" in (tmp_path / "table.md").read_text()
+
+
+@needs_ci
+@needs_arm
+def test_kernel_choices_reach_every_cell_job(tmp_path, monkeypatch):
+    """`ci --emit --tuning LOG --variant OP=NAME`: each cell job builds with the same choice, and
+    the command runs here; a log that cannot be read is refused when emitting."""
+    from microbuild.compiler.variants import op_signature
+    from microbuild.model.reader import read_model
+    from microbuild.tuning import TuningLog
+
+    graph = read_model(REPO / TINY)
+    fc = next(op for op in graph.operators if op.opcode == "FULLY_CONNECTED")
+    log = TuningLog()
+    log.record("cortex-m7", op_signature(fc, graph),
+               {"best": "rows4", "candidates": {"reference": {"ticks": 2, "correct": True},
+                                                "rows4": {"ticks": 1, "correct": True}}})
+    workspace = tmp_path / "repo"
+    (workspace / "models").mkdir(parents=True)
+    shutil.copy(REPO / TINY, workspace / "models" / "tiny_fc.tflite")
+    log.save(workspace / "tune.json")
+    monkeypatch.chdir(workspace)
+    cells = api.plan_ci("mps2-an500", [workspace / "models" / "tiny_fc.tflite"], ["gcc-arm-none-eabi"])
+    path = api.emit_ci_workflow(cells, "github-actions", workspace / "ci.yml", tuning="tune.json",
+                                variants={"ADD": "reference"})
+    jobs = github_jobs(path.read_text())
+    commands = [step["run"] for job_id, job in jobs.items() if job_id != "merge"
+                for step in job["steps"] if "run" in step and "microbuild ci --boards" in step["run"]]
+    assert len(commands) == len(cells)
+    for command in commands:
+        assert "--tuning tune.json --variant ADD=reference" in command, command
+    run = bash(commands[0], workspace)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (cell,) = json.loads(next((workspace / "out").glob("*/cell.json")).read_text())
+    assert cell["status"] == "ok", cell
+
+    with pytest.raises(MicrobuildError, match="missing.json"):
+        api.emit_ci_workflow(cells, "gitlab", workspace / "g.yml", tuning="missing.json")

@@ -104,3 +104,34 @@ def test_tune_on_cortex_m7_and_the_default_is_never_the_slowest(tmp_path, capsys
         if e["kernel_choice"] == "tuned":
             assert e["kernel"] == log.best("cortex-m7", e["signature"])
     assert any(e["kernel_choice"] == "tuned" for e in build.models[0]["ops"])
+
+
+def test_candidates_that_do_not_fit_one_firmware_are_split_over_several(tmp_path, monkeypatch):
+    """A tuning firmware that does not fit is rebuilt with fewer copies per firmware, each with
+    the reference copy; every candidate is still checked and timed, and the log is whole."""
+    from microbuild.errors import FitError
+    from microbuild.tuning import tuner
+
+    built = []
+    real_build = tuner._build_batch
+
+    def build_batch(board, plan, stems, batch, out, toolchain):
+        built.append(list(batch))
+        if len(batch) > 2:  # stands in for a flash region that holds only two copies
+            raise FitError("region 'flash' overflows by 1234 bytes")
+        return real_build(board, plan, stems, batch, out, toolchain)
+
+    monkeypatch.setattr(tuner, "_build_batch", build_batch)
+    lines: list[str] = []
+    report = tuner.tune(load_board("mps2-an500"), [DS_CNN], tmp_path / "tune.json",
+                        out_dir=tmp_path / "fw", trials=3, repeat=1, progress=lines.append)
+    assert built == [[0, 1, 2], [0, 1], [0, 2]]
+    assert any("trying 2 per firmware" in line for line in lines), lines
+    assert (tmp_path / "fw" / "1").is_dir() and (tmp_path / "fw" / "2").is_dir()
+    log = TuningLog.load(tmp_path / "tune.json")
+    conv = [m for m in report.measured if len(m.candidates) == 3]
+    assert conv, [m.signature for m in report.measured]
+    for m in report.measured:
+        assert all(c.correct and c.ticks for c in m.candidates), m
+        assert m.best.ticks == min(c.ticks for c in m.candidates)
+        assert log.best("cortex-m7", m.signature) == m.best.variant
