@@ -45,19 +45,6 @@
 /* The largest right shift whose rounding constant can also carry the output offset (below). */
 #define MAX_FOLDED_SHIFT 22
 
-static inline int32_t load32(const void *p)
-{
-    int32_t v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline int32_t ror8(int32_t x)
-{
-    const uint32_t u = (uint32_t)x;
-    return (int32_t)((u >> 8) | (u << 24));
-}
-
 /* mb_requantize_fast(x, m, -r) + offset for r in [1, MAX_FOLDED_SHIFT], given x2 = 2 * x with
  * |x| < 2^30, and round = 2^(r-1) + offset * 2^r. The Q31 rounding (+2^30, >> 31) and the
  * rounding right shift by r (+2^(r-1), minus 1 for a negative value, >> r) compose exactly into
@@ -139,7 +126,8 @@ static void build_residual(const mb_add_s8_params *add, int32_t *tables, residua
     res->act_min = add->activation_min;
     res->act_max = add->activation_max;
     /* requantize2 wants |sum| < 2^30; each table entry stays far below 2^29 for int8. */
-    res->fast = r >= 1 && r <= MAX_FOLDED_SHIFT && largest1 < (1 << 29) && largest2 < (1 << 29);
+    res->fast = r >= 1 && r <= MAX_FOLDED_SHIFT && largest1 < ((int32_t)1 << 29) &&
+                largest2 < ((int32_t)1 << 29);
     res->right = r;
     res->round = res->fast ? ((int32_t)1 << (r - 1)) + add->output_offset * ((int32_t)1 << r) : 0;
 }
@@ -183,6 +171,19 @@ static void widen(const int8_t *src, int32_t groups, int32_t *dst)
     }
 }
 #else
+static inline int32_t load32(const void *p)
+{
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline int32_t ror8(int32_t x)
+{
+    const uint32_t u = (uint32_t)x;
+    return (int32_t)((u >> 8) | (u << 24));
+}
+
 static void widen(const int8_t *src, int32_t groups, int32_t *dst)
 {
     for (int32_t g = 0; g < groups; g++) {
