@@ -15,9 +15,9 @@
  * output channels padded with zero rows to a multiple of 4, each row padded with zeros to kp taps,
  * and each block of 4 channels stored chunk by chunk: for each chunk of 16 taps (the last one 4, 8
  * or 12), the 4 channels' taps of that chunk one after the other. */
-#include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/kernels/conv2d_column.h"
 #include "microbuild/quant_fast.h"
 
 #define PX 2    /* output pixels per block */
@@ -62,39 +62,6 @@ static inline int32_t add_one(const mb_add_s8_params *p, int32_t a, int32_t b)
     int32_t v = rescale(s1 + s2, p->output_multiplier, p->output_shift) + p->output_offset;
     v = v < p->activation_min ? p->activation_min : v;
     return v > p->activation_max ? p->activation_max : v;
-}
-
-/* The window of output pixel (oy, ox) of one batch image as a column of kp bytes. */
-static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
-                   int32_t kp, int8_t *col)
-{
-    const int32_t c = p->input_c;
-    const int32_t row = p->filter_w * c;
-    const int8_t zero_point = (int8_t)(-p->input_offset);
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    int32_t kx0 = ix0 < 0 ? -ix0 : 0;
-    int32_t kx1 = p->input_w - ix0;
-    int8_t *dst = col;
-    if (kx1 > p->filter_w) {
-        kx1 = p->filter_w;
-    }
-    if (kx1 < kx0) {
-        kx1 = kx0;
-    }
-    for (int32_t ky = 0; ky < p->filter_h; ky++) {
-        const int32_t iy = iy0 + ky;
-        if (iy < 0 || iy >= p->input_h) {
-            memset(dst, zero_point, (size_t)row);
-        } else {
-            memset(dst, zero_point, (size_t)(kx0 * c));
-            memcpy(dst + kx0 * c, image + (iy * p->input_w + ix0 + kx0) * c,
-                   (size_t)((kx1 - kx0) * c));
-            memset(dst + kx1 * c, zero_point, (size_t)((p->filter_w - kx1) * c));
-        }
-        dst += row;
-    }
-    memset(dst, 0, (size_t)(kp - p->filter_h * row));
 }
 
 /* acc[q * CB + k] = sum over kp taps of filter row k (arranged) * column q. */
@@ -195,7 +162,7 @@ void mb_conv2d_s8_gemm(const mb_conv2d_s8_params *p, const int8_t *input, const 
                 col[q] = image + ((oy * p->stride_h) * p->input_w + ox * p->stride_w) *
                                      p->input_c;
             } else {
-                im2col(p, image, oy, ox, kp, cols + q * kp);
+                mb_conv2d_column_s8(p, image, oy, ox, kp, cols + q * kp);
                 col[q] = cols + q * kp;
             }
         }
