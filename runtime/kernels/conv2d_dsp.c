@@ -32,6 +32,7 @@
 #if defined(__ARM_FEATURE_DSP)
 
 #include <arm_acle.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
@@ -151,17 +152,39 @@ static ALWAYS_INLINE int32_t residual_one(const residual_rq *res, int32_t a, int
 /* 4 instructions a group: compilers neither fold the rotation into SXTB16 nor pair the stores.
  * Volatile: its only effect the compiler can see is on memory. */
 #define WIDEN_GROUP()                                                                           \
-    __asm__ volatile("ldr    %[w], [%[s]], #4\n\t"                                                       \
-            "sxtb16 %[e], %[w]\n\t"                                                             \
-            "sxtb16 %[o], %[w], ror #8\n\t"                                                     \
-            "strd   %[e], %[o], [%[d]], #16"                                                    \
-            : [s] "+r"(src), [d] "+r"(dst), [w] "=&r"(w), [e] "=&r"(e), [o] "=&r"(o)          \
-            :                                                                                 \
-            : "memory")
+    __asm__ volatile("ldr    %[w], [%[s]], #4\n\t"                                              \
+                     "sxtb16 %[e], %[w]\n\t"                                                    \
+                     "sxtb16 %[o], %[w], ror #8\n\t"                                            \
+                     "strd   %[e], %[o], [%[d]], #16"                                           \
+                     : [s] "+r"(src), [d] "+r"(dst), [w] "=&r"(w), [e] "=&r"(e), [o] "=&r"(o)  \
+                     :                                                                          \
+                     : "memory")
+
+/* One group of the LDM below: the word in register R widened and stored. */
+#define WIDEN_WORD(R)                                                                           \
+    "sxtb16 %[e], " R "\n\t"                                                                    \
+    "sxtb16 %[o], " R ", ror #8\n\t"                                                            \
+    "strd   %[e], %[o], [%[d]], #16\n\t"
 
 static void widen(const int8_t *src, int32_t groups, int32_t *dst)
 {
     int32_t w, e, o;
+    /* A word-aligned source (every window row of a depth that is a multiple of 4, in a tensor
+     * the planner placed) loads 4 groups with one LDM: 15 instructions for 4 groups with the
+     * loop, against 22 one group at a time. */
+    int32_t blocks = ((uintptr_t)src & 3) == 0 ? groups >> 2 : 0;
+    if (blocks != 0) {
+        __asm__ volatile("1:\n\t"
+                         "ldm    %[s]!, {r0, r1, r2, r3}\n\t"
+                         WIDEN_WORD("r0") WIDEN_WORD("r1") WIDEN_WORD("r2") WIDEN_WORD("r3")
+                         "subs   %[n], %[n], #1\n\t"
+                         "bne    1b"
+                         : [s] "+r"(src), [d] "+r"(dst), [n] "+r"(blocks), [e] "=&r"(e),
+                           [o] "=&r"(o)
+                         :
+                         : "r0", "r1", "r2", "r3", "cc", "memory");
+        groups &= 3;
+    }
     for (; groups >= 2; groups -= 2) {
         WIDEN_GROUP();
         WIDEN_GROUP();
@@ -197,7 +220,7 @@ static void widen(const int8_t *src, int32_t groups, int32_t *dst)
 #endif
 
 /* groups of 4 padding taps (the zero point as an int16 pair in each word). */
-static void fill(int32_t groups, int32_t pair, int32_t *dst)
+static ALWAYS_INLINE void fill(int32_t groups, int32_t pair, int32_t *dst)
 {
     for (int32_t g = 0; g < groups; g++) {
         dst[0] = pair;
@@ -206,35 +229,39 @@ static void fill(int32_t groups, int32_t pair, int32_t *dst)
     }
 }
 
-/* The column of output pixel (oy, ox) of one image, for a depth that is a multiple of 4: every
- * window row's taps inside the input widened in place, the rest the zero point. */
+/* The column of output pixel (oy, ox) of one image, for a depth that is a multiple of 4: the
+ * window's taps inside the input widened in place, row by row, the rest the zero point. The
+ * window's rows and columns that fall inside are found once, so an interior pixel is filter_h
+ * calls of widen(). */
 static void column_in_place(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy,
                             int32_t ox, int32_t zero_pair, int32_t *dst)
 {
     const int32_t c4 = p->input_c / 4; /* groups per tap */
+    const int32_t row_groups = p->filter_w * c4;
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    int32_t kx0 = ix0 < 0 ? -ix0 : 0;
+    /* window columns [kx0, kx1) and rows [ky0, ky1) lie inside the input */
+    const int32_t kx0 = ix0 < 0 ? -ix0 : 0;
+    const int32_t ky0 = iy0 < 0 ? -iy0 : 0;
     int32_t kx1 = p->input_w - ix0;
-    if (kx1 > p->filter_w) {
-        kx1 = p->filter_w;
+    int32_t ky1 = p->input_h - iy0;
+    kx1 = kx1 > p->filter_w ? p->filter_w : (kx1 < kx0 ? kx0 : kx1);
+    ky1 = ky1 > p->filter_h ? p->filter_h : (ky1 < ky0 ? ky0 : ky1);
+    const int32_t before = kx0 * c4, inside = (kx1 - kx0) * c4;
+    const int32_t after = row_groups - before - inside;
+    const int8_t *src = image + ((iy0 + ky0) * p->input_w + ix0 + kx0) * p->input_c;
+    const int32_t src_step = p->input_w * p->input_c;
+
+    fill(ky0 * row_groups, zero_pair, dst);
+    dst += ky0 * row_groups * 2 * PX;
+    for (int32_t ky = ky0; ky < ky1; ky++) {
+        fill(before, zero_pair, dst);
+        widen(src, inside, dst + before * 2 * PX);
+        fill(after, zero_pair, dst + (before + inside) * 2 * PX);
+        dst += row_groups * 2 * PX;
+        src += src_step;
     }
-    if (kx1 < kx0) {
-        kx1 = kx0;
-    }
-    const int32_t before = kx0 * c4, inside = (kx1 - kx0) * c4, after = (p->filter_w - kx1) * c4;
-    for (int32_t ky = 0; ky < p->filter_h; ky++) {
-        const int32_t iy = iy0 + ky;
-        if (iy < 0 || iy >= p->input_h) {
-            fill(before + inside + after, zero_pair, dst);
-        } else {
-            fill(before, zero_pair, dst);
-            widen(image + (iy * p->input_w + ix0 + kx0) * p->input_c, inside,
-                  dst + before * 2 * PX);
-            fill(after, zero_pair, dst + (before + inside) * 2 * PX);
-        }
-        dst += (before + inside + after) * 2 * PX;
-    }
+    fill((p->filter_h - ky1) * row_groups, zero_pair, dst);
 }
 
 static void set_bytes(int8_t *dst, int8_t value, int32_t n)
@@ -307,50 +334,123 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
             :                                                                                 \
             : "memory")
 
-#if defined(__OPTIMIZE__)
-/* dsp16: the 2 pixels' 4 column words in one LDM (into r0-r3, in address order), each channel's
- * 2 filter words in one LDRD, 8 SMLAD. (An unoptimized build keeps r7 as its frame pointer and
- * may not find the 8 other registers; it gets the C below.) */
-#define GROUP16()                                                                               \
-    __asm__("ldm    %[x]!, {r0, r1, r2, r3}\n\t"                                                \
-            "ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
-            "smlad  %[a00], %[w0], r0, %[a00]\n\t"                                               \
-            "smlad  %[a00], %[w1], r1, %[a00]\n\t"                                               \
-            "smlad  %[a10], %[w0], r2, %[a10]\n\t"                                               \
-            "smlad  %[a10], %[w1], r3, %[a10]\n\t"                                               \
-            "ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
-            "smlad  %[a01], %[w0], r0, %[a01]\n\t"                                               \
-            "smlad  %[a01], %[w1], r1, %[a01]\n\t"                                               \
-            "smlad  %[a11], %[w0], r2, %[a11]\n\t"                                               \
-            "smlad  %[a11], %[w1], r3, %[a11]"                                                    \
-            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),             \
-              [x] "+r"(x), [f] "+r"(f16), [w0] "=&r"(w0), [w1] "=&r"(w1)                      \
-            :                                                                                 \
-            : "r0", "r1", "r2", "r3", "memory")
+#if defined(__thumb2__)
+/* dsp16: one 2 x 2 block's dot products over `groups` groups (groups >= 1), written to
+ * acc = {pixel 0 channel 0, pixel 1 channel 0, pixel 0 channel 1, pixel 1 channel 1}.
+ *
+ * A function of its own in assembly, because its loop needs all 14 allocatable registers: per
+ * group one LDM of the 2 pixels' 4 column words (r0-r3), one LDM of the 2 channels' 4 filter
+ * words (r4-r7), 8 SMLAD into r8-r11; x and the filter advance in r12 and lr. That is 10
+ * instructions per 16 multiply-accumulates, which inline assembly cannot reach (the compiler
+ * keeps registers of its own). The loop is unrolled 8 times; a count that is not a multiple of 8
+ * enters it part way (TBB on groups % 8, as in Duff's device), and it ends when x reaches its
+ * end, kept on the stack and reloaded into r0 after r0's last use in the pass: 83 instructions
+ * per 8 groups. */
+void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
+                           int32_t *acc);
+
+#define DSP16_GROUP(L)                                                                          \
+    L ":\n\t"                                                                                   \
+    "ldm    r12!, {r0, r1, r2, r3}\n\t"                                                         \
+    "ldm    lr!, {r4, r5, r6, r7}\n\t"                                                          \
+    "smlad  r8, r4, r0, r8\n\t"                                                                 \
+    "smlad  r8, r5, r1, r8\n\t"                                                                 \
+    "smlad  r9, r4, r2, r9\n\t"                                                                 \
+    "smlad  r9, r5, r3, r9\n\t"                                                                 \
+    "smlad  r10, r6, r0, r10\n\t"                                                               \
+    "smlad  r10, r7, r1, r10\n\t"                                                               \
+    "smlad  r11, r6, r2, r11\n\t"                                                               \
+    "smlad  r11, r7, r3, r11\n\t"
+
+#define DSP16_ENTRY(L) ".byte  (" L " - .Ldsp16_table) / 2\n\t"
+
+__asm__(".pushsection .text.mb_conv2d_dsp16_block, \"ax\", %progbits\n\t"
+        ".syntax unified\n\t"
+        ".thumb\n\t"
+        ".p2align 2\n\t"
+        ".global mb_conv2d_dsp16_block\n\t"
+        ".hidden mb_conv2d_dsp16_block\n\t"
+        ".type  mb_conv2d_dsp16_block, %function\n\t"
+        ".thumb_func\n"
+        "mb_conv2d_dsp16_block:\n\t"
+        "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
+        "add    r4, r0, r2, lsl #4\n\t" /* x's end: 16 bytes a group */
+        "push   {r3, r4}\n\t"           /* [sp] = acc, [sp, #4] = x's end */
+        "and    r2, r2, #7\n\t"
+        "mov    r12, r0\n\t"
+        "mov    lr, r1\n\t"
+        "movs   r8, #0\n\t"
+        "movs   r9, #0\n\t"
+        "movs   r10, #0\n\t"
+        "movs   r11, #0\n\t"
+        "tbb    [pc, r2]\n"
+        ".Ldsp16_table:\n\t"
+        DSP16_ENTRY(".Ldsp16_g0") DSP16_ENTRY(".Ldsp16_g7") DSP16_ENTRY(".Ldsp16_g6")
+        DSP16_ENTRY(".Ldsp16_g5") DSP16_ENTRY(".Ldsp16_g4") DSP16_ENTRY(".Ldsp16_g3")
+        DSP16_ENTRY(".Ldsp16_g2") DSP16_ENTRY(".Ldsp16_g1")
+        ".p2align 1\n"
+        DSP16_GROUP(".Ldsp16_g0") DSP16_GROUP(".Ldsp16_g1") DSP16_GROUP(".Ldsp16_g2")
+        DSP16_GROUP(".Ldsp16_g3") DSP16_GROUP(".Ldsp16_g4") DSP16_GROUP(".Ldsp16_g5")
+        DSP16_GROUP(".Ldsp16_g6") DSP16_GROUP(".Ldsp16_g7")
+        "ldr    r0, [sp, #4]\n\t"
+        "cmp    r12, r0\n\t"
+        "bne    .Ldsp16_g0\n\t"
+        "ldr    r0, [sp]\n\t"
+        "stm    r0, {r8, r9, r10, r11}\n\t"
+        "add    sp, sp, #8\n\t"
+        "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"
+        ".size  mb_conv2d_dsp16_block, . - mb_conv2d_dsp16_block\n\t"
+        ".popsection");
 #else
-#define GROUP16()                                                                               \
-    do {                                                                                        \
-        a00 = __smlad(f16[0], x[0], __smlad(f16[1], x[1], a00));                                 \
-        a10 = __smlad(f16[0], x[2], __smlad(f16[1], x[3], a10));                                 \
-        a01 = __smlad(f16[2], x[0], __smlad(f16[3], x[1], a01));                                 \
-        a11 = __smlad(f16[2], x[2], __smlad(f16[3], x[3], a11));                                 \
-        x += 4;                                                                                 \
-        f16 += 4;                                                                               \
-    } while (0)
+/* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
+static void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
+                                  int32_t *acc)
+{
+    int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0;
+    for (int32_t g = 0; g < groups; g++) {
+        a00 = __smlad(filter[0], x[0], __smlad(filter[1], x[1], a00));
+        a10 = __smlad(filter[0], x[2], __smlad(filter[1], x[3], a10));
+        a01 = __smlad(filter[2], x[0], __smlad(filter[3], x[1], a01));
+        a11 = __smlad(filter[2], x[2], __smlad(filter[3], x[3], a11));
+        x += 4;
+        filter += 4;
+    }
+    acc[0] = a00;
+    acc[1] = a10;
+    acc[2] = a01;
+    acc[3] = a11;
+}
 #endif
 
 /* ---- the epilogue ------------------------------------------------------------------------------ */
+/* How a call's values are finished, a constant in each of run()'s three copies:
+ *   PLAIN:    every channel's requantization fast, the whole int8 range, no residual ADD (the
+ *             common case, compiled without the checks);
+ *   RESIDUAL: the same for the conv, then a fused residual ADD whose requantization is fast too
+ *             and whose range is the whole int8 range: its constants stay in registers;
+ *   GENERAL:  anything else, each property checked per value. */
+enum { GENERAL, PLAIN, RESIDUAL };
+
+/* The residual ADD of RESIDUAL mode on the conv's int8 value a and the other input's b. */
+static ALWAYS_INLINE int32_t residual_fast(const int32_t *in1, const int32_t *in2, int32_t m,
+                                           int32_t round, int32_t r, int32_t a, int32_t b)
+{
+    const int32_t sum2 = (in1[a] + in2[b]) * 2;
+    return __ssat(requantize2(sum2, m, round, r), 8);
+}
+
 /* The two pixels' values of output channel c: requantize (with the output offset), saturate
  * (SSAT when the range is all of int8), the residual ADD, store. out1/other1 are the second
  * pixel's rows (a dummy row when there is none). */
 static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const mb_conv2d_s8_params *p,
-                                 const channel_rq *rq, int fast, const int32_t *multipliers,
-                                 const int32_t *shifts, const int32_t *interior_bias,
-                                 int full_range, const residual_rq *res, const int8_t *other0,
+                                 const channel_rq *rq, int mode, int fast,
+                                 const int32_t *multipliers, const int32_t *shifts,
+                                 const int32_t *interior_bias, int full_range,
+                                 const residual_rq *res, const int8_t *other0,
                                  const int8_t *other1, int8_t *out0, int8_t *out1)
 {
     int32_t v0, v1;
-    if (fast) {
+    if (mode != GENERAL || fast) {
         const channel_rq q = rq[c];
         v0 = requantize2(a0 * 2 + q.bias2, q.multiplier, q.round, q.right);
         v1 = requantize2(a1 * 2 + q.bias2, q.multiplier, q.round, q.right);
@@ -360,7 +460,7 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const mb_con
         v1 = mb_requantize_fast(a1 + interior_bias[c], multipliers[c], shifts[c]) +
              p->output_offset;
     }
-    if (full_range) {
+    if (mode != GENERAL || full_range) {
         v0 = __ssat(v0, 8);
         v1 = __ssat(v1, 8);
     } else {
@@ -368,8 +468,15 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const mb_con
         v0 = v0 < lo ? lo : (v0 > hi ? hi : v0);
         v1 = v1 < lo ? lo : (v1 > hi ? hi : v1);
     }
-    if (res != 0) {
-        /* other[c] is read right before out[c] is written: the output may overwrite it. */
+    /* other[c] is read right before out[c] is written: the output may overwrite it. */
+    if (mode == RESIDUAL) {
+        v0 = residual_fast(res->in1, res->in2, res->multiplier, res->round, res->right, v0,
+                           other0[c]);
+        out0[c] = (int8_t)v0;
+        v1 = residual_fast(res->in1, res->in2, res->multiplier, res->round, res->right, v1,
+                           other1[c]);
+        out1[c] = (int8_t)v1;
+    } else if (mode == GENERAL && res != 0) {
         v0 = residual_one(res, v0, other0[c]);
         out0[c] = (int8_t)v0;
         v1 = residual_one(res, v1, other1[c]);
@@ -381,14 +488,13 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const mb_con
 }
 
 /* ---- the whole convolution ----------------------------------------------------------------- */
-/* wide (int16 filter) is a constant in each call, and so is plain: every channel's requantization
- * fast, the whole int8 range, no residual ADD (the common case, compiled without the checks). */
+/* wide (int16 filter) and mode are constants in each call. */
 static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
                               const void *filter, const int32_t *interior_bias,
                               const int32_t *multipliers, const int32_t *shifts,
                               const mb_residual_add_s8 *residual, int8_t *output, int32_t *cols,
                               int8_t *stage, const channel_rq *rq, int fast,
-                              const residual_rq *res, int wide, int plain)
+                              const residual_rq *res, int wide, int mode)
 {
     const int32_t k = p->filter_h * p->filter_w * p->input_c;
     const int32_t kp = (k + 3) & ~(int32_t)3;
@@ -401,12 +507,15 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
     const int32_t zero_point = -p->input_offset;
     const int32_t zero_pair = (int32_t)(((uint32_t)zero_point & 0xffffu) |
                                         ((uint32_t)zero_point << 16));
-    const int full_range = plain || (p->activation_min == -128 && p->activation_max == 127);
+    const int full_range = p->activation_min == -128 && p->activation_max == 127;
     int8_t *dummy = (int8_t *)(cols + PX * kp / 2);
-    if (plain) {
-        fast = 1;
+    residual_rq res_copy; /* RESIDUAL: a local copy, its fields kept in registers */
+    if (mode == PLAIN) {
         res = 0;
         residual = 0;
+    } else if (mode == RESIDUAL) {
+        res_copy = *res;
+        res = &res_copy;
     }
 
     for (int32_t n = 0; n < total; n += PX) {
@@ -435,18 +544,13 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
             int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
             int32_t g = groups;
             if (wide) {
-                int32_t w0, w1;
-                for (; g >= 4; g -= 4) {
-                    GROUP16();
-                    GROUP16();
-                    GROUP16();
-                    GROUP16();
-                }
-                for (; g != 0; g--) {
-                    GROUP16();
-                }
-                (void)w0;
-                (void)w1;
+                int32_t acc[4];
+                mb_conv2d_dsp16_block(x, f16, groups, acc);
+                f16 += 4 * groups;
+                a00 = acc[0];
+                a10 = acc[1];
+                a01 = acc[2];
+                a11 = acc[3];
             } else {
                 int32_t w0, w1, o0, o1, xe, xo;
                 for (; g >= 2; g -= 2) {
@@ -458,17 +562,17 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
                 }
             }
             /* the filter pointer now points at the next channel pair. */
-            finish(a00, a10, c, p, rq, fast, multipliers, shifts, interior_bias, full_range, res,
-                   other0, other1, out0, out1);
+            finish(a00, a10, c, p, rq, mode, fast, multipliers, shifts, interior_bias, full_range,
+                   res, other0, other1, out0, out1);
             if (c + 1 < oc) {
-                finish(a01, a11, c + 1, p, rq, fast, multipliers, shifts, interior_bias,
+                finish(a01, a11, c + 1, p, rq, mode, fast, multipliers, shifts, interior_bias,
                        full_range, res, other0, other1, out0, out1);
             }
         }
     }
 }
 
-/* Lays out the scratch, derives the tables, and runs the plain or the general loop. */
+/* Lays out the scratch, derives the tables, and runs the loop for the call's mode. */
 static ALWAYS_INLINE void convolve(const mb_conv2d_s8_params *p, const int8_t *input,
                                    const void *filter, const int32_t *interior_bias,
                                    const int32_t *multipliers, const int32_t *shifts,
@@ -488,12 +592,16 @@ static ALWAYS_INLINE void convolve(const mb_conv2d_s8_params *p, const int8_t *i
         build_residual(residual->add, (int32_t *)(void *)(rq + oc), &res_rq);
         res = &res_rq;
     }
-    if (fast && res == 0 && p->activation_min == -128 && p->activation_max == 127) {
+    const int conv_plain = fast && p->activation_min == -128 && p->activation_max == 127;
+    if (conv_plain && res == 0) {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, cols, stage,
-            rq, fast, res, wide, 1);
+            rq, fast, res, wide, PLAIN);
+    } else if (conv_plain && res->fast && res->act_min == -128 && res->act_max == 127) {
+        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, cols, stage,
+            rq, fast, res, wide, RESIDUAL);
     } else {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, cols, stage,
-            rq, fast, res, wide, 0);
+            rq, fast, res, wide, GENERAL);
     }
 }
 

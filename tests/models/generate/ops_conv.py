@@ -304,6 +304,24 @@ def concat_models() -> None:
           ["CONV_2D", "CONV_2D", "CONCATENATION"])
 
 
+def conv_depth4_models() -> None:
+    """Convolutions whose input depth is a multiple of 4 (the variants widen window rows in place)
+    with 27 and 4 groups of 4 taps: 27 % 8 = 3 enters dsp16's 8-group loop part way and runs whole
+    passes after, 4 is a single part pass; 5 channels and 25 pixels leave odd ones out of the
+    2 x 2 blocks. Made last, so the models above keep their bytes (Keras numbers its layers)."""
+    import tensorflow as tf
+
+    cases = [
+        # name, input (H, W, C), filters, kernel, padding, activation
+        ("conv_3x3_same_s1_c12_relu_pc", (6, 7, 12), 6, (3, 3), "same", "relu"),
+        ("conv_1x1_c16_pc", (5, 5, 16), 5, (1, 1), "valid", None),
+    ]
+    for i, (name, shape, filters, kernel, padding, act) in enumerate(cases):
+        model = _single_layer(1100 + i, shape, lambda: tf.keras.layers.Conv2D(
+            filters, kernel, padding=padding, activation=act))
+        _emit(name, _convert(model, 1100 + i), ["CONV_2D"])
+
+
 if __name__ == "__main__":
     conv_models()
     depthwise_models()
@@ -311,3 +329,4 @@ if __name__ == "__main__":
     pad_models()
     mean_models()
     concat_models()
+    conv_depth4_models()
