@@ -10,11 +10,13 @@
  * When the depth is a multiple of 4 the window rows are widened straight from the input; other
  * depths go through an int8 staging column.
  *
- * Blocks of 2 pixels x 2 output channels. The two variants differ in the filter only:
- *   dsp:   int8 in flash, widened on the fly: per 4 taps one 8-byte load, 4 SXTB16, 2 column
- *          loads, 8 SMLAD (15 instructions for 16 multiply-accumulates);
- *   dsp16: int16, widened at compile time (twice the filter's flash): one LDM of the 2 pixels'
- *          column words, 2 filter loads, 8 SMLAD (11 instructions).
+ * Blocks of 2 pixels x 2 output channels, each summed by a loop in assembly (the *_block
+ * functions below). The two variants differ in the filter only:
+ *   dsp:   int8 in flash, widened on the fly: per 4 taps one LDM of the 2 pixels' column words,
+ *          one 8-byte filter load, 4 SXTB16, 8 SMLAD (14 instructions for 16 multiply-
+ *          accumulates);
+ *   dsp16: int16, widened at compile time (twice the filter's flash): one LDM of the column
+ *          words, one LDM of the filter words, 8 SMLAD (10 instructions).
  *
  * The filter is arranged at compile time (microbuild/compiler/ops/conv2d.py, _arrange_dsp):
  * channels padded with a zero row to an even count, rows padded with zeros to kp, and each pair
@@ -23,7 +25,8 @@
  *
  * The epilogue: per output channel, constants derived once per call (a table in scratch), so a
  * value is requantized, offset and saturated in 5 instructions (requantize2). A fused residual
- * ADD rescales each of its two int8 inputs through a 256-entry table built once per call.
+ * ADD rescales each of its two int8 inputs through a 256-entry table built once per call; when
+ * its requantization is fast too, the whole ADD is about 11 instructions a value.
  *
  * Scratch, in this order (conv2d.py, _scratch_dsp): the 2 pixels' int16 columns (4 * kp bytes),
  * a dummy output row for the missing second pixel of an odd count (output_c rounded up to 4), an
@@ -42,6 +45,8 @@
 #define PX 2 /* output pixels per block */
 #define CB 2 /* output channels per block */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+/* a word rotated right by 8 bits: SXTB16 of it widens the odd bytes */
+#define ROR8(x) ((int32_t)(((uint32_t)(x) >> 8) | ((uint32_t)(x) << 24)))
 
 /* The largest right shift whose rounding constant can also carry the output offset (below). */
 #define MAX_FOLDED_SHIFT 22
@@ -148,7 +153,7 @@ static ALWAYS_INLINE int32_t residual_one(const residual_rq *res, int32_t a, int
 
 /* ---- columns -------------------------------------------------------------------------------- */
 /* groups of 4 int8 taps to int16 pairs (x0, x2), (x1, x3), every PX * 2 words. */
-#if defined(__OPTIMIZE__)
+#if defined(__OPTIMIZE__) && defined(__thumb2__)
 /* 4 instructions a group: compilers neither fold the rotation into SXTB16 nor pair the stores.
  * Volatile: its only effect the compiler can see is on memory. */
 #define WIDEN_GROUP()                                                                           \
@@ -201,18 +206,12 @@ static inline int32_t load32(const void *p)
     return v;
 }
 
-static inline int32_t ror8(int32_t x)
-{
-    const uint32_t u = (uint32_t)x;
-    return (int32_t)((u >> 8) | (u << 24));
-}
-
 static void widen(const int8_t *src, int32_t groups, int32_t *dst)
 {
     for (int32_t g = 0; g < groups; g++) {
         const int32_t w = load32(src);
         dst[0] = __sxtb16(w);
-        dst[1] = __sxtb16(ror8(w));
+        dst[1] = __sxtb16(ROR8(w));
         src += 4;
         dst += 2 * PX;
     }
@@ -308,51 +307,39 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
     set_bytes(dst, 0, kp - p->filter_h * row);
 }
 
-/* ---- inner loops: one group of 4 taps for 2 pixels x 2 channels ------------------------------ */
-/* dsp: 2 filter words widened by SXTB16 (the rotated form gives the odd bytes), the 2 pixels'
- * column words, 8 SMLAD. In assembly because compilers do not fold the rotation into SXTB16 nor
- * pair the loads; 12 registers. */
-#define GROUP8()                                                                                \
-    __asm__("ldrd   %[w0], %[w1], [%[f]], #8\n\t"                                               \
-            "sxtb16 %[o0], %[w0], ror #8\n\t"                                                    \
-            "sxtb16 %[w0], %[w0]\n\t"                                                            \
-            "sxtb16 %[o1], %[w1], ror #8\n\t"                                                    \
-            "sxtb16 %[w1], %[w1]\n\t"                                                            \
-            "ldrd   %[xe], %[xo], [%[x]], #8\n\t"                                               \
-            "smlad  %[a00], %[w0], %[xe], %[a00]\n\t"                                            \
-            "smlad  %[a01], %[w1], %[xe], %[a01]\n\t"                                            \
-            "smlad  %[a00], %[o0], %[xo], %[a00]\n\t"                                            \
-            "smlad  %[a01], %[o1], %[xo], %[a01]\n\t"                                            \
-            "ldrd   %[xe], %[xo], [%[x]], #8\n\t"                                               \
-            "smlad  %[a10], %[w0], %[xe], %[a10]\n\t"                                            \
-            "smlad  %[a11], %[w1], %[xe], %[a11]\n\t"                                            \
-            "smlad  %[a10], %[o0], %[xo], %[a10]\n\t"                                            \
-            "smlad  %[a11], %[o1], %[xo], %[a11]"                                                 \
-            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),             \
-              [x] "+r"(x), [f] "+r"(f8), [w0] "=&r"(w0), [w1] "=&r"(w1), [o0] "=&r"(o0),     \
-              [o1] "=&r"(o1), [xe] "=&r"(xe), [xo] "=&r"(xo)                                  \
-            :                                                                                 \
-            : "memory")
-
-#if defined(__thumb2__)
-/* dsp16: one 2 x 2 block's dot products over `groups` groups (groups >= 1), written to
- * acc = {pixel 0 channel 0, pixel 1 channel 0, pixel 0 channel 1, pixel 1 channel 1}.
+/* ---- inner loops: one 2 x 2 block's dot products ------------------------------------------ */
+/* mb_conv2d_dsp_block (int8 filter) and mb_conv2d_dsp16_block (int16 filter) sum `groups`
+ * groups (groups >= 1) of a 2 x 2 block into
+ *     acc = {pixel 0 channel 0, pixel 1 channel 0, pixel 0 channel 1, pixel 1 channel 1}.
  *
- * A function of its own in assembly, because its loop needs all 14 allocatable registers: per
- * group one LDM of the 2 pixels' 4 column words (r0-r3), one LDM of the 2 channels' 4 filter
- * words (r4-r7), 8 SMLAD into r8-r11; x and the filter advance in r12 and lr. That is 10
- * instructions per 16 multiply-accumulates, which inline assembly cannot reach (the compiler
- * keeps registers of its own). The loop is unrolled 8 times; a count that is not a multiple of 8
- * enters it part way (TBB on groups % 8, as in Duff's device), and it ends when x reaches its
- * end, kept on the stack and reloaded into r0 after r0's last use in the pass: 83 instructions
- * per 8 groups. */
+ * Functions of their own in assembly, because their loops need all 14 allocatable registers,
+ * which inline assembly cannot have (the compiler keeps registers of its own): per group one LDM
+ * of the 2 pixels' 4 column words (r0-r3), the 2 channels' 4 filter words in r4-r7, 8 SMLAD into
+ * r8-r11, x and the filter advancing in r12 and lr. The filter words are
+ *   dsp16: one LDM of the int16 pairs (10 instructions per 16 multiply-accumulates);
+ *   dsp:   one LDRD of 4 int8 taps per channel, each widened by SXTB16 into its (x0, x2) word
+ *          and, rotated by 8, its (x1, x3) word (14 instructions).
+ * The loop is unrolled 8 times; a count that is not a multiple of 8 enters it part way (TBB on
+ * groups % 8, as in Duff's device), and it ends when x reaches its end, kept on the stack and
+ * reloaded into r0 once r0's last use in the pass is done: 3 instructions per 8 groups. */
+void mb_conv2d_dsp_block(const int32_t *x, const int8_t *filter, int32_t groups, int32_t *acc);
 void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
                            int32_t *acc);
 
-#define DSP16_GROUP(L)                                                                          \
+#if defined(__thumb2__)
+#define FILTER_DSP16 "ldm    lr!, {r4, r5, r6, r7}\n\t"
+#define FILTER_DSP                                                                              \
+    "ldrd   r4, r6, [lr], #8\n\t"                                                               \
+    "sxtb16 r5, r4, ror #8\n\t"                                                                 \
+    "sxtb16 r4, r4\n\t"                                                                         \
+    "sxtb16 r7, r6, ror #8\n\t"                                                                 \
+    "sxtb16 r6, r6\n\t"
+
+/* One group; L is its label. */
+#define BLOCK_GROUP(L, FILTER)                                                                  \
     L ":\n\t"                                                                                   \
     "ldm    r12!, {r0, r1, r2, r3}\n\t"                                                         \
-    "ldm    lr!, {r4, r5, r6, r7}\n\t"                                                          \
+    FILTER                                                                                      \
     "smlad  r8, r4, r0, r8\n\t"                                                                 \
     "smlad  r8, r5, r1, r8\n\t"                                                                 \
     "smlad  r9, r4, r2, r9\n\t"                                                                 \
@@ -362,63 +349,92 @@ void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t grou
     "smlad  r11, r6, r2, r11\n\t"                                                               \
     "smlad  r11, r7, r3, r11\n\t"
 
-#define DSP16_ENTRY(L) ".byte  (" L " - .Ldsp16_table) / 2\n\t"
+#define BLOCK_ENTRY(NAME, G) ".byte  (.L" NAME "_g" G " - .L" NAME "_table) / 2\n\t"
 
-__asm__(".pushsection .text.mb_conv2d_dsp16_block, \"ax\", %progbits\n\t"
-        ".syntax unified\n\t"
-        ".thumb\n\t"
-        ".p2align 2\n\t"
-        ".global mb_conv2d_dsp16_block\n\t"
-        ".hidden mb_conv2d_dsp16_block\n\t"
-        ".type  mb_conv2d_dsp16_block, %function\n\t"
-        ".thumb_func\n"
-        "mb_conv2d_dsp16_block:\n\t"
-        "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
-        "add    r4, r0, r2, lsl #4\n\t" /* x's end: 16 bytes a group */
-        "push   {r3, r4}\n\t"           /* [sp] = acc, [sp, #4] = x's end */
-        "and    r2, r2, #7\n\t"
-        "mov    r12, r0\n\t"
-        "mov    lr, r1\n\t"
-        "movs   r8, #0\n\t"
-        "movs   r9, #0\n\t"
-        "movs   r10, #0\n\t"
-        "movs   r11, #0\n\t"
-        "tbb    [pc, r2]\n"
-        ".Ldsp16_table:\n\t"
-        DSP16_ENTRY(".Ldsp16_g0") DSP16_ENTRY(".Ldsp16_g7") DSP16_ENTRY(".Ldsp16_g6")
-        DSP16_ENTRY(".Ldsp16_g5") DSP16_ENTRY(".Ldsp16_g4") DSP16_ENTRY(".Ldsp16_g3")
-        DSP16_ENTRY(".Ldsp16_g2") DSP16_ENTRY(".Ldsp16_g1")
-        ".p2align 1\n"
-        DSP16_GROUP(".Ldsp16_g0") DSP16_GROUP(".Ldsp16_g1") DSP16_GROUP(".Ldsp16_g2")
-        DSP16_GROUP(".Ldsp16_g3") DSP16_GROUP(".Ldsp16_g4") DSP16_GROUP(".Ldsp16_g5")
-        DSP16_GROUP(".Ldsp16_g6") DSP16_GROUP(".Ldsp16_g7")
-        "ldr    r0, [sp, #4]\n\t"
-        "cmp    r12, r0\n\t"
-        "bne    .Ldsp16_g0\n\t"
-        "ldr    r0, [sp]\n\t"
-        "stm    r0, {r8, r9, r10, r11}\n\t"
-        "add    sp, sp, #8\n\t"
-        "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"
-        ".size  mb_conv2d_dsp16_block, . - mb_conv2d_dsp16_block\n\t"
-        ".popsection");
+#define BLOCK_FUNCTION(NAME, FILTER)                                                            \
+    __asm__(".pushsection .text." NAME ", \"ax\", %progbits\n\t"                                \
+            ".syntax unified\n\t"                                                               \
+            ".thumb\n\t"                                                                        \
+            ".p2align 2\n\t"                                                                    \
+            ".global " NAME "\n\t"                                                              \
+            ".hidden " NAME "\n\t"                                                              \
+            ".type  " NAME ", %function\n\t"                                                    \
+            ".thumb_func\n"                                                                     \
+            NAME ":\n\t"                                                                        \
+            "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
+            "add    r4, r0, r2, lsl #4\n\t" /* x's end: 16 bytes a group */                     \
+            "push   {r3, r4}\n\t"           /* [sp] = acc, [sp, #4] = x's end */                \
+            "and    r2, r2, #7\n\t"                                                             \
+            "mov    r12, r0\n\t"                                                                \
+            "mov    lr, r1\n\t"                                                                 \
+            "movs   r8, #0\n\t"                                                                 \
+            "movs   r9, #0\n\t"                                                                 \
+            "movs   r10, #0\n\t"                                                                \
+            "movs   r11, #0\n\t"                                                                \
+            "tbb    [pc, r2]\n"                                                                 \
+            ".L" NAME "_table:\n\t"                                                             \
+            BLOCK_ENTRY(NAME, "0") BLOCK_ENTRY(NAME, "7") BLOCK_ENTRY(NAME, "6")                \
+            BLOCK_ENTRY(NAME, "5") BLOCK_ENTRY(NAME, "4") BLOCK_ENTRY(NAME, "3")                \
+            BLOCK_ENTRY(NAME, "2") BLOCK_ENTRY(NAME, "1")                                       \
+            ".p2align 1\n"                                                                      \
+            BLOCK_GROUP(".L" NAME "_g0", FILTER) BLOCK_GROUP(".L" NAME "_g1", FILTER)           \
+            BLOCK_GROUP(".L" NAME "_g2", FILTER) BLOCK_GROUP(".L" NAME "_g3", FILTER)           \
+            BLOCK_GROUP(".L" NAME "_g4", FILTER) BLOCK_GROUP(".L" NAME "_g5", FILTER)           \
+            BLOCK_GROUP(".L" NAME "_g6", FILTER) BLOCK_GROUP(".L" NAME "_g7", FILTER)           \
+            "ldr    r0, [sp, #4]\n\t"                                                           \
+            "cmp    r12, r0\n\t"                                                                \
+            "bne    .L" NAME "_g0\n\t"                                                          \
+            "ldr    r0, [sp]\n\t"                                                               \
+            "stm    r0, {r8, r9, r10, r11}\n\t"                                                 \
+            "add    sp, sp, #8\n\t"                                                             \
+            "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
+            ".size  " NAME ", . - " NAME "\n\t"                                                 \
+            ".popsection")
+
+BLOCK_FUNCTION("mb_conv2d_dsp_block", FILTER_DSP);
+BLOCK_FUNCTION("mb_conv2d_dsp16_block", FILTER_DSP16);
 #else
 /* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
-static void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
-                                  int32_t *acc)
+
+static void block_c(const int32_t *x, const int8_t *f8, const int32_t *f16, int32_t groups,
+                    int32_t *acc)
 {
     int32_t a00 = 0, a10 = 0, a01 = 0, a11 = 0;
     for (int32_t g = 0; g < groups; g++) {
-        a00 = __smlad(filter[0], x[0], __smlad(filter[1], x[1], a00));
-        a10 = __smlad(filter[0], x[2], __smlad(filter[1], x[3], a10));
-        a01 = __smlad(filter[2], x[0], __smlad(filter[3], x[1], a01));
-        a11 = __smlad(filter[2], x[2], __smlad(filter[3], x[3], a11));
+        int32_t w[4];
+        if (f16 != 0) {
+            memcpy(w, f16, sizeof w);
+            f16 += 4;
+        } else {
+            int32_t raw[2];
+            memcpy(raw, f8, sizeof raw);
+            w[0] = __sxtb16(raw[0]);
+            w[1] = __sxtb16(ROR8(raw[0]));
+            w[2] = __sxtb16(raw[1]);
+            w[3] = __sxtb16(ROR8(raw[1]));
+            f8 += 8;
+        }
+        a00 = __smlad(w[0], x[0], __smlad(w[1], x[1], a00));
+        a10 = __smlad(w[0], x[2], __smlad(w[1], x[3], a10));
+        a01 = __smlad(w[2], x[0], __smlad(w[3], x[1], a01));
+        a11 = __smlad(w[2], x[2], __smlad(w[3], x[3], a11));
         x += 4;
-        filter += 4;
     }
     acc[0] = a00;
     acc[1] = a10;
     acc[2] = a01;
     acc[3] = a11;
+}
+
+void mb_conv2d_dsp_block(const int32_t *x, const int8_t *filter, int32_t groups, int32_t *acc)
+{
+    block_c(x, filter, 0, groups, acc);
+}
+
+void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
+                           int32_t *acc)
+{
+    block_c(x, 0, filter, groups, acc);
 }
 #endif
 
@@ -540,27 +556,15 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
         const int8_t *f8 = (const int8_t *)filter;
         const int32_t *f16 = (const int32_t *)filter;
         for (int32_t c = 0; c < oc; c += CB) {
-            const int32_t *x = cols;
-            int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-            int32_t g = groups;
+            int32_t acc[4];
             if (wide) {
-                int32_t acc[4];
-                mb_conv2d_dsp16_block(x, f16, groups, acc);
+                mb_conv2d_dsp16_block(cols, f16, groups, acc);
                 f16 += 4 * groups;
-                a00 = acc[0];
-                a10 = acc[1];
-                a01 = acc[2];
-                a11 = acc[3];
             } else {
-                int32_t w0, w1, o0, o1, xe, xo;
-                for (; g >= 2; g -= 2) {
-                    GROUP8();
-                    GROUP8();
-                }
-                if (g != 0) {
-                    GROUP8();
-                }
+                mb_conv2d_dsp_block(cols, f8, groups, acc);
+                f8 += 8 * groups;
             }
+            const int32_t a00 = acc[0], a10 = acc[1], a01 = acc[2], a11 = acc[3];
             /* the filter pointer now points at the next channel pair. */
             finish(a00, a10, c, p, rq, mode, fast, multipliers, shifts, interior_bias, full_range,
                    res, other0, other1, out0, out1);
