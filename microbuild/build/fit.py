@@ -183,6 +183,23 @@ class RegionUsage:
                 "symbols": [asdict(s) for s in self.symbols]}
 
 
+@dataclass(frozen=True)
+class WidenedWeights:
+    """Weights that a kernel variant stores wider than the model does (dsp16's int16 filters),
+    found in one region by their symbols (``<prefix>_op<N>_weights_<variant>``, see
+    compiler/ops/base.py), and the variant with the same arithmetic on half the bytes."""
+
+    opcode: str
+    variant: str
+    compact: str
+    ops: tuple[int, ...]
+    bytes: int
+
+    @property
+    def saving(self) -> int:
+        return self.bytes // 2
+
+
 @dataclass
 class Overflow:
     """A region that the firmware overflows, or (``region`` None) sections outside every region."""
@@ -194,12 +211,14 @@ class Overflow:
     over: int  # bytes past the region's end
     contributions: list[Contribution]  # largest first
     symbols: list[Symbol]  # largest first
+    widened: list[WidenedWeights] = field(default_factory=list)  # largest first
 
     def to_dict(self) -> dict[str, Any]:
         return {"region": self.region, "origin": self.origin, "length": self.length,
                 "used": self.used, "over": self.over,
                 "contributions": [asdict(c) for c in self.contributions],
-                "symbols": [asdict(s) for s in self.symbols]}
+                "symbols": [asdict(s) for s in self.symbols],
+                "widened_weights": [asdict(w) for w in self.widened]}
 
 
 @dataclass
@@ -558,7 +577,7 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
         r.symbols = top(region_symbols.get(r.name, []))
 
     overflows = [Overflow(r.name, r.origin, r.length, r.used, r.over, list(r.contributions),
-                          list(r.symbols))
+                          list(r.symbols), widened_weights(region_symbols.get(r.name, [])))
                  for r in usage.values() if r.over > 0]
     if unplaced:
         unplaced.sort(key=lambda c: (-c.bytes, c.section))
@@ -569,6 +588,36 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
     return FitReport(elf_path=str(elf_path), board=board.name, is_host=board.is_host,
                      sections=sections, totals=totals, regions=list(usage.values()),
                      overflows=overflows)
+
+
+_WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_([A-Za-z0-9]+)$")
+
+
+def widened_weights(symbols: list[Symbol]) -> list[WidenedWeights]:
+    """The arrays of ``symbols`` that a variant with a ``compact`` alternative widened, per
+    (opcode, variant), largest first."""
+    from microbuild.compiler.ops import REGISTRY
+
+    compact = {v.name: (v.opcode, v.compact) for lowering in REGISTRY.values()
+               for v in lowering.variants if v.compact}
+    found: dict[str, tuple[set[int], int]] = {}
+    for y in symbols:
+        m = _WEIGHTS_SYMBOL.search(y.name)
+        if y.role == "run" and m and m.group(2) in compact:
+            ops, total = found.get(m.group(2), (set(), 0))
+            found[m.group(2)] = (ops | {int(m.group(1))}, total + y.size)
+    widened = [WidenedWeights(compact[v][0], v, compact[v][1], tuple(sorted(ops)), total)
+               for v, (ops, total) in found.items()]
+    return sorted(widened, key=lambda w: -w.bytes)
+
+
+def _op_list(ops: tuple[int, ...]) -> str:
+    """"op 3", "ops 0-8", "ops 1, 4, 7"."""
+    if len(ops) == 1:
+        return f"op {ops[0]}"
+    if list(ops) == list(range(ops[0], ops[-1] + 1)):
+        return f"ops {ops[0]}-{ops[-1]}"
+    return "ops " + ", ".join(str(i) for i in ops)
 
 
 # --- the message ---------------------------------------------------------------------------------
@@ -610,6 +659,12 @@ def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
         levers.append((run["heap"], f"lower memory.heap_size (now {kib(run['heap'])})"))
     if matters("code"):
         levers.append((run["code"], "optimise the code for size (-Os in toolchain.cflags)"))
+    for w in o.widened:
+        # A tuning log picks the fastest variant whatever its flash; --variant overrides it.
+        levers.append((w.saving, f"build with `--variant {w.opcode}={w.compact}` ({w.variant} "
+                       f"stores the {w.opcode} weights of {_op_list(w.ops)} widened to int16, "
+                       f"{kib(w.bytes)}; {w.compact} runs the same arithmetic on int8 weights, "
+                       f"{kib(w.saving)} less, and overrides a tuning log's choice)"))
     tips = [tip for _, tip in sorted(levers, key=lambda lever: -lever[0])]
     tips.append(f"choose a board with more {'RAM' if ram else 'flash'}")
     if matters("workspace") or matters("weights"):

@@ -53,6 +53,10 @@ class KernelVariant:
     arrange: Callable[[np.ndarray, Operator, Graph], np.ndarray] | None = None
     scratch: Callable[[Operator, Graph], int] | None = None
     description: str = ""
+    # A variant whose arranged weights are wider than the model's names here the variant with the
+    # same arithmetic on weights half its size (dsp16 -> dsp): the fit error's lever when a
+    # firmware with it does not fit (microbuild/build/fit.py).
+    compact: str = ""
 
     def accepts_op(self, op: Operator, graph: Graph) -> bool:
         return self.accepts is None or bool(self.accepts(op, graph))

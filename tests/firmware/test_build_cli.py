@@ -297,6 +297,31 @@ def test_firmware_too_big_for_ram_is_a_fit_error(tmp_path, capsys):
     assert not (tmp_path / "fw" / "firmware.elf").exists()
 
 
+@needs_arm
+def test_widened_weights_that_do_not_fit_name_the_compact_variant(tmp_path, capsys):
+    """dsp16 (which a tuning log may pick, as it is fastest) stores CONV_2D filters as int16: on a
+    160 KiB flash ResNet-8 then overflows, the error says which variant to force instead and
+    what it saves, and following it builds."""
+    write_board("m7-160k", """\
+        memory:
+          regions:
+            code: {length: 160K}
+        """, base="mps2-an500")
+    model = str(MODELS / "resnet8.tflite")
+    err = " ".join(failed(capsys, "--board", "m7-160k", "--model", model,
+                          "--variant", "CONV_2D=dsp16", "-o", "fw").split())
+    assert "region code overflows" in err
+    widened = re.search(r"build with `--variant CONV_2D=dsp` \(dsp16 stores the CONV_2D weights "
+                        r"of ops 0-8 widened to int16, ([\d.]+) KiB; dsp runs the same "
+                        r"arithmetic on int8 weights, ([\d.]+) KiB less", err)
+    assert widened, err
+    assert float(widened.group(2)) == pytest.approx(float(widened.group(1)) / 2, abs=0.1)
+    code, out, err = build(capsys, "--board", "m7-160k", "--model", model,
+                           "--variant", "CONV_2D=dsp", "-o", "fw")
+    assert code == 0, err
+    assert (tmp_path / "fw" / "firmware.elf").is_file()
+
+
 # ---- the human output -------------------------------------------------------------------------
 
 def table_rows(text: str) -> dict[str, list[str]]:

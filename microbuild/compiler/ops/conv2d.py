@@ -160,7 +160,7 @@ VARIANTS = (
     KernelVariant(
         opcode="CONV_2D", name="dsp16", function="mb_conv2d_s8_dsp16",
         sources=("conv2d_dsp.c",), features=frozenset({"dsp"}), rank=15, accepts=_plain,
-        arrange=_arrange_dsp16, scratch=_scratch_dsp,
+        arrange=_arrange_dsp16, scratch=_scratch_dsp, compact="dsp",
         description="Arm DSP on a filter widened to int16 at compile time: fewer instructions "
                     "than dsp for twice the filter's flash (the default stays dsp; tuning "
                     "picks it when it measures faster)"),
