@@ -171,7 +171,7 @@ static ALWAYS_INLINE int32_t residual_one(const residual_rq *res, int32_t a, int
     "sxtb16 %[o], " R ", ror #8\n\t"                                                            \
     "strd   %[e], %[o], [%[d]], #16\n\t"
 
-static void widen(const int8_t *src, int32_t groups, int32_t *dst)
+static ALWAYS_INLINE void widen(const int8_t *src, int32_t groups, int32_t *dst)
 {
     int32_t w, e, o;
     /* A word-aligned source (every window row of a depth that is a multiple of 4, in a tensor
@@ -206,7 +206,7 @@ static inline int32_t load32(const void *p)
     return v;
 }
 
-static void widen(const int8_t *src, int32_t groups, int32_t *dst)
+static ALWAYS_INLINE void widen(const int8_t *src, int32_t groups, int32_t *dst)
 {
     for (int32_t g = 0; g < groups; g++) {
         const int32_t w = load32(src);
@@ -270,8 +270,20 @@ static void set_bytes(int8_t *dst, int8_t value, int32_t n)
     }
 }
 
-/* The window of output pixel (oy, ox) of one image as kp int8 taps (any depth). Byte loops: a
- * window row of a shallow input is a few bytes, shorter than a library call's set-up. */
+/* n bytes, a word at a time while 4 are left (v7E-M and v8-M Main load and store words at any
+ * address), then bytes. */
+static ALWAYS_INLINE void copy_bytes(int8_t *dst, const int8_t *src, int32_t n)
+{
+    for (; n >= 4; n -= 4, dst += 4, src += 4) {
+        memcpy(dst, src, 4);
+    }
+    for (; n > 0; n--) {
+        *dst++ = *src++;
+    }
+}
+
+/* The window of output pixel (oy, ox) of one image as kp int8 taps (any depth). No library
+ * calls: a window row of a shallow input is a few bytes, shorter than a call's set-up. */
 static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
                    int32_t kp, int8_t *col)
 {
@@ -297,9 +309,7 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
         } else {
             const int8_t *src = image + (iy * p->input_w + ix0 + kx0) * c;
             set_bytes(dst, zero_point, before);
-            for (int32_t i = 0; i < inside; i++) {
-                dst[before + i] = src[i];
-            }
+            copy_bytes(dst + before, src, inside);
             set_bytes(dst + before + inside, zero_point, row - before - inside);
         }
         dst += row;
