@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "microbuild/kernels/fully_connected.h"
+#include "microbuild/kernels/fully_connected_requantize.h"
 #include "microbuild/quant.h"
 
 static inline uint32_t fc_load32(const int8_t *p)
@@ -39,32 +40,6 @@ static inline int32_t fc_odd(uint32_t v)
     int32_t r;
     __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
     return r;
-}
-
-/* mb_mul_by_quantized_multiplier (quant.h), exact for the positive multipliers the compiler
- * emits, in fewer instructions: the high multiply as in quant_fast.h, then the reference's own
- * rounding right shift in 32 bits (no 64-bit variable shift). */
-static inline int32_t fc_rescale(int32_t acc, int32_t multiplier, int32_t shift)
-{
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    const int64_t product = (int64_t)(int32_t)((uint32_t)acc << left) * multiplier;
-    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
-    const int32_t mask = (int32_t)(((uint32_t)1 << right) - 1u);
-    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
-}
-
-static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, int32_t acc)
-{
-    int32_t multiplier = p->output_multiplier;
-    int32_t shift = p->output_shift;
-    if (p->output_multipliers != NULL) {
-        multiplier = p->output_multipliers[c];
-        shift = p->output_shifts[c];
-    }
-    const int32_t out = fc_rescale(acc, multiplier, shift) + p->output_offset;
-    return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
 }
 
 /* Two words of weights: any alignment (two LDR), or 8-byte aligned (one LDRD). */
@@ -160,10 +135,10 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
                 acc3 += w[3 * tail + t] * xt;
             }
             w += 4 * tail;
-            y[c] = fc_requantize(params, c, acc0);
-            y[c + 1] = fc_requantize(params, c + 1, acc1);
-            y[c + 2] = fc_requantize(params, c + 2, acc2);
-            y[c + 3] = fc_requantize(params, c + 3, acc3);
+            y[c] = mb_fc_requantize(params, c, acc0);
+            y[c + 1] = mb_fc_requantize(params, c + 1, acc1);
+            y[c + 2] = mb_fc_requantize(params, c + 2, acc2);
+            y[c + 3] = mb_fc_requantize(params, c + 3, acc3);
         }
         for (; c < out_depth; c++) {
             int32_t acc = bias[c];
@@ -178,7 +153,7 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
                 acc += w[t] * x[t];
             }
             w += tail;
-            y[c] = fc_requantize(params, c, acc);
+            y[c] = mb_fc_requantize(params, c, acc);
         }
     }
 }

@@ -9,33 +9,8 @@
 #include <stddef.h>
 
 #include "microbuild/kernels/fully_connected.h"
+#include "microbuild/kernels/fully_connected_requantize.h"
 #include "microbuild/quant.h"
-
-/* mb_mul_by_quantized_multiplier (quant.h), exact for the positive multipliers the compiler
- * emits, in fewer instructions: the high multiply as in quant_fast.h, then the reference's own
- * rounding right shift in 32 bits (no 64-bit variable shift). */
-static inline int32_t fc_rescale(int32_t acc, int32_t multiplier, int32_t shift)
-{
-    const int32_t left = shift > 0 ? shift : 0;
-    const int32_t right = shift > 0 ? 0 : -shift;
-    const int64_t product = (int64_t)(int32_t)((uint32_t)acc << left) * multiplier;
-    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
-    const int32_t mask = (int32_t)(((uint32_t)1 << right) - 1u);
-    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
-    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
-}
-
-static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, int32_t acc)
-{
-    int32_t multiplier = p->output_multiplier;
-    int32_t shift = p->output_shift;
-    if (p->output_multipliers != NULL) {
-        multiplier = p->output_multipliers[c];
-        shift = p->output_shifts[c];
-    }
-    const int32_t out = fc_rescale(acc, multiplier, shift) + p->output_offset;
-    return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
-}
 
 /* Targets whose compilers vectorize a loop over independent int32 lanes (SSE2, NEON): sum each
  * 16-byte chunk in 16 lanes per row, as the reference does, four rows sharing each input load.
@@ -110,10 +85,10 @@ void mb_fully_connected_s8_rows4(const mb_fully_connected_s8_params *params,
                 acc3 += w[3 * tail + t] * xv;
             }
             w += 4 * tail;
-            y[c] = fc_requantize(params, c, acc0);
-            y[c + 1] = fc_requantize(params, c + 1, acc1);
-            y[c + 2] = fc_requantize(params, c + 2, acc2);
-            y[c + 3] = fc_requantize(params, c + 3, acc3);
+            y[c] = mb_fc_requantize(params, c, acc0);
+            y[c + 1] = mb_fc_requantize(params, c + 1, acc1);
+            y[c + 2] = mb_fc_requantize(params, c + 2, acc2);
+            y[c + 3] = mb_fc_requantize(params, c + 3, acc3);
         }
         for (; c < out_depth; c++, w += depth) {
             int32_t acc0 = bias[c];
@@ -126,7 +101,7 @@ void mb_fully_connected_s8_rows4(const mb_fully_connected_s8_params *params,
             if (d < depth) {
                 acc0 += w[d] * x_row[d];
             }
-            y[c] = fc_requantize(params, c, acc0 + acc1);
+            y[c] = mb_fc_requantize(params, c, acc0 + acc1);
         }
     }
 }
