@@ -336,7 +336,8 @@ void mb_conv2d_dsp_block(const int32_t *x, const int8_t *filter, int32_t groups,
 void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
                            int32_t *acc);
 
-#if defined(__thumb2__)
+/* MB_CONV2D_DSP_C_BLOCKS selects the C form below on Thumb-2 too (the tests run it that way). */
+#if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
 #define FILTER_DSP16 "ldm    lr!, {r4, r5, r6, r7}\n\t"
 #define FILTER_DSP                                                                              \
     "ldrd   r4, r6, [lr], #8\n\t"                                                               \
@@ -405,7 +406,6 @@ BLOCK_FUNCTION("mb_conv2d_dsp_block", FILTER_DSP);
 BLOCK_FUNCTION("mb_conv2d_dsp16_block", FILTER_DSP16);
 #else
 /* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
-
 static void block_c(const int32_t *x, const int8_t *f8, const int32_t *f16, int32_t groups,
                     int32_t *acc)
 {

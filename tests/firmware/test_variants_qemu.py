@@ -8,6 +8,7 @@ few minutes; pytest-xdist spreads the boards over the cores."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -27,19 +28,21 @@ from compiler_support import random_inputs, run_tflm_many  # noqa: E402
 
 SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
 BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547", "riscv32-virt",
-          "mps2-an386@-O0"]
+          "mps2-an386@-O0 -DMB_CONV2D_DSP_C_BLOCKS"]
 INPUT_SETS = 3
 
 
 def _board(board: str, tmp_path: Path) -> str:
-    """A board name, or for "name@FLAGS" a board file extending it compiled with those flags: an
-    unoptimised build (a debug build of a generated project) takes the variants' C paths
-    instead of their inline assembly."""
+    """A board name, or for "name@FLAGS" a board file extending it compiled with those flags:
+    an unoptimised build (a debug build of a generated project) takes the variants' C paths
+    instead of their inline assembly, and MB_CONV2D_DSP_C_BLOCKS the C form of conv2d_dsp.c's
+    assembly block loops (what a DSP core in Arm state compiles)."""
     if "@" not in board:
         return board
     base, flags = board.split("@")
     path = tmp_path / f"{base}-debug.yaml"
-    path.write_text(f"name: {base}-debug\nextends: {base}\ntoolchain:\n  cflags: [{flags}]\n")
+    path.write_text(f"name: {base}-debug\nextends: {base}\ntoolchain:\n"
+                    f"  cflags: [{', '.join(flags.split())}]\n")
     return str(path)
 
 
@@ -69,7 +72,7 @@ def _instances(board: str) -> dict[str, tuple[Path, int, str, str]]:
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
-    board = _board(board, tmp_path)
+    board_name, board = board, _board(board, tmp_path)
     instances = _instances(board)
     target = Target.of_board(load_board(board))
     legal = {(v.opcode, v.name) for lowering in REGISTRY.values() for v in lowering.variants
@@ -91,6 +94,10 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
         for m in build.models:
             _, index, _, name = instances[m["prefix"]]
             assert m["ops"][index]["kernel"] == name, (m["prefix"], m["ops"][index])
+        if "MB_CONV2D_DSP_C_BLOCKS" in board_name:  # the C blocks are what runs
+            symbols = subprocess.run(["arm-none-eabi-nm", str(build.elf)], capture_output=True,
+                                     text=True, check=True).stdout.split()
+            assert "block_c" in symbols
         with api.connect(board, build, timeout=10) as dev:
             for prefix in chunk:
                 path, _, opcode, name = instances[prefix]
