@@ -322,6 +322,27 @@ def conv_depth4_models() -> None:
         _emit(name, _convert(model, 1100 + i), ["CONV_2D"])
 
 
+def depthwise_clamp_models() -> None:
+    """Depthwise convolutions whose fused ReLU6 clamps inside the int8 range at both ends: joined
+    on channels with a wider branch (the second depthwise, scaled by 4), they produce the
+    concatenation's scale, so real 0 and 6 land well inside it. Stride 1 and 2, 6 channels (a
+    block of 4 and 2 left over). Made last, so the models above keep their bytes."""
+    import tensorflow as tf
+
+    for i, (name, strides) in enumerate((("dw_3x3_same_s1_relu6_clamped_c6_pc", 1),
+                                         ("dw_3x3_same_s2_relu6_clamped_c6_pc", 2))):
+        seed_everything(1160 + i)
+        inp = tf.keras.Input(shape=(7, 8, 6), batch_size=1)
+        a = tf.keras.layers.DepthwiseConv2D(3, strides=strides, padding="same",
+                                            activation="relu6")(inp)
+        b = _lambda(lambda t: t * 4.0)(
+            tf.keras.layers.DepthwiseConv2D(3, strides=strides, padding="same")(inp))
+        model = tf.keras.Model(inp, tf.keras.layers.Concatenate(axis=-1)([a, b]))
+        randomize_biases(model, 1161 + i)
+        _emit(name, _convert(model, 1160 + i, low=-2.0, high=2.0),
+              ["DEPTHWISE_CONV_2D", "DEPTHWISE_CONV_2D", "CONCATENATION"])
+
+
 if __name__ == "__main__":
     conv_models()
     depthwise_models()
@@ -330,3 +351,4 @@ if __name__ == "__main__":
     mean_models()
     concat_models()
     conv_depth4_models()
+    depthwise_clamp_models()
