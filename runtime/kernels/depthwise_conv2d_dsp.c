@@ -1,27 +1,47 @@
 /* DEPTHWISE_CONV_2D, Arm DSP variant "dsp" (Cortex-M4/M7/M33/M55): depth multiplier 1, no
  * dilation.
  *
- * Blocks of 4 channels are the outermost loop. For a block, the filter's taps are sign-extended
- * once into the scratch area: per tap one word with channels 0 and 2 as int16 halves (SXTB16) and
- * one with channels 1 and 3 (SXTB16 of the word rotated by 8). The input rows the current output
- * row needs are kept, the same way sign-extended, in a ring of filter_h "band" rows in the
- * scratch, padded left and right (and above and below the input) with the input zero point: every
- * input row is split once per block however many taps read it. With the zero point in the
- * padding, every output pixel is an interior one: it starts from interior_bias and sums
- * filter * input over all taps, since a padding tap adds filter * zero_point, which
- * interior_bias = bias - zero_point * sum(filter) takes back exactly; the same int32 as the
- * reference. Each tap is then LDRD (input halves), LDRD (filter halves), SMLABB/SMLATT for
- * channels 0/2 and 1/3. Channels past the last whole block (input_c % 4) take a scalar loop
- * straight from the definition.
+ * Blocks of 4 channels are the outermost loop. The input rows the current output row needs are
+ * kept sign-extended in a ring of filter_h "band" rows in the scratch, padded left and right (and
+ * above and below the input) with the input zero point, so every input row is widened once per
+ * block however many taps read it. With the zero point in the padding every output pixel is an
+ * interior one: it starts from interior_bias and sums filter * input over all taps (a padding tap
+ * adds filter * zero_point, which interior_bias = bias - zero_point * sum(filter) takes back
+ * exactly; the same int32 as the reference).
  *
- * Requantization: (acc * 2^left * multiplier + 2^30) >> 31 is SMMULR(acc * 2^(left + 1),
- * multiplier) when acc * 2^(left + 1) fits in int32; the rounding right shift (half away from
- * zero) by `right` is (2 * hi + 2^right - (hi < 0)) >> (right + 1), also right == 0. The compiler
- * only picks this variant when |acc| * 2^left < 2^28 and right <= 28 for every channel
- * (depthwise_conv2d.py), so nothing here overflows.
+ * Band entry: 4 words, one per channel of the block, each the int16 pair (padded pixel a,
+ * pixel a + 1) of that channel, so one SMLAD multiplies two horizontally adjacent taps. Entry j
+ * starts at pixel a = j * q: q = 1 (every pixel starts an entry), or q = 2 for the 3x3 stride-2
+ * rows, which only ever start a pair on an even pixel.
  *
- * Scratch: 128 bytes of constants, 8 bytes per filter tap, 8 bytes per filter row and
- * filter_h band rows of ((output_w - 1) * stride_w + filter_w) * 8 bytes. Weights as stored. */
+ * The block's constants, "consts", are read in this order by the row loops:
+ *   interior_bias of the 4 channels, each times 2^(left shift + 1);
+ *   3x3 filter, stride 1 or 2 ("fast3"): per filter row, the 4 channels' (tap 0, tap 1) pairs
+ *     and then their tap-2 words: (0, tap 2) for stride 1, which meets the entry after the
+ *     output pixel's (pixels a + 1, a + 2), and (tap 2, 0) for stride 2 (pixels a + 2, a + 3);
+ *   any other filter: per tap, the 4 channels' taps in the low halves (SMLABB);
+ *   per channel: multiplier, offset, right shift + 1 (the requantization below).
+ * Filter taps are stored times 2^(left shift + 1), so the accumulator already holds what the
+ * requantization's rounding multiply-high wants: acc * 2^(left + 1).
+ *
+ * fast3 output pixel: per filter row one LDM of its entry (4 channel pairs), one LDM of 4 filter
+ * pairs, 4 SMLAD, the same for the next entry and the tap-2 words: 36 multiply-accumulates in 36
+ * multiplies and 12 loads. Its row loop is a function in assembly (mb_depthwise_dsp_row3),
+ * because it needs all 14 allocatable registers: the pairs in r0-r3, filter words in r4-r7,
+ * accumulators in r8-r11, the constants streaming through r12 and the band entry in lr.
+ *
+ * Requantization: (acc * 2^left * multiplier + 2^30) >> 31 is hi = SMMULR(acc * 2^(left + 1),
+ * multiplier); the rounding right shift (half away from zero) by `right`, plus the output zero
+ * point zo, is (2 * hi + offset - (hi < 0)) >> (right + 1) with offset = 2^right +
+ * zo * 2^(right + 1): adding a multiple of 2^(right + 1) before the arithmetic shift adds zo
+ * after it. The compiler only picks this variant when |acc| * 2^left < 2^28, left <= 7 (taps
+ * times 2^(left + 1) are int16) and right <= 22 (|2 * hi| + |offset| < 2^31) for every channel
+ * (depthwise_conv2d.py), so nothing here overflows. Then SSAT to int8 and, when the activation
+ * is narrower than int8, a byte-wise clamp (SSUB8 + SEL) of the 4 packed outputs.
+ *
+ * Scratch (depthwise_conv2d.py's _dsp_scratch): DW_HEAD_BYTES, the consts (16 + 16 * taps + 48
+ * bytes at most), a row pointer per filter row, and filter_h band rows of at most
+ * ((output_w - 1) * stride_w + filter_w) entries of 16 bytes. Weights as stored. */
 #if defined(__ARM_FEATURE_DSP)
 
 #include <arm_acle.h>
@@ -32,55 +52,25 @@
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
 
-#if defined(__GNUC__)
-#define DW_INLINE static inline __attribute__((always_inline))
-#define DW_NOINLINE static __attribute__((noinline))
-#else
-#define DW_INLINE static inline
-#define DW_NOINLINE static
-#endif
-
-/* One channel's requantization constants. */
+/* One output row of a fast3 block: what mb_depthwise_dsp_row3 reads (it copies the first 8
+ * words to its stack frame; the assembly below relies on these offsets). */
 typedef struct {
-    int32_t multiplier;
-    int32_t left1;   /* left shift + 1 */
-    int32_t half;    /* 2^right */
-    int32_t right1;  /* right shift + 1 */
-} dw_rq;
+    const int32_t *row[3];  /*  0: band entry of output pixel 0, per filter row */
+    int8_t *out;            /* 12: the block's first output byte in this row */
+    int32_t channels;       /* 16: output bytes between adjacent pixels */
+    int32_t width;          /* 20: output pixels, >= 1 */
+    uint32_t amin4, amax4;  /* 24: the activation range, in each byte (clamping copy only) */
+    const int32_t *consts;  /* 32: the block's constants, 160 bytes for fast3 */
+} dw_row3;
 
-/* Everything one block of 4 channels needs, at the start of the scratch area (one pointer for
- * the hot loops, so the compiler keeps the accumulators in registers). */
-typedef struct {
-    int32_t ib[4];          /* interior_bias of the block's channels */
-    dw_rq q[4];
-    int32_t channels;       /* input_c: output bytes between adjacent pixels */
-    int32_t zo, amin, amax;
-    int32_t xstep;          /* band words between adjacent output pixels: 2 * stride_w */
-    int32_t width;          /* output_w */
-    int32_t kh, kw;
-    const int32_t *fb;      /* per tap: channels 0|2 and 1|3 as int16 pairs */
-    const int32_t **rows;   /* the band rows of the current output row's taps, kh of them */
-} dw_ctx;
-
-#define DW_CTX_BYTES 128 /* sizeof(dw_ctx) rounded up; depthwise_conv2d.py reserves it */
+#define DW_HEAD_BYTES 48  /* sizeof(dw_row3) rounded up; depthwise_conv2d.py reserves it */
+#define DW_FAST3_CONSTS_BYTES 160
 
 static inline uint32_t dw_load32(const int8_t *p)
 {
     uint32_t v;
     memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
     return v;
-}
-
-/* Two consecutive words (8-byte aligned, in the scratch) in one LDRD at `p` plus the constant
- * byte offset `off`: gcc tuned for the Cortex-M7 would otherwise issue two LDRs. The asm has no
- * memory operand (one makes gcc materialise every address): it is only used in functions that
- * never write what it reads, which their callers fill before calling them (not inlined). */
-#define DW_LD2(p, off, a, b)                                                                       \
-    __asm__("ldrd %0, %1, [%2, %3]" : "=&r"(a), "=&r"(b) : "r"(p), "i"(off))
-
-static inline int32_t dw_even(uint32_t v)
-{
-    return (int32_t)__sxtb16((int32_t)v);
 }
 
 static inline int32_t dw_odd(uint32_t v)
@@ -97,122 +87,276 @@ static inline int32_t dw_smmulr(int32_t a, int32_t b)
     return r;
 }
 
-DW_INLINE int32_t dw_requantize(int32_t acc, const dw_rq *q)
+/* The int16 pair (lo, hi) in one word. */
+static inline int32_t dw_pair(int32_t lo, int32_t hi)
 {
-    int32_t multiplier, left1, half, right1;
-    DW_LD2(q, 0, multiplier, left1);
-    DW_LD2(q, 8, half, right1);
-    const int32_t hi = dw_smmulr((int32_t)((uint32_t)acc << left1), multiplier);
-    const int32_t t = (int32_t)(((uint32_t)hi << 1) + (uint32_t)half - ((uint32_t)hi >> 31));
-    return t >> right1;
+    return (int32_t)(((uint32_t)lo & 0xffffu) | ((uint32_t)hi << 16));
 }
 
-DW_INLINE void dw_store4(const dw_ctx *k, int8_t *out, int32_t a0, int32_t a1, int32_t a2,
-                         int32_t a3, int clamp)
+/* ---- the output row loops ------------------------------------------------------------------ */
+/* The 4 accumulators of one output pixel to its 4 bytes at out, q = the consts' requantization
+ * words (see the top of the file). */
+static void dw_finish4(const int32_t *acc, const int32_t *q, int8_t *out, int32_t amin,
+                       int32_t amax)
 {
-    int32_t v0 = __ssat(dw_requantize(a0, &k->q[0]) + k->zo, 8);
-    int32_t v1 = __ssat(dw_requantize(a1, &k->q[1]) + k->zo, 8);
-    int32_t v2 = __ssat(dw_requantize(a2, &k->q[2]) + k->zo, 8);
-    int32_t v3 = __ssat(dw_requantize(a3, &k->q[3]) + k->zo, 8);
-    if (clamp) {
-        v0 = mb_clamp_i32(v0, k->amin, k->amax);
-        v1 = mb_clamp_i32(v1, k->amin, k->amax);
-        v2 = mb_clamp_i32(v2, k->amin, k->amax);
-        v3 = mb_clamp_i32(v3, k->amin, k->amax);
-    }
-    out[0] = (int8_t)v0;
-    out[1] = (int8_t)v1;
-    out[2] = (int8_t)v2;
-    out[3] = (int8_t)v3;
-}
-
-/* acc += the 4 products of one tap: band pixel x (even|odd halves) times filter tap f. */
-#define DW_TAP(x, xo, f, fo)                                                                              \
-    do {                                                                                           \
-        int32_t xe_, xo_, fe_, fo_;                                                                \
-        DW_LD2(x, 4 * (xo), xe_, xo_);                                                             \
-        DW_LD2(f, 4 * (fo), fe_, fo_);                                                             \
-        a0 = __smlabb(xe_, fe_, a0);                                                               \
-        a2 = __smlatt(xe_, fe_, a2);                                                               \
-        a1 = __smlabb(xo_, fo_, a1);                                                               \
-        a3 = __smlatt(xo_, fo_, a3);                                                               \
-    } while (0)
-
-/* One output row of a 3x3 filter: 6 instructions per tap (LDRD, LDRD, 4 multiply-adds). */
-DW_INLINE void dw_row_3x3(const dw_ctx *k, int8_t *out, int clamp)
-{
-    const int32_t *x0 = k->rows[0], *x1 = k->rows[1], *x2 = k->rows[2];
-    const int32_t *fb = k->fb;
-    const int32_t xstep = k->xstep;
-    const int32_t channels = k->channels;
-    for (int32_t n = k->width; n > 0; n--, x0 += xstep, x1 += xstep, x2 += xstep,
-                 out += channels) {
-        int32_t a0, a1, a2, a3;
-        DW_LD2(k->ib, 0, a0, a1);
-        DW_LD2(k->ib, 8, a2, a3);
-        DW_TAP(x0, 0, fb, 0);
-        DW_TAP(x0, 2, fb, 2);
-        DW_TAP(x0, 4, fb, 4);
-        DW_TAP(x1, 0, fb, 6);
-        DW_TAP(x1, 2, fb, 8);
-        DW_TAP(x1, 4, fb, 10);
-        DW_TAP(x2, 0, fb, 12);
-        DW_TAP(x2, 2, fb, 14);
-        DW_TAP(x2, 4, fb, 16);
-        dw_store4(k, out, a0, a1, a2, a3, clamp);
+    for (int32_t j = 0; j < 4; j++, q += 3) {
+        const int32_t hi = dw_smmulr(acc[j], q[0]);
+        const int32_t t = (int32_t)(((uint32_t)hi << 1) + (uint32_t)q[1] - ((uint32_t)hi >> 31));
+        out[j] = (int8_t)mb_clamp_i32(__ssat(t >> q[2], 8), amin, amax);
     }
 }
 
-DW_NOINLINE void dw_row_3x3_noclamp(const dw_ctx *k, int8_t *out)
+/* mb_depthwise_dsp_row3 (the whole int8 range) and mb_depthwise_dsp_row3_clamp: one output row
+ * of a fast3 block, described by r. */
+void mb_depthwise_dsp_row3(const dw_row3 *r);
+void mb_depthwise_dsp_row3_clamp(const dw_row3 *r);
+
+/* MB_CONV2D_DSP_C_BLOCKS selects the C form below on Thumb-2 too (the tests run it that way). */
+#if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
+/* One filter row: the output pixel's entry and the next one, 4 SMLAD each. `off` is the row's
+ * entry pointer in the stack frame, stored back one entry on (the next output pixel's). */
+#define ROW3_TAPS(off)                                                                          \
+    "ldr    lr, [sp, #" off "]\n\t"                                                             \
+    "ldm    lr!, {r0, r1, r2, r3}\n\t"                                                          \
+    "ldm    r12!, {r4, r5, r6, r7}\n\t"                                                         \
+    "smlad  r8, r0, r4, r8\n\t"                                                                 \
+    "smlad  r9, r1, r5, r9\n\t"                                                                 \
+    "smlad  r10, r2, r6, r10\n\t"                                                               \
+    "smlad  r11, r3, r7, r11\n\t"                                                               \
+    "ldm    lr, {r0, r1, r2, r3}\n\t"                                                           \
+    "ldm    r12!, {r4, r5, r6, r7}\n\t"                                                         \
+    "smlad  r8, r0, r4, r8\n\t"                                                                 \
+    "smlad  r9, r1, r5, r9\n\t"                                                                 \
+    "smlad  r10, r2, r6, r10\n\t"                                                               \
+    "smlad  r11, r3, r7, r11\n\t"                                                               \
+    "str    lr, [sp, #" off "]\n\t"
+
+/* Accumulators A and B with the multiplier, offset and right shift + 1 in M, O, R (T free). */
+#define ROW3_REQUANTIZE(A, M, O, R, T)                                                          \
+    "smmulr " A ", " A ", " M "\n\t"                                                            \
+    "add    " T ", " O ", " A ", lsl #1\n\t"                                                    \
+    "sub    " A ", " T ", " A ", lsr #31\n\t"                                                   \
+    "asr    " A ", " A ", " R "\n\t"                                                            \
+    "ssat   " A ", #8, " A "\n\t"
+
+#define ROW3_NO_CLAMP ""
+#define ROW3_CLAMP                                                                              \
+    "ldrd   r0, r1, [sp, #24]\n\t"                                                              \
+    "ssub8  r2, r8, r0\n\t"  /* GE per byte where the output >= amin */                         \
+    "sel    r8, r8, r0\n\t"                                                                     \
+    "ssub8  r2, r1, r8\n\t"  /* GE per byte where amax >= the output */                         \
+    "sel    r8, r8, r1\n\t"
+
+#define ROW3_FUNCTION(NAME, CLAMP)                                                              \
+    __asm__(".pushsection .text." NAME ", \"ax\", %progbits\n\t"                                \
+            ".syntax unified\n\t"                                                               \
+            ".thumb\n\t"                                                                        \
+            ".p2align 2\n\t"                                                                    \
+            ".global " NAME "\n\t"                                                              \
+            ".hidden " NAME "\n\t"                                                              \
+            ".type  " NAME ", %function\n\t"                                                    \
+            ".thumb_func\n"                                                                     \
+            NAME ":\n\t"                                                                        \
+            "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
+            "sub    sp, sp, #36\n\t"  /* 8-byte aligned with the 9 registers */                 \
+            "ldr    r12, [r0, #32]\n\t"                                                         \
+            "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8}\n\t"                                   \
+            "stm    sp, {r1, r2, r3, r4, r5, r6, r7, r8}\n"                                     \
+            ".L" NAME "_pixel:\n\t"                                                             \
+            "ldm    r12!, {r8, r9, r10, r11}\n\t"                                               \
+            ROW3_TAPS("0") ROW3_TAPS("4") ROW3_TAPS("8")                                        \
+            "ldm    r12!, {r0, r1, r2, r3, r4, r5}\n\t"                                         \
+            ROW3_REQUANTIZE("r8", "r0", "r1", "r2", "r6")                                       \
+            ROW3_REQUANTIZE("r9", "r3", "r4", "r5", "r7")                                       \
+            "ldm    r12!, {r0, r1, r2, r3, r4, r5}\n\t"                                         \
+            ROW3_REQUANTIZE("r10", "r0", "r1", "r2", "r6")                                      \
+            ROW3_REQUANTIZE("r11", "r3", "r4", "r5", "r7")                                      \
+            "bfi    r8, r9, #8, #8\n\t"                                                         \
+            "bfi    r8, r10, #16, #8\n\t"                                                       \
+            "bfi    r8, r11, #24, #8\n\t"                                                       \
+            CLAMP                                                                               \
+            "ldrd   r0, r1, [sp, #12]\n\t"                                                      \
+            "str    r8, [r0]\n\t"     /* 4 channels' bytes: STR may be unaligned here */        \
+            "add    r0, r0, r1\n\t"                                                             \
+            "str    r0, [sp, #12]\n\t"                                                          \
+            "sub    r12, r12, #160\n\t" /* back to this block's constants */                   \
+            "ldr    r0, [sp, #20]\n\t"                                                          \
+            "subs   r0, r0, #1\n\t"                                                             \
+            "str    r0, [sp, #20]\n\t"                                                          \
+            "bne    .L" NAME "_pixel\n\t"                                                       \
+            "add    sp, sp, #36\n\t"                                                            \
+            "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
+            ".size  " NAME ", . - " NAME "\n\t"                                                 \
+            ".popsection")
+
+ROW3_FUNCTION("mb_depthwise_dsp_row3", ROW3_NO_CLAMP);
+ROW3_FUNCTION("mb_depthwise_dsp_row3_clamp", ROW3_CLAMP);
+#else
+/* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
+static void dw_row3_c(const dw_row3 *r, int32_t amin, int32_t amax)
 {
-    dw_row_3x3(k, out, 0);
+    const int32_t *x[3] = {r->row[0], r->row[1], r->row[2]};
+    int8_t *out = r->out;
+    for (int32_t n = r->width; n > 0; n--, out += r->channels) {
+        const int32_t *k = r->consts;
+        int32_t acc[4] = {k[0], k[1], k[2], k[3]};
+        k += 4;
+        for (int32_t ky = 0; ky < 3; ky++, k += 8) {
+            for (int32_t j = 0; j < 4; j++) {
+                acc[j] = __smlad(x[ky][j], k[j], acc[j]);
+                acc[j] = __smlad(x[ky][4 + j], k[4 + j], acc[j]);
+            }
+            x[ky] += 4;
+        }
+        dw_finish4(acc, k, out, amin, amax);
+    }
 }
 
-DW_NOINLINE void dw_row_3x3_clamp(const dw_ctx *k, int8_t *out)
+void mb_depthwise_dsp_row3(const dw_row3 *r)
 {
-    dw_row_3x3(k, out, 1);
+    dw_row3_c(r, -128, 127);
 }
 
-/* One output row, any filter size. */
-DW_NOINLINE void dw_row_any(const dw_ctx *k, int8_t *out)
+void mb_depthwise_dsp_row3_clamp(const dw_row3 *r)
 {
-    for (int32_t ox = 0; ox < k->width; ox++, out += k->channels) {
-        int32_t a0 = k->ib[0], a1 = k->ib[1], a2 = k->ib[2], a3 = k->ib[3];
-        const int32_t *f = k->fb;
-        for (int32_t ky = 0; ky < k->kh; ky++) {
-            const int32_t *x = k->rows[ky] + ox * k->xstep;
-            for (int32_t kx = 0; kx < k->kw; kx++, x += 2, f += 2) {
-                DW_TAP(x, 0, f, 0);
+    dw_row3_c(r, (int8_t)r->amin4, (int8_t)r->amax4);
+}
+#endif
+
+/* One output row, any filter size and stride: per tap and channel one SMLABB on the low half
+ * of the entry that starts at the tap's pixel (the band has q = 1). */
+static void dw_row_any(const mb_depthwise_conv2d_s8_params *p, const int32_t *const *rows,
+                       const int32_t *consts, int8_t *out)
+{
+    const int32_t taps = p->filter_h * p->filter_w;
+    for (int32_t ox = 0; ox < p->output_w; ox++, out += p->input_c) {
+        int32_t acc[4] = {consts[0], consts[1], consts[2], consts[3]};
+        const int32_t *f = consts + 4;
+        for (int32_t ky = 0; ky < p->filter_h; ky++) {
+            const int32_t *x = rows[ky] + 4 * ox * p->stride_w;
+            for (int32_t kx = 0; kx < p->filter_w; kx++, x += 4, f += 4) {
+                for (int32_t j = 0; j < 4; j++) {
+                    acc[j] = __smlabb(x[j], f[j], acc[j]);
+                }
             }
         }
-        dw_store4(k, out, a0, a1, a2, a3, 1);
+        dw_finish4(acc, consts + 4 + 4 * taps, out, p->activation_min, p->activation_max);
     }
 }
 
-/* Band row: `n` padded pixels (the input row `src`'s block of 4 channels, pixels `channels`
- * bytes apart, between `pad_left` and `pad_left + input_w` pixels; the input zero point around
- * it), each as its even and odd channels sign-extended. src NULL: all zero point. */
-static void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t pad_left, int32_t input_w,
-                    int32_t channels, int32_t zp2)
+/* ---- the block's constants and band rows --------------------------------------------------- */
+/* The consts of channels c0 .. c0 + 3 (layout at the top of the file). */
+static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
+                            const int32_t *interior_bias, const int32_t *multipliers,
+                            const int32_t *shifts, int32_t c0, int fast3, int32_t *k)
 {
-    int32_t j = 0;
-    if (src != NULL) {
-        int32_t lo = pad_left < n ? pad_left : n;
-        int32_t hi = pad_left + input_w < n ? pad_left + input_w : n;
-        for (; j < lo; j++, d += 2) {
-            d[0] = zp2;
-            d[1] = zp2;
+    const int32_t channels = p->input_c;
+    const int32_t taps = p->filter_h * p->filter_w;
+    int32_t scale[4];
+    for (int32_t j = 0; j < 4; j++) {
+        const int32_t s = shifts[c0 + j];
+        scale[j] = (s > 0 ? s : 0) + 1;
+        k[j] = (int32_t)((uint32_t)interior_bias[c0 + j] << scale[j]);
+    }
+    int32_t *f = k + 4;
+    const int8_t *w = filter + c0;
+#define TAP(t, j) ((int32_t)((uint32_t)(int32_t)w[(t) * channels + (j)] << scale[j]))
+    if (fast3) {
+        for (int32_t ky = 0; ky < 3; ky++, f += 8) {
+            for (int32_t j = 0; j < 4; j++) {
+                f[j] = dw_pair(TAP(3 * ky, j), TAP(3 * ky + 1, j));
+                f[4 + j] = p->stride_w == 1 ? dw_pair(0, TAP(3 * ky + 2, j))
+                                            : dw_pair(TAP(3 * ky + 2, j), 0);
+            }
         }
-        src += (j - pad_left) * channels;
-        for (; j < hi; j++, d += 2, src += channels) {
-            const uint32_t w = dw_load32(src);
-            d[0] = dw_even(w);
-            d[1] = dw_odd(w);
+    } else {
+        for (int32_t t = 0; t < taps; t++, f += 4) {
+            for (int32_t j = 0; j < 4; j++) {
+                f[j] = dw_pair(TAP(t, j), 0);
+            }
         }
     }
-    for (; j < n; j++, d += 2) {
-        d[0] = zp2;
-        d[1] = zp2;
+#undef TAP
+    for (int32_t j = 0; j < 4; j++, f += 3) {
+        const int32_t s = shifts[c0 + j];
+        const int32_t right = s > 0 ? 0 : -s;
+        f[0] = multipliers[c0 + j];
+        f[1] = (int32_t)(((uint32_t)1 << right) + ((uint32_t)p->output_offset << (right + 1)));
+        f[2] = right + 1;
+    }
+}
+
+/* Input pixel i of a row (src NULL: above or below the input) as SXTB16 halves: *even =
+ * channels 0 and 2, *odd = 1 and 3; the zero point pair zp2 outside the input (the padding). */
+static inline void dw_widen(const int8_t *src, int32_t i, const mb_depthwise_conv2d_s8_params *p,
+                            int32_t zp2, int32_t *even, int32_t *odd)
+{
+    if ((uint32_t)i < (uint32_t)p->input_w) {
+        const uint32_t w = dw_load32(src + i * p->input_c);
+        *even = (int32_t)__sxtb16((int32_t)w);
+        *odd = dw_odd(w);
+    } else {
+        *even = zp2;
+        *odd = zp2;
+    }
+}
+
+/* PKHBT (bottom halves of a and b) and PKHTB (top halves): gcc writes them as two instructions
+ * each from the C expressions. */
+static inline int32_t dw_bottoms(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+static inline int32_t dw_tops(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+    return r;
+}
+
+/* The entry of pixels (a, a + 1), from their SXTB16 halves. */
+static inline void dw_entry(int32_t *d, int32_t e0, int32_t o0, int32_t e1, int32_t o1)
+{
+    d[0] = dw_bottoms(e0, e1);
+    d[1] = dw_bottoms(o0, o1);
+    d[2] = dw_tops(e0, e1);
+    d[3] = dw_tops(o0, o1);
+}
+
+/* A band row of n entries, entry j the pairs (padded pixel j * q, j * q + 1) of the 4 channels
+ * of input row src (NULL: a padding row). With q = 1 each pixel is loaded and widened once. */
+static void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t q,
+                    const mb_depthwise_conv2d_s8_params *p, int32_t zp2)
+{
+    if (src == NULL) {
+        for (int32_t j = 0; j < n; j++, d += 4) {
+            d[0] = zp2;
+            d[1] = zp2;
+            d[2] = zp2;
+            d[3] = zp2;
+        }
+        return;
+    }
+    int32_t i = -p->pad_left; /* the input pixel of padded pixel j * q */
+    int32_t e0, o0, e1, o1;
+    if (q == 1) {
+        dw_widen(src, i, p, zp2, &e0, &o0);
+        for (int32_t j = 0; j < n; j++, d += 4) {
+            i++;
+            dw_widen(src, i, p, zp2, &e1, &o1);
+            dw_entry(d, e0, o0, e1, o1);
+            e0 = e1;
+            o0 = o1;
+        }
+    } else {
+        for (int32_t j = 0; j < n; j++, d += 4, i += 2) {
+            dw_widen(src, i, p, zp2, &e0, &o0);
+            dw_widen(src, i + 1, p, zp2, &e1, &o1);
+            dw_entry(d, e0, o0, e1, o1);
+        }
     }
 }
 
@@ -273,69 +417,70 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     const int32_t channels = p->input_c;
     const int32_t kh = p->filter_h, kw = p->filter_w;
     const int32_t taps = kh * kw;
-    const int32_t padded_w = (p->output_w - 1) * p->stride_w + kw; /* band pixels per row */
+    const int fast3 = kh == 3 && kw == 3 && (p->stride_w == 1 || p->stride_w == 2);
+    const int32_t q = fast3 && p->stride_w == 2 ? 2 : 1;
+    /* entries per band row: fast3 reads the output pixel's and the next; the rest every pixel */
+    const int32_t entries = fast3 ? p->output_w + 1 : (p->output_w - 1) * p->stride_w + kw;
     const int32_t zp = -p->input_offset;
-    const int32_t zp2 = (int32_t)(((uint32_t)zp & 0xffffu) | ((uint32_t)zp << 16));
-    const int fast3 = kh == 3 && kw == 3;
+    const int32_t zp2 = dw_pair(zp, zp);
     const int clamp = p->activation_min > -128 || p->activation_max < 127;
-    /* scratch: the context, the block's taps, kh row pointers, kh row ids, kh band rows */
-    dw_ctx *k = (dw_ctx *)scratch;
-    int32_t *fb = (int32_t *)((uint8_t *)scratch + DW_CTX_BYTES);
-    const int32_t **rows = (const int32_t **)(void *)(fb + 2 * taps);
-    int32_t *ids = (int32_t *)(void *)(rows + kh);
-    int32_t *band = ids + kh;
-    k->channels = channels;
-    k->zo = p->output_offset;
-    k->amin = p->activation_min;
-    k->amax = p->activation_max;
-    k->xstep = 2 * p->stride_w;
-    k->width = p->output_w;
-    k->kh = kh;
-    k->kw = kw;
-    k->fb = fb;
-    k->rows = rows;
+    if (p->output_w <= 0 || p->output_h <= 0) {
+        return;
+    }
+    /* scratch: the row description, the block's consts, kh row pointers, kh band rows */
+    dw_row3 *r = (dw_row3 *)scratch;
+    int32_t *consts = (int32_t *)(void *)((uint8_t *)scratch + DW_HEAD_BYTES);
+    int32_t **rows = (int32_t **)(void *)(consts + 4 + 4 * taps + 12);
+    int32_t *band = (int32_t *)(void *)(rows + kh);
+    r->channels = channels;
+    r->width = p->output_w;
+    r->amin4 = (uint32_t)(uint8_t)p->activation_min * 0x01010101u;
+    r->amax4 = (uint32_t)(uint8_t)p->activation_max * 0x01010101u;
+    r->consts = consts;
+    /* rows[ky] is the band row of input row oy * stride_h - pad_top + ky: a ring, rotated by
+     * stride_h rows per output row, so each input row is widened once per block. */
+    for (int32_t ky = 0; ky < kh; ky++) {
+        rows[ky] = band + ky * 4 * entries;
+    }
+    const int32_t shift = p->stride_h < kh ? p->stride_h : kh;
     int32_t c0 = 0;
     for (; c0 + 4 <= channels; c0 += 4) {
-        for (int32_t t = 0; t < taps; t++) {
-            const uint32_t w = dw_load32(filter + t * channels + c0);
-            fb[2 * t] = dw_even(w);
-            fb[2 * t + 1] = dw_odd(w);
-        }
-        for (int32_t j = 0; j < 4; j++) {
-            const int32_t s = shifts[c0 + j];
-            const int32_t right = s > 0 ? 0 : -s;
-            k->ib[j] = interior_bias[c0 + j];
-            k->q[j].multiplier = multipliers[c0 + j];
-            k->q[j].left1 = (s > 0 ? s : 0) + 1;
-            k->q[j].half = (int32_t)1 << right;
-            k->q[j].right1 = right + 1;
-        }
+        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, fast3, consts);
         int8_t *out = output + c0;
         for (int32_t b = 0; b < p->batches; b++) {
             const int8_t *in_batch = input + (b * p->input_h * p->input_w) * channels + c0;
-            for (int32_t i = 0; i < kh; i++) {
-                ids[i] = INT32_MIN;
-            }
             for (int32_t oy = 0; oy < p->output_h; oy++, out += p->output_w * channels) {
-                for (int32_t ky = 0; ky < kh; ky++) {
-                    const int32_t iy = oy * p->stride_h - p->pad_top + ky;
-                    const int32_t slot = ((iy % kh) + kh) % kh;
-                    int32_t *d = band + slot * 2 * padded_w;
-                    if (ids[slot] != iy) {
-                        const int8_t *src = iy >= 0 && iy < p->input_h
-                                                ? in_batch + iy * p->input_w * channels
-                                                : NULL;
-                        dw_fill(d, src, padded_w, p->pad_left, p->input_w, channels, zp2);
-                        ids[slot] = iy;
+                int32_t fresh = kh; /* the last `fresh` rows need filling */
+                if (oy > 0) {
+                    for (int32_t t = 0; t < shift; t++) {
+                        int32_t *first = rows[0];
+                        for (int32_t ky = 0; ky + 1 < kh; ky++) {
+                            rows[ky] = rows[ky + 1];
+                        }
+                        rows[kh - 1] = first;
                     }
-                    rows[ky] = d;
+                    fresh = shift;
                 }
-                if (fast3 && !clamp) {
-                    dw_row_3x3_noclamp(k, out);
-                } else if (fast3) {
-                    dw_row_3x3_clamp(k, out);
+                const int32_t iy0 = oy * p->stride_h - p->pad_top;
+                for (int32_t ky = kh - fresh; ky < kh; ky++) {
+                    const int32_t iy = iy0 + ky;
+                    const int8_t *src = iy >= 0 && iy < p->input_h
+                                            ? in_batch + iy * p->input_w * channels
+                                            : NULL;
+                    dw_fill(rows[ky], src, entries, q, p, zp2);
+                }
+                if (fast3) {
+                    r->row[0] = rows[0];
+                    r->row[1] = rows[1];
+                    r->row[2] = rows[2];
+                    r->out = out;
+                    if (clamp) {
+                        mb_depthwise_dsp_row3_clamp(r);
+                    } else {
+                        mb_depthwise_dsp_row3(r);
+                    }
                 } else {
-                    dw_row_any(k, out);
+                    dw_row_any(p, (const int32_t *const *)rows, consts, out);
                 }
             }
         }

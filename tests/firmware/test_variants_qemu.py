@@ -35,8 +35,8 @@ INPUT_SETS = 3
 def _board(board: str, tmp_path: Path) -> str:
     """A board name, or for "name@FLAGS" a board file extending it compiled with those flags:
     an unoptimised build (a debug build of a generated project) takes the variants' C paths
-    instead of their inline assembly, and MB_CONV2D_DSP_C_BLOCKS the C form of conv2d_dsp.c's
-    assembly block loops (what a DSP core in Arm state compiles)."""
+    instead of their inline assembly, and MB_CONV2D_DSP_C_BLOCKS the C form of the assembly
+    loops of conv2d_dsp.c and depthwise_conv2d_dsp.c (what a DSP core in Arm state compiles)."""
     if "@" not in board:
         return board
     base, flags = board.split("@")
@@ -85,6 +85,7 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
     chunks = [prefixes[i:i + 200] for i in range(0, len(prefixes), 200)]
     expected: dict[Path, list] = {}
     problems = []
+    symbols: set[str] = set()
     for n, chunk in enumerate(chunks):
         # Each copy: its op on the variant, every other op on the reference.
         build = api.build_firmware(
@@ -94,10 +95,10 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
         for m in build.models:
             _, index, _, name = instances[m["prefix"]]
             assert m["ops"][index]["kernel"] == name, (m["prefix"], m["ops"][index])
-        if "MB_CONV2D_DSP_C_BLOCKS" in board_name:  # the C blocks are what runs
-            symbols = subprocess.run(["arm-none-eabi-nm", str(build.elf)], capture_output=True,
-                                     text=True, check=True).stdout.split()
-            assert "block_c" in symbols
+        if "MB_CONV2D_DSP_C_BLOCKS" in board_name:
+            symbols |= set(subprocess.run(["arm-none-eabi-nm", str(build.elf)],
+                                          capture_output=True, text=True,
+                                          check=True).stdout.split())
         with api.connect(board, build, timeout=10) as dev:
             for prefix in chunk:
                 path, _, opcode, name = instances[prefix]
@@ -114,3 +115,5 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
                                 f"{int(np.count_nonzero(a != b))} of {a.size} values differ "
                                 "from TFLM")
     assert not problems, f"{board}:\n" + "\n".join(problems)
+    if "MB_CONV2D_DSP_C_BLOCKS" in board_name:  # the C forms of the assembly loops are what ran
+        assert {"block_c", "dw_row3_c"} <= symbols

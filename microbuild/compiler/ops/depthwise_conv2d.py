@@ -74,14 +74,28 @@ def _fast_requantize_fits(op: Operator, graph: Graph) -> bool:
     return True
 
 
+def _dsp_fits(op: Operator, graph: Graph) -> bool:
+    """What the DSP variant adds to _fast_requantize_fits: its taps are stored as int16 times
+    2^(left shift + 1), so no left shift exceeds 7, and it adds the output zero point times
+    2^(right shift + 1) before the final shift, which stays in int32 while no right shift
+    exceeds 22 (see depthwise_conv2d_dsp.c)."""
+    if not _fast_requantize_fits(op, graph):
+        return False
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, w.shape[3])
+    return all(-22 <= int(s) <= 7 for s in shifts)
+
+
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
-    """128 bytes of constants, a channel block's filter taps as int16 pairs (8 bytes per tap),
-    8 bytes per filter row (row pointer and id) and the band: filter_h rows of padded input
-    pixels, 8 bytes each (see depthwise_conv2d_dsp.c)."""
+    """48 bytes of row description, the block's constants (16 bytes of biases, 16 per filter
+    tap, 48 of requantization), a row pointer per filter row and the band:
+    filter_h rows of at most one 16-byte entry per padded input pixel (see
+    depthwise_conv2d_dsp.c)."""
     w, out = graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
     kh, kw = int(w.shape[1]), int(w.shape[2])
     padded_w = (int(out.shape[2]) - 1) * int(op.options.get("stride_w", 1)) + kw
-    return 128 + 8 * kh * kw + 8 * kh + 8 * kh * padded_w
+    return 48 + 16 + 16 * kh * kw + 48 + 4 * kh + 16 * kh * padded_w
 
 
 VARIANTS = (
@@ -94,10 +108,10 @@ VARIANTS = (
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="dsp",
         function="mb_depthwise_conv2d_s8_dsp", sources=("depthwise_conv2d_dsp.c",),
-        features=frozenset({"dsp"}), rank=20, accepts=_fast_requantize_fits,
-        scratch=_dsp_scratch,
-        description="blocks of 4 channels outermost, filter sign-extended once per block, "
-                    "SXTB16 + SMLABB/SMLATT, SMMULR requantization"),
+        features=frozenset({"dsp"}), rank=20, accepts=_dsp_fits, scratch=_dsp_scratch,
+        description="blocks of 4 channels outermost, input rows widened once into int16 pairs "
+                    "of adjacent pixels, SMLAD on two taps (3x3: an assembly row loop), SMMULR "
+                    "requantization"),
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="mve",
         function="mb_depthwise_conv2d_s8_mve", sources=("depthwise_conv2d_mve.c",),

@@ -48,11 +48,12 @@ void mb_depthwise_conv2d_s8_portable(const mb_depthwise_conv2d_s8_params *params
                                      const int32_t *multipliers, const int32_t *shifts,
                                      int8_t *output, void *scratch);
 
-/* "dsp" (Arm v7E-M DSP: Cortex-M4/M7/M33/M55): blocks of 4 channels, outermost; the block's
- * filter taps are sign-extended once into int16 pairs in the scratch (8 bytes per tap), each
- * input word is split with SXTB16 and SMLABB/SMLATT accumulate. Weights as stored. Only on
- * instances whose accumulators (times 2^(left shift + 1)) stay below 2^28 and whose right shifts
- * are at most 28 (checked at compile time), for its SMMULR-based requantization. */
+/* "dsp" (Arm v7E-M DSP: Cortex-M4/M7/M33/M55): blocks of 4 channels, outermost; the input rows a
+ * block needs are widened once into int16 pairs of adjacent pixels and the taps, scaled by the
+ * left shift, into matching pairs, so SMLAD multiplies two taps; the 3x3 rows run in an assembly
+ * loop. Weights as stored. Only on instances whose accumulators (times 2^(left shift + 1)) stay
+ * below 2^28, whose left shifts are at most 7 and whose right shifts at most 22 (checked at
+ * compile time), for its SMMULR-based requantization. */
 void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *params,
                                 const int8_t *input, const int8_t *filter, const int32_t *bias,
                                 const int32_t *interior_bias, const int32_t *multipliers,
