@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "microbuild/asm_function.h"
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
@@ -363,15 +364,7 @@ void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t grou
 #define BLOCK_ENTRY(NAME, G) ".byte  (.L" NAME "_g" G " - .L" NAME "_table) / 2\n\t"
 
 #define BLOCK_FUNCTION(NAME, FILTER)                                                            \
-    __asm__(".pushsection .text." NAME ", \"ax\", %progbits\n\t"                                \
-            ".syntax unified\n\t"                                                               \
-            ".thumb\n\t"                                                                        \
-            ".p2align 2\n\t"                                                                    \
-            ".global " NAME "\n\t"                                                              \
-            ".hidden " NAME "\n\t"                                                              \
-            ".type  " NAME ", %function\n\t"                                                    \
-            ".thumb_func\n"                                                                     \
-            NAME ":\n\t"                                                                        \
+    __asm__(MB_THUMB_FUNCTION_BEGIN(NAME)                                                       \
             "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
             "add    r4, r0, r2, lsl #4\n\t" /* x's end: 16 bytes a group */                     \
             "push   {r3, r4}\n\t"           /* [sp] = acc, [sp, #4] = x's end */                \
@@ -399,8 +392,7 @@ void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t grou
             "stm    r0, {r8, r9, r10, r11}\n\t"                                                 \
             "add    sp, sp, #8\n\t"                                                             \
             "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
-            ".size  " NAME ", . - " NAME "\n\t"                                                 \
-            ".popsection")
+            MB_THUMB_FUNCTION_END(NAME))
 
 BLOCK_FUNCTION("mb_conv2d_dsp_block", FILTER_DSP);
 BLOCK_FUNCTION("mb_conv2d_dsp16_block", FILTER_DSP16);

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "microbuild/asm_function.h"
 #include "microbuild/kernels/depthwise_conv2d.h"
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
@@ -148,15 +149,7 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r);
     "sel    r8, r8, r1\n\t"
 
 #define ROW3_FUNCTION(NAME, CLAMP)                                                              \
-    __asm__(".pushsection .text." NAME ", \"ax\", %progbits\n\t"                                \
-            ".syntax unified\n\t"                                                               \
-            ".thumb\n\t"                                                                        \
-            ".p2align 2\n\t"                                                                    \
-            ".global " NAME "\n\t"                                                              \
-            ".hidden " NAME "\n\t"                                                              \
-            ".type  " NAME ", %function\n\t"                                                    \
-            ".thumb_func\n"                                                                     \
-            NAME ":\n\t"                                                                        \
+    __asm__(MB_THUMB_FUNCTION_BEGIN(NAME)                                                       \
             "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
             "sub    sp, sp, #36\n\t"  /* 8-byte aligned with the 9 registers */                 \
             "ldr    r12, [r0, #32]\n\t"                                                         \
@@ -186,8 +179,7 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r);
             "bne    .L" NAME "_pixel\n\t"                                                       \
             "add    sp, sp, #36\n\t"                                                            \
             "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
-            ".size  " NAME ", . - " NAME "\n\t"                                                 \
-            ".popsection")
+            MB_THUMB_FUNCTION_END(NAME))
 
 ROW3_FUNCTION("mb_depthwise_dsp_row3", ROW3_NO_CLAMP);
 ROW3_FUNCTION("mb_depthwise_dsp_row3_clamp", ROW3_CLAMP);
