@@ -65,7 +65,6 @@ typedef struct {
 } dw_row3;
 
 #define DW_HEAD_BYTES 48  /* sizeof(dw_row3) rounded up; depthwise_conv2d.py reserves it */
-#define DW_FAST3_CONSTS_BYTES 160
 
 static inline uint32_t dw_load32(const int8_t *p)
 {
@@ -172,7 +171,7 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r);
             "str    r8, [r0]\n\t"     /* 4 channels' bytes: STR may be unaligned here */        \
             "add    r0, r0, r1\n\t"                                                             \
             "str    r0, [sp, #12]\n\t"                                                          \
-            "sub    r12, r12, #160\n\t" /* back to this block's constants */                   \
+            "sub    r12, r12, #160\n\t" /* back to the block's 160 bytes of consts */               \
             "ldr    r0, [sp, #20]\n\t"                                                          \
             "subs   r0, r0, #1\n\t"                                                             \
             "str    r0, [sp, #20]\n\t"                                                          \
