@@ -85,13 +85,22 @@ def cmd_compile(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
         return 0
     table = Table(title=f"{args.model}: {len(summary['ops'])} operators", title_justify="left")
-    for column in ("#", "operator", "inputs", "outputs", f"kernel ({target.cpu})"):
+    # "#" is the operator's place in the generated code (what --variant N and profiles use);
+    # "model op" is its index in the .tflite file, shown when folding or fusion moved them apart.
+    renumbered = any(op["index"] != op["model_index"] for op in summary["ops"])
+    columns = ["#"] + (["model op"] if renumbered else []) + \
+        ["operator", "inputs", "outputs", f"kernel ({target.cpu})"]
+    for column in columns:
         table.add_column(column)
     for op in summary["ops"]:
-        table.add_row(str(op["index"]), op["opcode"], ", ".join(map(str, op["inputs"])),
-                      ", ".join(map(str, op["outputs"])),
+        model_op = [", ".join(map(str, op.get("fused_from", [op["model_index"]])))] \
+            if renumbered else []
+        table.add_row(str(op["index"]), *model_op, op["opcode"],
+                      ", ".join(map(str, op["inputs"])), ", ".join(map(str, op["outputs"])),
                       f"{op['kernel']} ({op['kernel_choice']})")
     out.print(table)
+    for note in summary["notes"]:
+        out.print(f"note: {note}")
     for kind in ("inputs", "outputs"):
         for i, t in enumerate(summary[kind]):
             out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "

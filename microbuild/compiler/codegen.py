@@ -26,6 +26,7 @@ import numpy as np
 from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan, plan_memory
+from microbuild.compiler.prepare import prepare_graph
 from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
 from microbuild.errors import ModelError
@@ -103,6 +104,7 @@ class CompiledModel:
             "ops": self.ops,
             "kernel_sources": self.kernel_sources,
             "target": self.target.to_dict(),
+            "notes": list(self.graph.notes),
             "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary()},
         }
 
@@ -148,6 +150,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
                          "underscores, not starting with a digit (e.g. 'kws')")
     graph = model if isinstance(model, Graph) else read_model(model)
+    graph = prepare_graph(graph)
     check_graph(graph)
     graph = fuse_conv_add(graph)
     selection = selection if selection is not None else Selection()
@@ -276,7 +279,8 @@ class _Generator:
                 k = k if "/" in k else f"kernels/{k}"
                 if k not in kernels:
                     kernels.append(k)
-            entry = {"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs),
+            entry = {"index": op.index, "model_index": op.model_index, "opcode": op.opcode,
+                     "inputs": list(op.inputs),
                      "outputs": list(op.outputs), "scratch_bytes": lowering.scratch_bytes(op, g),
                      "kernel": lowering.variant_name, "kernel_choice": lowering.why,
                      "signature": op_signature(op, g),
@@ -296,6 +300,10 @@ class _Generator:
         body[:0] = copy_in
         for k, t in enumerate(g.outputs):
             slot = f"(ws + {self.plan.locations[t].offset})"
+            if g.tensors[t].is_constant:
+                # Known at compile time (every operator it depends on was folded): its slot is
+                # filled from the constant, so the slot and out0 both hold it.
+                body.append(f"    memcpy({slot}, {self._tensor_array(t)}, {g.tensors[t].nbytes});")
             body.append(f"    if ((void *)out{k} != (void *){slot}) {{")
             body.append(f"        memmove(out{k}, {slot}, {g.tensors[t].nbytes});")
             body.append("    }")

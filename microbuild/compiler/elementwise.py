@@ -205,3 +205,35 @@ def input0_not_broadcast(op: Operator, graph: Graph) -> bool:
         return False
     return plan_broadcast(a.shape, b.shape, out.shape).a_is_full
 
+
+
+# ---- compile-time evaluation of non-quantized arithmetic (shape math, int32 index tensors) ----
+_FLOAT_ACTIVATION_RANGE = {"NONE": (None, None), "RELU": (0.0, None), "RELU6": (0.0, 6.0),
+                           "RELU_N1_TO_1": (-1.0, 1.0)}
+
+
+def fold_arithmetic(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
+    """Outputs of a binary arithmetic op on constant int32/int64/float32 inputs (broadcasting
+    like TFLite), or None for quantized operands (those run on the device).
+
+    ``compute(a, b)`` gets int64 (for integer types) or float32 arrays; integer results wrap to
+    the output type as the C kernels' two's-complement arithmetic does. A float32 result gets the
+    op's fused activation; TFLM's integer kernels clamp only to the type's own range."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or min(op.inputs) < 0:
+        return None
+    a, b = (graph.tensor(i) for i in op.inputs)
+    out = graph.tensor(op.outputs[0])
+    if not a.dtype == b.dtype == out.dtype or out.dtype not in ("int32", "int64", "float32"):
+        return None
+    if broadcast_shape(a.shape, b.shape) is None:
+        raise ValueError(f"input shapes {list(a.shape)} and {list(b.shape)} do not broadcast")
+    if out.dtype == "float32":
+        with np.errstate(all="ignore"):
+            value = np.asarray(compute(a.data.astype(np.float32), b.data.astype(np.float32)),
+                               dtype=np.float32)
+        low, high = _FLOAT_ACTIVATION_RANGE.get(fused_activation(op), (None, None))
+        if low is not None or high is not None:
+            value = np.clip(value, low, high).astype(np.float32)
+        return [value]
+    value = np.asarray(compute(a.data.astype(np.int64), b.data.astype(np.int64)), dtype=np.int64)
+    return [value.astype(out.dtype)]  # wraps, as int32 arithmetic in C does

@@ -79,11 +79,11 @@ def fuse_conv_add(graph: Graph) -> Graph:
         z = conv.outputs[0]
         x = add.inputs[1] if add.inputs[0] == z else add.inputs[0]
         fused_at[add.index] = Operator(
-            index=add.index, opcode=FUSED_CONV_ADD, version=1,
+            index=add.index, model_index=add.model_index, opcode=FUSED_CONV_ADD, version=1,
             inputs=list(conv.inputs) + [x], outputs=list(add.outputs),
             options={"conv": _with_residual(conv), "add": copy.deepcopy(add),
                      "conv_is_input1": add.inputs[0] == z,
-                     "fused_from": [conv.index, add.index]})
+                     "fused_from": [conv.model_index, add.model_index]})
         removed.add(conv.index)
     if not fused_at:
         return graph
@@ -93,8 +93,4 @@ def fuse_conv_add(graph: Graph) -> Graph:
             continue
         new = fused_at.get(op.index, op)
         operators.append(copy.copy(new))
-    for i, op in enumerate(operators):
-        op.index = i
-    return Graph(tensors=graph.tensors, operators=operators, inputs=list(graph.inputs),
-                 outputs=list(graph.outputs), description=graph.description,
-                 subgraph_count=graph.subgraph_count, source=graph.source)
+    return graph.replace_operators(operators)

@@ -1,87 +1,150 @@
 """Decide, before any code is generated, whether a graph can be compiled.
 
-Every problem is collected first and reported in one :class:`ModelError`, one line per offending
-operator reason (``op 3 SQUARED_DIFFERENCE: no kernel for this operator``), so a user fixing a
-model sees the whole list at once rather than one error per attempt.
+Every problem is collected first and reported in one :class:`ModelError`, so a user fixing a model
+sees the whole list at once rather than one error per attempt:
+
+- a float or hybrid (dynamic-range) quantized model gets one short message saying how to
+  quantize it, not one line per tensor;
+- an operator microbuild has no kernel for is named once per opcode with the indices of its
+  operators, and the message says whether TFLM has a kernel for it (if not, the model would not
+  run on a microcontroller in TFLM either);
+- every other reason is one line per operator (``op 3 PAD: paddings '...' is not constant``).
+
+Operator indices in messages are the model's own (``Operator.model_index``), as a model viewer
+shows them, even after compile-time folding removed operators before them.
 """
 
 from __future__ import annotations
 
 from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.tflm_ops import TFLM_BUILTIN_OPS, TFLM_CUSTOM_OPS
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
 # Float tensors are only allowed at the edges, where QUANTIZE/DEQUANTIZE convert them.
 _FLOAT_EDGE_OPS = {"input": "QUANTIZE", "output": "DEQUANTIZE"}
 
+# Operators whose second input is a weight tensor: float weights mean a float model, int8 weights
+# with float activations a dynamic-range ("hybrid") quantized one.
+_WEIGHTED_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV",
+                           "BATCH_MATMUL", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF"})
+
 _QUANTIZE_HINT = (
-    "hint: convert the model with full integer quantization: converter.optimizations = "
-    "[tf.lite.Optimize.DEFAULT], a representative_dataset, and target_spec.supported_ops = "
-    "[tf.lite.OpsSet.TFLITE_BUILTINS_INT8]")
+    "hint: convert with full integer quantization: converter.optimizations = "
+    "[tf.lite.Optimize.DEFAULT], converter.representative_dataset = <a generator of ~100 real "
+    "inputs>, converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8] "
+    "(and inference_input_type / inference_output_type = tf.int8 for int8 inputs and outputs)")
 
 
 def check_graph(graph: Graph) -> None:
     """Raise one ModelError listing every reason the graph cannot be compiled."""
     where = graph.source or "model"
-    general: list[str] = []
     if graph.subgraph_count > 1:
-        general.append(
-            f"the model has {graph.subgraph_count} subgraphs; only single-subgraph models are "
-            "supported (control flow such as WHILE/IF needs more)")
-    for k, t in enumerate(graph.inputs):
-        tensor = graph.tensors[t]
-        if tensor.is_dynamic:
-            general.append(f"graph input {k} '{tensor.name}' has a dynamic shape "
-                           f"{list(tensor.shape_signature or ())}; give it a fixed shape "
-                           "(batch size 1) before converting")
+        _refuse(where, [f"the model has {graph.subgraph_count} subgraphs; only single-subgraph "
+                        "models are supported (control flow such as WHILE/IF needs more)"])
+    float_kind = _float_model_kind(graph)
+    if float_kind is not None:
+        raise ModelError(f"{where}: {float_kind}; microbuild compiles int8-quantized models.\n"
+                         f"{_QUANTIZE_HINT}")
 
+    missing: dict[str, list[int]] = {}  # opcode (or custom code) -> model op indices
     op_reasons: list[str] = []
     float_problem = False
     for op in graph.operators:
-        reasons = _tensor_reasons(op, graph)
-        float_problem |= any(graph.tensors[t].dtype.startswith("float") and
-                             not graph.tensors[t].is_constant
-                             for t in op.inputs + op.outputs if t >= 0) and bool(reasons)
         lowering = REGISTRY.get(op.opcode)
-        if lowering is None:
-            custom = op.options.get("custom_code")
-            what = f"custom operator '{custom}'" if custom else "this operator"
-            reasons.insert(0, f"no kernel for {what}")
-        elif not reasons:
-            # Lowerings may assume int8 quantized tensors, so they only see ops that passed the
-            # generic checks.
+        if lowering is None or (op.opcode == "CUSTOM"):
+            missing.setdefault(_op_name(op), []).append(op.model_index)
+            continue
+        reasons = _tensor_reasons(op, graph, lowering.dtypes)
+        float_problem |= bool(reasons) and any(
+            graph.tensors[t].dtype.startswith("float") and not graph.tensors[t].is_constant
+            for t in op.inputs + op.outputs if t >= 0)
+        if not reasons:
+            # Lowerings may assume their dtypes, so they only see ops that passed the generic
+            # checks.
             reasons = list(lowering.check(op, graph))
-        op_reasons.extend(f"op {op.index} {op.opcode}: {r}" for r in reasons)
+        op_reasons.extend(f"{op.describe()}: {r}" for r in reasons)
 
-    if not general and not op_reasons:
+    if not missing and not op_reasons:
         return
-    lines = [f"{where}: cannot compile this model:"]
-    lines += [f"  {r}" for r in general + op_reasons]
-    lines.append(f"hint: supported operators are {', '.join(sorted(REGISTRY)) or '(none)'}")
+    lines = [_missing_line(name, indices) for name, indices in sorted(missing.items())]
+    lines += op_reasons
+    hints = []
+    if missing:
+        hints.append("hint: `microbuild ops` lists every TFLM operator and whether microbuild "
+                     "compiles it")
     if float_problem:
-        lines.append(_QUANTIZE_HINT)
-    raise ModelError("\n".join(lines))
+        hints.append(_QUANTIZE_HINT)
+    _refuse(where, lines, hints)
 
 
-def _tensor_reasons(op: Operator, graph: Graph) -> list[str]:
-    """Dynamic shapes and non-int8 activations among an op's run-time tensors."""
+def _refuse(where: str, lines: list[str], hints: list[str] = ()) -> None:
+    text = [f"{where}: cannot compile this model:"] + [f"  {line}" for line in lines]
+    raise ModelError("\n".join(text + list(hints)))
+
+
+def _op_name(op: Operator) -> str:
+    custom = op.options.get("custom_code")
+    return f"custom operator '{custom}'" if op.opcode == "CUSTOM" else op.opcode
+
+
+def _missing_line(name: str, indices: list[int]) -> str:
+    where = f"op {indices[0]}" if len(indices) == 1 else \
+        f"ops {', '.join(str(i) for i in indices)}"
+    custom = name.startswith("custom operator '")
+    known = (name[len("custom operator '"):-1] in TFLM_CUSTOM_OPS if custom
+             else name in TFLM_BUILTIN_OPS)
+    if known:
+        tflm = "TFLM has a kernel for it, microbuild does not yet"
+    elif custom:
+        tflm = "TFLM has no kernel for it either: register your own in TFLM, or replace it"
+    else:
+        tflm = "TFLM has no kernel for it either, so no microcontroller runtime would run " \
+               "this model as it is"
+    return f"{name} ({where}): {tflm}"
+
+
+def _float_model_kind(graph: Graph) -> str | None:
+    """'this is a float model (...)' or the hybrid equivalent, or None for a quantized model."""
+    computing = [op for op in graph.operators if op.opcode not in ("QUANTIZE", "DEQUANTIZE")]
+    if not computing:
+        return None
+
+    def float_activation(t: int) -> bool:
+        return t >= 0 and graph.tensors[t].dtype in ("float32", "float16") \
+            and not graph.tensors[t].is_constant
+
+    float_ops = [op for op in computing if any(float_activation(t) for t in op.outputs)]
+    if not float_ops:
+        return None
+    weighted = [op for op in float_ops if op.opcode in _WEIGHTED_OPS and len(op.inputs) > 1
+                and op.inputs[1] >= 0]
+    hybrid = [op for op in weighted
+              if graph.tensors[op.inputs[1]].dtype in ("int8", "int4", "uint8")]
+    if hybrid:
+        return (f"this is a dynamic-range (\"hybrid\") quantized model: {len(hybrid)} operators "
+                "have int8 weights but compute on float32 activations")
+    if len(float_ops) * 2 >= len(computing):
+        return (f"this is a float model: {len(float_ops)} of its {len(computing)} operators "
+                "compute in float32")
+    return None
+
+
+def _tensor_reasons(op: Operator, graph: Graph, dtypes: frozenset[str]) -> list[str]:
+    """Run-time tensors whose dtype this operator's lowering does not take."""
     reasons = []
     for role, indices in (("input", op.inputs), ("output", op.outputs)):
         for t in indices:
             if t < 0:
                 continue
             tensor = graph.tensors[t]
-            if tensor.is_dynamic:
-                reasons.append(f"{role} tensor {t} '{tensor.name}' has a dynamic shape "
-                               f"{list(tensor.shape_signature or ())}")
-            if tensor.is_constant or tensor.dtype == "int8":
+            if tensor.is_constant or tensor.dtype in dtypes:
                 continue
             edge = graph.inputs if role == "input" else graph.outputs
             if (tensor.dtype == "float32" and t in edge
                     and op.opcode == _FLOAT_EDGE_OPS[role]):
                 continue
-            reasons.append(
-                f"{role} tensor {t} '{tensor.name}' is {tensor.dtype}; only int8 activations are "
-                "supported (float32 only as a graph input to QUANTIZE or a graph output of "
-                "DEQUANTIZE)")
+            allowed = " and ".join(sorted(dtypes))
+            reasons.append(f"{role} tensor {t} '{tensor.name}' is {tensor.dtype}; microbuild's "
+                           f"{op.opcode} takes {allowed}")
     return reasons

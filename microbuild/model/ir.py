@@ -81,9 +81,17 @@ class Operator:
     inputs: list[int]  # tensor indices; -1 marks an absent optional input (e.g. no bias)
     outputs: list[int]
     options: dict[str, Any] = field(default_factory=dict)
+    # The operator's index in the .tflite file. Compile-time passes (constant folding, dead-code
+    # removal, fusion) renumber ``index`` to the position in the generated code; messages about
+    # the model name this one, which is what a model viewer (Netron) shows.
+    model_index: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.model_index is None:
+            self.model_index = self.index
 
     def describe(self) -> str:
-        return f"op {self.index} {self.opcode}"
+        return f"op {self.model_index} {self.opcode}"
 
 
 @dataclass
@@ -97,6 +105,18 @@ class Graph:
     # files with more (control flow such as WHILE/IF lives in the others).
     subgraph_count: int = 1
     source: str = ""  # the file name (or "<bytes>") the graph was read from, for messages
+    # What the compile-time passes changed that a user should know (e.g. "batch fixed to 1"),
+    # shown once in the compile summary.
+    notes: list[str] = field(default_factory=list)
+
+    def replace_operators(self, operators: list[Operator]) -> "Graph":
+        """A graph with these operators (renumbered in order) and everything else shared."""
+        for i, op in enumerate(operators):
+            op.index = i
+        return Graph(tensors=self.tensors, operators=operators, inputs=list(self.inputs),
+                     outputs=list(self.outputs), description=self.description,
+                     subgraph_count=self.subgraph_count, source=self.source,
+                     notes=list(self.notes))
 
     def tensor(self, index: int) -> Tensor:
         return self.tensors[index]

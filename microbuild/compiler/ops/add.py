@@ -10,6 +10,7 @@ from microbuild.compiler.elementwise import (
     binary_int8_reasons,
     c_designated,
     f32,
+    fold_arithmetic,
     fused_activation,
     input0_not_broadcast,
     plan_broadcast,
@@ -77,6 +78,10 @@ class Add(OpLowering):
             reasons.append(f"output scale {out.scale} is too small against input scales "
                            f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)")
         return reasons
+
+    def fold(self, op: Operator, graph: Graph):
+        # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
+        return fold_arithmetic(op, graph, lambda a, b: a + b)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         a, b = (graph.tensor(i) for i in op.inputs)

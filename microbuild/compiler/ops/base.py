@@ -64,6 +64,12 @@ class OpLowering:
     headers: ClassVar[tuple[str, ...]] = ()  # e.g. ("microbuild/kernels/conv2d.h",)
     # Faster implementations beside the reference kernel (see microbuild/compiler/variants.py).
     variants: ClassVar[tuple[KernelVariant, ...]] = ()
+    # The dtypes this operator's run-time (non-constant) tensors may have; the generic check in
+    # microbuild/compiler/validate.py refuses others before ``check`` runs, so a lowering written
+    # for int8 never sees an int16 tensor by accident.
+    dtypes: ClassVar[frozenset[str]] = frozenset({"int8"})
+    # False for operators that are only ever evaluated at compile time (SHAPE): no kernel exists.
+    runs_on_device: ClassVar[bool] = True
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         """Every reason this op instance cannot be compiled; empty when it can."""
@@ -72,6 +78,18 @@ class OpLowering:
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         """C statement(s) that run this operator; parameters are literal constants."""
         raise NotImplementedError
+
+    def can_fold(self, op: Operator, graph: Graph) -> bool:
+        """True when the result is known at compile time: by default, when every input is a
+        constant (SHAPE, which reads only its input's static shape, says so itself)."""
+        present = [t for t in op.inputs if t >= 0]
+        return bool(present) and all(graph.tensors[t].is_constant for t in present)
+
+    def fold(self, op: Operator, graph: Graph) -> list[np.ndarray] | None:
+        """The op's outputs computed in Python with TFLM's semantics, one array per output with
+        the output tensor's dtype, or None when this lowering cannot evaluate it (it then runs on
+        the device). Called only when ``can_fold``. Raise ModelError for a malformed op."""
+        return None
 
     def aliases_input(self, op: Operator, graph: Graph) -> bool:
         """True when the output is byte-for-byte the input (RESHAPE): no copy, same buffer."""
@@ -118,6 +136,24 @@ class OpLowering:
                              else f"(const {native} *)(const void *){symbol}")
         args.append(ctx.scratch_ptr() if variant.scratch_bytes(op, graph) > 0 else "(void *)0")
         return f"{variant.function}({', '.join(args)});"
+
+
+# Every dtype a tensor can have: what a compile-time-only operator lets through the generic check
+# (its own ``check`` then says why it could not be evaluated).
+ANY_DTYPE = frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                       "float16", "float32", "float64", "bool", "string", "int4", "complex64"})
+
+
+class CompileTimeLowering(OpLowering):
+    """An operator microbuild evaluates only at compile time (SHAPE, CAST of constants, integer
+    shape arithmetic): there is no kernel, so when its inputs are not all known it is refused."""
+
+    runs_on_device = False
+    dtypes = ANY_DTYPE
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        return ["microbuild evaluates this operator only at compile time, and here its inputs "
+                "are not all known before the model runs (they depend on the model's inputs)"]
 
 
 REGISTRY: dict[str, OpLowering] = {}

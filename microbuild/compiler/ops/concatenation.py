@@ -71,6 +71,17 @@ class Concatenation(OpLowering):
                            f"{out.shape[axis]}")
         return reasons
 
+    def fold(self, op: Operator, graph: Graph):
+        # Constants of any type are joined as they are; int8 ones only when nothing would need
+        # requantizing (the check below refuses those anyway).
+        out = graph.tensor(op.outputs[0])
+        parts = [graph.tensor(i) for i in op.inputs]
+        if any(p.dtype != out.dtype for p in parts) or (
+                out.quant is not None and not all(same_quantization(p, out) for p in parts)):
+            return None
+        axis = positive_axis(op, len(out.shape))
+        return [np.concatenate([p.data.reshape(p.shape) for p in parts], axis=axis)]
+
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         out = graph.tensor(op.outputs[0])
         axis = positive_axis(op, len(out.shape))

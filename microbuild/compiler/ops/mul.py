@@ -10,6 +10,7 @@ from microbuild.compiler.elementwise import (
     binary_int8_reasons,
     c_designated,
     f32,
+    fold_arithmetic,
     fused_activation,
     input0_not_broadcast,
     plan_broadcast,
@@ -51,6 +52,10 @@ class Mul(OpLowering):
             reasons.append(f"rescale multiplier {a.scale} * {b.scale} / {out.scale} needs a left "
                            f"shift of {shift}, which overflows int32")
         return reasons
+
+    def fold(self, op: Operator, graph: Graph):
+        # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
+        return fold_arithmetic(op, graph, lambda a, b: a * b)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         a, b = (graph.tensor(i) for i in op.inputs)

@@ -1,0 +1,153 @@
+"""Make a graph read from a file into the graph the compiler lowers, the way TFLM sees it.
+
+``prepare_graph`` runs, in order:
+
+1. **Static shapes.** Converters write the batch dimension as -1 in ``shape_signature`` (a Keras
+   ``Input`` has batch ``None``) while ``shape`` holds 1. TFLM allocates every tensor by ``shape``
+   and never reads the signature, so neither does microbuild: such a tensor is compiled at
+   ``shape`` and the summary says so once ("batch fixed to 1"). Only a shape TFLM itself could not
+   allocate (a negative dimension in ``shape``) is refused.
+2. **Quantization parameters.** Every scale and zero point an operator could read is checked the
+   way TFLM's kernels would need it (finite, positive scale; zero point inside the type; one
+   scale per channel along an existing axis), so a damaged or hand-edited file gets a message,
+   not a traceback from the arithmetic later.
+3. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
+   compile time become constants, and operators nothing reads are dropped.
+
+The input graph is not modified: tensors are copied before anything is changed.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from microbuild.compiler.folding import fold_constants, remove_dead_operators
+from microbuild.errors import ModelError
+from microbuild.model.ir import Graph, Tensor
+
+# The integer types a zero point may be stored for, and their ranges.
+_ZERO_POINT_RANGE = {
+    "int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767),
+    "int32": (-(1 << 31), (1 << 31) - 1), "int4": (-8, 7),
+}
+
+
+def prepare_graph(graph: Graph) -> Graph:
+    """Static shapes, checked quantization, constants folded, dead operators removed."""
+    graph = _copy_tensors(graph)
+    _apply_static_shapes(graph)
+    check_quantization(graph)
+    graph = fold_constants(graph)
+    return remove_dead_operators(graph)
+
+
+def _copy_tensors(graph: Graph) -> Graph:
+    tensors = [copy.copy(t) for t in graph.tensors]
+    operators = [copy.copy(op) for op in graph.operators]
+    for op in operators:
+        op.options = dict(op.options)
+    result = Graph(tensors=tensors, operators=operators, inputs=list(graph.inputs),
+                   outputs=list(graph.outputs), description=graph.description,
+                   subgraph_count=graph.subgraph_count, source=graph.source,
+                   notes=list(graph.notes))
+    return result
+
+
+def _used_tensors(graph: Graph) -> list[int]:
+    used = set(graph.inputs) | set(graph.outputs)
+    for op in graph.operators:
+        used.update(t for t in op.inputs + op.outputs if t >= 0)
+    return sorted(used)
+
+
+def _apply_static_shapes(graph: Graph) -> None:
+    """Compile every tensor at its ``shape``, as TFLM allocates it; refuse impossible shapes."""
+    where = graph.source or "model"
+    problems = []
+    fixed: dict[int, set[int]] = {}  # dimension -> the sizes ``shape`` gives it where it is open
+    for t in _used_tensors(graph):
+        tensor = graph.tensors[t]
+        if any(d < 0 for d in tensor.shape):
+            problems.append(f"tensor {t} '{tensor.name}' has shape {list(tensor.shape)}: a "
+                            "negative dimension, which TFLM cannot allocate either")
+            continue
+        signature = tensor.shape_signature or ()
+        if len(signature) == len(tensor.shape):
+            for k, (d, s) in enumerate(zip(tensor.shape, signature)):
+                if s < 0:
+                    fixed.setdefault(k, set()).add(int(d))
+        tensor.shape_signature = None
+    if problems:
+        raise ModelError(f"{where}: cannot compile this model:\n" +
+                         "\n".join(f"  {p}" for p in problems) +
+                         "\nhint: give the model fixed shapes before converting "
+                         "(e.g. tf.keras.Input(shape=..., batch_size=1))")
+    if fixed:
+        parts = []
+        for k, sizes in sorted(fixed.items()):
+            name = "batch" if k == 0 else f"dimension {k}"
+            parts.append(f"{name} fixed to {'/'.join(str(s) for s in sorted(sizes))}")
+        graph.notes.append(f"{', '.join(parts)} (open in the model's shape_signature; TFLM "
+                           "allocates the tensors' shapes too)")
+
+
+def check_quantization(graph: Graph) -> None:
+    """Refuse, in one message, every quantization parameter TFLM's kernels could not use."""
+    where = graph.source or "model"
+    problems = []
+    for t in _used_tensors(graph):
+        tensor = graph.tensors[t]
+        problem = quantization_problem(tensor)
+        if problem:
+            problems.append(f"tensor {t} '{tensor.name}': {problem}")
+    if problems:
+        shown = problems[:20]
+        more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise ModelError(f"{where}: the model's quantization parameters are invalid:\n" +
+                         "\n".join(f"  {p}" for p in shown) + more +
+                         "\nhint: the file is damaged or was edited by hand; convert the model "
+                         "again")
+
+
+def quantization_problem(tensor: Tensor) -> str | None:
+    """Why a tensor's scale/zero point cannot be used, or None."""
+    q = tensor.quant
+    if q is None:
+        return None
+    scale = np.asarray(q.scale, dtype=np.float64)
+    zero_point = np.asarray(q.zero_point)
+    if not np.all(np.isfinite(scale)):
+        return f"scale {_first(scale, ~np.isfinite(scale))} is not a finite number"
+    # A constant bias's scale is never read (the kernels use input x filter scale).
+    if np.any(scale <= 0) and not (tensor.is_constant and tensor.dtype in ("int32", "int64")):
+        return f"scale {_first(scale, scale <= 0)} is not positive"
+    if np.any(scale > 0) and (np.min(scale[scale > 0]) < 1e-30 or np.max(scale) > 1e30):
+        return f"scale {float(np.max(scale)) if np.max(scale) > 1e30 else float(np.min(scale))} " \
+               "is outside what int8 arithmetic can represent"
+    bounds = _ZERO_POINT_RANGE.get(tensor.dtype)
+    if bounds is not None and zero_point.size:
+        low, high = bounds
+        bad = (zero_point < low) | (zero_point > high)
+        if np.any(bad):
+            return (f"zero point {_first(zero_point, bad)} is outside {tensor.dtype}'s range "
+                    f"[{low}, {high}]")
+    if len(scale) > 1:
+        rank = len(tensor.shape)
+        if not 0 <= q.axis < max(rank, 1):
+            return (f"quantized per channel along axis {q.axis}, but the tensor has rank "
+                    f"{rank}")
+        if rank and tensor.shape[q.axis] != len(scale):
+            return (f"has {len(scale)} per-channel scales along axis {q.axis}, but that "
+                    f"dimension has {tensor.shape[q.axis]} channels")
+    return None
+
+
+def _first(values: np.ndarray, mask: np.ndarray):
+    value = values[np.argmax(mask)]
+    if isinstance(value, np.floating):
+        value = float(value)
+        return value if math.isfinite(value) else str(value)
+    return int(value)

@@ -1,0 +1,72 @@
+"""Every single-operator sweep model runs on the emulated Cortex-M7 (mps2-an500) bit for bit as in
+TFLM, with the kernels a user gets by default for that board.
+
+The host tests (tests/compiler/test_ops_*.py) run the same models as native x86-64 code; this is
+the 32-bit Arm build of the same C: int being 32 bits, a different compiler, Thumb-2 code, the
+board's default kernel variants. The models are split into a few RPC firmwares (one per test, so
+pytest-xdist runs them side by side); each is driven over its UART on seeded random inputs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from microbuild import api
+from microbuild.compiler import compile_model
+from microbuild.errors import ModelError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
+from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+
+BOARD = "mps2-an500"
+SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
+# The sweep's models microbuild refuses on purpose (their tests check the messages).
+REFUSED = {"float_dense", "while_loop"}
+CHUNKS = 4
+INPUT_SETS = 3
+
+
+def _compilable() -> list[Path]:
+    models, refused = [], set()
+    for path in SWEEP:
+        try:
+            compile_model(path)
+        except ModelError:
+            refused.add(path.stem)
+            continue
+        models.append(path)
+    assert refused == REFUSED, f"refused: {sorted(refused)}, expected {sorted(REFUSED)}"
+    return models
+
+
+def test_the_sweep_is_split_over_every_chunk():
+    models = _compilable()
+    assert len(models) > 100
+    chunks = [models[k::CHUNKS] for k in range(CHUNKS)]
+    assert sorted(p for chunk in chunks for p in chunk) == sorted(models)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_sweep_models_are_bit_exact_on_the_cortex_m7(chunk, tmp_path):
+    models = _compilable()[chunk::CHUNKS]
+    prefixes = {f"m_{path.stem}": path for path in models}
+    build = api.build_firmware(BOARD, {p: str(path) for p, path in prefixes.items()},
+                               tmp_path / "fw", executor="rpc")
+    problems = []
+    with api.connect(BOARD, build, timeout=10) as dev:
+        for prefix, path in prefixes.items():
+            sets = random_inputs(path, INPUT_SETS, seed=11)
+            expected = run_tflm_many(path, sets)
+            for i, (x, want) in enumerate(zip(sets, expected)):
+                got = dev.run(prefix, x)
+                for k, (a, b) in enumerate(zip(got, want)):
+                    b = np.asarray(b).reshape(a.shape)
+                    if a.dtype != b.dtype or not np.array_equal(a, b):
+                        problems.append(f"{path.name} input set {i} output {k}: "
+                                        f"{int(np.count_nonzero(a != b))} of {a.size} values "
+                                        "differ from TFLM")
+    assert not problems, "\n".join(problems)
