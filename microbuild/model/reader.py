@@ -201,7 +201,8 @@ def _read_tensor(t, index: int, buffers: list, data: bytes) -> Tensor:
     quant = None
     q = t.Quantization()
     if q is not None and q.ScaleLength() > 0:
-        scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float64)
+        with np.errstate(all="ignore"):  # a damaged file's NaN is reported by the compiler
+            scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float64)
         zero_point = np.asarray(_int_vector(q.ZeroPointAsNumpy()), dtype=np.int64)
         if len(zero_point) == 0:
             zero_point = np.zeros(len(scale), dtype=np.int64)
