@@ -12,7 +12,11 @@
    scale per channel along an existing axis), so a damaged or hand-edited file gets a message,
    not a traceback from the arithmetic later.
 3. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
-   compile time become constants, and operators nothing reads are dropped.
+   compile time become constants.
+4. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
+   TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
+   FULLY_CONNECTED's weight columns.
+5. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -25,6 +29,7 @@ import math
 import numpy as np
 
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
+from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Tensor
 
@@ -41,6 +46,7 @@ def prepare_graph(graph: Graph) -> Graph:
     _apply_static_shapes(graph)
     check_quantization(graph)
     graph = fold_constants(graph)
+    graph = fold_transposes_into_weights(graph)
     return remove_dead_operators(graph)
 
 

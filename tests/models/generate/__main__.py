@@ -22,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent.parent
-NOT_GENERATORS = {"common.py", "__init__.py", "__main__.py", "make_all.py"}
+NOT_GENERATORS = {"common.py", "__init__.py", "__main__.py", "make_all.py", "tflite_builder.py"}
 
 
 def generators() -> list[Path]:

@@ -99,7 +99,10 @@ SUPPORTED_OPS = frozenset({
 
 def op_names(data: bytes) -> list[str]:
     """Builtin operator names of a .tflite flatbuffer, in execution order (subgraph 0)."""
-    from tensorflow.lite.python import schema_py_generated as schema
+    try:
+        from tensorflow.lite.python import schema_py_generated as schema
+    except ImportError:  # an environment without TensorFlow (the PyTorch generator's)
+        from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema
 
     names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
     model = schema.Model.GetRootAsModel(data, 0)
