@@ -11,12 +11,14 @@
    way TFLM's kernels would need it (finite, positive scale; zero point inside the type; one
    scale per channel along an existing axis), so a damaged or hand-edited file gets a message,
    not a traceback from the arithmetic later.
-3. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
+3. **Operands no kernel reads detached** (RESHAPE's shape operand: the output shape is static), so
+   the shape computations feeding them become dead code.
+4. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
    compile time become constants.
-4. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
+5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
-5. **Dead operators removed**: what no graph output depends on.
+6. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -45,6 +47,7 @@ def prepare_graph(graph: Graph) -> Graph:
     graph = _copy_tensors(graph)
     _apply_static_shapes(graph)
     check_quantization(graph)
+    _drop_unread_inputs(graph)
     graph = fold_constants(graph)
     graph = fold_transposes_into_weights(graph)
     return remove_dead_operators(graph)
@@ -60,6 +63,16 @@ def _copy_tensors(graph: Graph) -> Graph:
                    subgraph_count=graph.subgraph_count, source=graph.source,
                    notes=list(graph.notes))
     return result
+
+
+def _drop_unread_inputs(graph: Graph) -> None:
+    """Detach operands no kernel reads (RESHAPE's shape), so what computes them can die."""
+    from microbuild.compiler.ops import REGISTRY
+
+    for op in graph.operators:
+        lowering = REGISTRY.get(op.opcode)
+        if lowering is not None and op.inputs:
+            op.inputs = lowering.used_inputs(op, graph)
 
 
 def _used_tensors(graph: Graph) -> list[int]:

@@ -79,6 +79,12 @@ class OpLowering:
         """C statement(s) that run this operator; parameters are literal constants."""
         raise NotImplementedError
 
+    def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
+        """The op's inputs with the ones its kernel never reads replaced by -1 (absent). RESHAPE
+        ignores its shape operand: the output shape is static, so whatever computes that
+        operand (the SHAPE -> STRIDED_SLICE -> PACK chain of an open batch) is dead code."""
+        return list(op.inputs)
+
     def can_fold(self, op: Operator, graph: Graph) -> bool:
         """True when the result is known at compile time: by default, when every input is a
         constant (SHAPE, which reads only its input's static shape, says so itself)."""

@@ -30,6 +30,10 @@ class Reshape(OpLowering):
     def aliases_input(self, op: Operator, graph: Graph) -> bool:
         return True
 
+    def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
+        # TFLM reads the shape operand only to size the output, which is static here.
+        return list(op.inputs[:1])
+
     def can_fold(self, op: Operator, graph: Graph) -> bool:
         # The shape operand (input 1) never matters: the output tensor's shape is what counts.
         return bool(op.inputs) and op.inputs[0] >= 0 and graph.tensor(op.inputs[0]).is_constant
