@@ -1,0 +1,169 @@
+"""Real models made by other people: does microbuild compile them, bit-exact with TFLM, and at
+what cost? The coverage table of the real-world-models issues.
+
+For every .tflite in ../shared/models (TFLM's own example models) and in any folder or file given
+on the command line, it records:
+- the operators (by opcode, with counts);
+- compiled, or the first lines of the refusal;
+- bit-exact with TFLM on the host (the generated C built with gcc, seeded inputs over the full
+  input range, several input sets) and on mps2-an500 in QEMU with the reference kernels and with
+  the board's default kernels;
+- workspace bytes against the smallest arena TFLM works with (found by trial in child processes,
+  benchmarks/tflm_reference.py);
+- instructions per inference on mps2-an500 (`-icount shift=0`: one SysTick tick per instruction)
+  with the reference kernels and the defaults.
+
+Writes benchmarks/results/real_models.json and .md and prints the table.
+
+    .venv/bin/python benchmarks/real_models.py [FOLDER_OR_MODEL ...] [--no-qemu] [--sets N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests" / "compiler"))
+
+from compiler_support import random_inputs, run_on_host, run_tflm_many  # noqa: E402
+from tflm_reference import smallest_tflm_arena  # noqa: E402
+
+from microbuild import api  # noqa: E402
+from microbuild.compiler import compile_model  # noqa: E402
+from microbuild.errors import MicrobuildError, ModelError  # noqa: E402
+from microbuild.model.reader import read_model  # noqa: E402
+
+RESULTS = HERE / "results"
+SHARED = ROOT.parent / "shared" / "models"
+BOARD = "mps2-an500"
+
+
+def find_models(args: list[str]) -> list[Path]:
+    places = [Path(a) for a in args] or [SHARED]
+    models = []
+    for place in places:
+        models += sorted(place.glob("*.tflite")) if place.is_dir() else [place]
+    return models
+
+
+def _equal(got: list[list[np.ndarray]], want: list[list[np.ndarray]]) -> bool:
+    return all(a.dtype == np.asarray(b).dtype and np.array_equal(a, np.asarray(b).reshape(a.shape))
+               for gs, ws in zip(got, want) for a, b in zip(gs, ws))
+
+
+def _on_board(model: Path, sets, expected, kernels: str, work: Path) -> dict:
+    """Outputs equal to TFLM's, and instructions of one inference, with 'reference' or
+    'default' kernels."""
+    variants = {"m": {"*": "reference"}} if kernels == "reference" else None
+    build = api.build_firmware(BOARD, {"m": str(model)}, work / kernels, executor="rpc",
+                               model_variants=variants)
+    with api.connect(BOARD, build, timeout=120) as dev:
+        got, ticks = [], None
+        for x in sets:
+            outputs, t = dev.run_timed("m", x)
+            got.append(outputs)
+            ticks = t if ticks is None else min(ticks, t)
+        instructions = round(ticks * 1e9 / dev.info.timer_hz)
+    return {"bit_exact": _equal(got, expected), "instructions": instructions}
+
+
+def measure(model: Path, n_sets: int, qemu: bool) -> dict:
+    row: dict = {"model": model.stem, "bytes": model.stat().st_size}
+    try:
+        graph = read_model(model)
+        row["operators"] = dict(sorted(Counter(op.opcode if op.opcode != "CUSTOM" else
+                                               op.options.get("custom_code", "CUSTOM")
+                                               for op in graph.operators).items()))
+        compiled = compile_model(model)
+    except ModelError as err:
+        row["compiled"] = False
+        row["why"] = " / ".join(line.strip() for line in str(err).splitlines()[1:4])
+        return row
+    row.update(compiled=True, workspace=compiled.workspace_bytes, weights=compiled.weights_bytes,
+               notes=compiled.summary()["notes"])
+    sets = random_inputs(model, n_sets, seed=0)
+    expected = run_tflm_many(model, sets)
+    with tempfile.TemporaryDirectory(prefix="mb-real-") as tmp:
+        row["host_bit_exact"] = _equal(run_on_host(model, sets, workdir=Path(tmp)), expected)
+        if qemu:
+            for kernels in ("reference", "default"):
+                try:
+                    result = _on_board(model, sets, expected, kernels, Path(tmp))
+                except MicrobuildError as err:
+                    result = {"error": str(err).splitlines()[0]}
+                row[f"an500_{kernels}"] = result
+    try:
+        row["tflm_arena"] = smallest_tflm_arena(model)
+    except Exception as err:  # noqa: BLE001 - TFLM failing is a row entry, not a crash
+        row["tflm_arena"] = None
+        row["tflm_error"] = str(err).splitlines()[0]
+    return row
+
+
+def _yes(value) -> str:
+    return {True: "yes", False: "**NO**", None: "-"}.get(value, str(value))
+
+
+def markdown(rows: list[dict]) -> str:
+    compiled = sum(r.get("compiled", False) for r in rows)
+    exact = sum(bool(r.get("host_bit_exact")) and all(
+        r.get(f"an500_{k}", {}).get("bit_exact", True) for k in ("reference", "default"))
+        for r in rows)
+    lines = [f"# Real models: {compiled} of {len(rows)} compile, {exact} bit-exact with TFLM "
+             f"on host and {BOARD}", "",
+             "| model | operators | compiled | bit-exact host / an500 ref / an500 default | "
+             "workspace / TFLM arena | instructions reference -> default (an500) |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        ops = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in r.get("operators", {}).items())
+        if not r.get("compiled"):
+            lines.append(f"| {r['model']} | {ops} | no: {r.get('why', '')} | | | |")
+            continue
+        ref, default = r.get("an500_reference", {}), r.get("an500_default", {})
+        exact = " / ".join(_yes(v) for v in (r.get("host_bit_exact"), ref.get("bit_exact"),
+                                             default.get("bit_exact")))
+        arena = r.get("tflm_arena")
+        memory = f"{r['workspace']:,} / {arena:,} ({r['workspace'] / arena:.2f}x)" if arena else \
+            f"{r['workspace']:,} / -"
+        if "instructions" in ref and "instructions" in default:
+            speed = (f"{ref['instructions']:,} -> {default['instructions']:,} "
+                     f"({default['instructions'] / ref['instructions']:.3f}x)")
+        else:
+            speed = ref.get("error") or default.get("error") or "-"
+        lines.append(f"| {r['model']} | {ops} | yes | {exact} | {memory} | {speed} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("places", nargs="*", help="folders of .tflite files, or files")
+    parser.add_argument("--no-qemu", action="store_true", help="host only")
+    parser.add_argument("--sets", type=int, default=3, help="input sets per model (default 3)")
+    args = parser.parse_args()
+    models = find_models(args.places)
+    if not models:
+        print(f"no .tflite models found in {args.places or [str(SHARED)]}", file=sys.stderr)
+        return 2
+    rows = []
+    for model in models:
+        print(f"{model.name} ...", file=sys.stderr, flush=True)
+        rows.append(measure(model, args.sets, not args.no_qemu))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "real_models.json").write_text(json.dumps(rows, indent=2) + "\n")
+    text = markdown(rows)
+    (RESULTS / "real_models.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
