@@ -134,14 +134,15 @@ def check_quantization(graph: Graph) -> None:
 def quantization_problem(tensor: Tensor) -> str | None:
     """Why a tensor's scale/zero point cannot be used, or None."""
     q = tensor.quant
-    if q is None:
+    # TFLM never reads a constant bias's quantization (the kernels use input x filter scale), and
+    # converters write all sorts there (per-channel axis 3 on a rank-1 bias, scale 0).
+    if q is None or (tensor.is_constant and tensor.dtype in ("int32", "int64")):
         return None
     scale = np.asarray(q.scale, dtype=np.float64)
     zero_point = np.asarray(q.zero_point)
     if not np.all(np.isfinite(scale)):
         return f"scale {_first(scale, ~np.isfinite(scale))} is not a finite number"
-    # A constant bias's scale is never read (the kernels use input x filter scale).
-    if np.any(scale <= 0) and not (tensor.is_constant and tensor.dtype in ("int32", "int64")):
+    if np.any(scale <= 0):
         return f"scale {_first(scale, scale <= 0)} is not positive"
     if np.any(scale > 0) and (np.min(scale[scale > 0]) < 1e-30 or np.max(scale) > 1e30):
         return f"scale {float(np.max(scale)) if np.max(scale) > 1e30 else float(np.min(scale))} " \
