@@ -147,8 +147,8 @@ def _render_fit(build) -> None:
     out.print(table)
     totals = build.size.get("totals", {})
     out.print("  ".join(f"{k} {totals[k]:,} B" for k in
-                        ("text", "rodata", "weights", "data", "bss", "workspace", "stack")
-                        if k in totals))
+                        ("text", "rodata", "weights", "data", "bss", "workspace", "state",
+                         "stack") if k in totals and (k != "state" or totals[k])))
 
 
 def _render_outputs(name: str, arrays) -> None:

@@ -104,7 +104,12 @@ class Board:
 
     @property
     def placement(self) -> dict[str, str]:
-        return dict(self.data.get("memory", {}).get("placement", {}))
+        placement = dict(self.data.get("memory", {}).get("placement", {}))
+        # Models' state (recurrent/streaming variables) goes with the workspace unless the board
+        # says otherwise.
+        if "workspace" in placement:
+            placement.setdefault("state", placement["workspace"])
+        return placement
 
     def region_for(self, section: str) -> MemoryRegion | None:
         name = self.placement.get(section)

@@ -51,14 +51,22 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
         tensors_out = [f"    {{0, {P}_OUTPUT{k}_BYTES, {P}_OUTPUT{k}_OFFSET}},"
                        for k in range(len(m["outputs"]))]
         args = [f"{p}_input{k}(ws)" for k in range(len(m["inputs"]))]
-        args += [f"{p}_output{k}(ws)" for k in range(len(m["outputs"]))]
+        args += [f"{p}_output{k}(ws)" for k in range(len(m["outputs"]))] + ["ws"]
+        run = ["    /* The slot pointers: the inputs are already in place, nothing is copied. */"]
+        if m.get("state_bytes"):
+            # The model's state (variable tensors) in .bss.mb_state, placed by the board's
+            # memory placement; set to the model's start before the first run.
+            lines += [f"static uint8_t mb_aot_state_{p}[{P}_STATE_SIZE]",
+                      f'    __attribute__((aligned({P}_STATE_ALIGN), section(".bss.mb_state.{p}")));']
+            run += [f"    {p}_reset(mb_aot_state_{p});"]
+            args.append(f"mb_aot_state_{p}")
         lines += ["", f"static const mb_aot_tensor mb_aot_inputs_{p}[] = {{", *tensors_in, "};",
                   f"static const mb_aot_tensor mb_aot_outputs_{p}[] = {{", *tensors_out, "};",
                   "",
                   f"static int mb_aot_run_{p}(uint8_t *ws)",
                   "{",
-                  "    /* The slot pointers: the inputs are already in place, nothing is copied. */",
-                  f"    return {p}_run({', '.join(args)}, ws);",
+                  *run,
+                  f"    return {p}_run({', '.join(args)});",
                   "}"]
         entries.append(f'    {{"{p}", mb_aot_run_{p}, mb_aot_workspace_{p}, {len(m["inputs"])}u, '
                        f'{len(m["outputs"])}u, mb_aot_inputs_{p}, mb_aot_outputs_{p}}},')

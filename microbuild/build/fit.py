@@ -32,7 +32,7 @@ from microbuild.errors import FitError, MicrobuildError
 TOP_SYMBOLS = 8
 
 # The categories of the classic size table, in the order they are reported.
-CATEGORIES = ("text", "rodata", "weights", "data", "bss", "workspace", "stack", "heap")
+CATEGORIES = ("text", "rodata", "weights", "data", "bss", "workspace", "state", "stack", "heap")
 
 # Sections with a fixed role, whatever their flags say.
 _NAMED = {
@@ -40,6 +40,7 @@ _NAMED = {
     ".mb_start": "text",
     ".mb_weights": "weights",
     ".mb_workspace": "workspace",
+    ".mb_state": "state",
     ".stack": "stack",
     ".heap": "heap",
     ".mb_copy_table": "rodata",
@@ -53,7 +54,7 @@ _PLACEMENT_KEY = {
     ".mb_vectors": "text", ".mb_start": "text", ".text": "text",
     ".mb_copy_table": "text", ".mb_zero_table": "text",
     ".rodata": "rodata", ".mb_weights": "weights", ".data": "data", ".bss": "bss",
-    ".mb_workspace": "workspace", ".heap": "heap", ".stack": "stack",
+    ".mb_workspace": "workspace", ".mb_state": "state", ".heap": "heap", ".stack": "stack",
 }
 
 # A section that starts past the end of every region is taken to have overflowed the region below
@@ -68,6 +69,7 @@ _DESCRIPTION = {
     "data": "initialised data",
     "bss": "zero-initialised data",
     "workspace": "model workspace",
+    "state": "model state",
     "stack": "stack",
     "heap": "heap",
 }
@@ -558,8 +560,10 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
         # arrays by their symbols instead (mb_aot_workspace_<prefix>, see build/aot.py).
         workspace = sum(size for name, size, _, _ in symbols
                         if name.startswith("mb_aot_workspace_"))
+        state = sum(size for name, size, _, _ in symbols if name.startswith("mb_aot_state_"))
         totals["workspace"] = workspace
-        totals["bss"] = max(0, totals["bss"] - workspace)
+        totals["state"] = state
+        totals["bss"] = max(0, totals["bss"] - workspace - state)
     if not totals["stack"]:
         totals["stack"] = stack_from_symbols
 

@@ -22,12 +22,18 @@ def _align(n: int) -> int:
 
 
 def arena_layout(models: Sequence[dict[str, Any]], pool_bytes: int) -> dict[str, Any]:
-    """Where each model's workspace goes in the arena, and where the ALLOC pool starts."""
-    offset, workspaces = 0, {}
+    """Where each model's workspace (and state, for a model with variable tensors) goes in the
+    arena, and where the ALLOC pool starts. The state is in the arena so that the host can reset
+    it by writing it (Device.reset)."""
+    offset, workspaces, states = 0, {}, {}
     for m in models:
         workspaces[m["prefix"]] = {"offset": offset, "bytes": m["workspace_bytes"]}
         offset = _align(offset + m["workspace_bytes"])
-    return {"workspaces": workspaces, "pool_offset": offset, "arena_bytes": offset + pool_bytes}
+        if m.get("state_bytes"):
+            states[m["prefix"]] = {"offset": offset, "bytes": m["state_bytes"]}
+            offset = _align(offset + m["state_bytes"])
+    return {"workspaces": workspaces, "states": states, "pool_offset": offset,
+            "arena_bytes": offset + pool_bytes}
 
 
 def build_id(board: str, models: Sequence[dict[str, Any]], pool_bytes: int) -> bytes:
@@ -75,7 +81,12 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int) 
     for m in models:
         p = m["prefix"]
         args = [f"{p}_input{k}(ws)" for k in range(len(m["inputs"]))]
-        args += [f"{p}_output{k}(ws)" for k in range(len(m["outputs"]))]
+        args += [f"{p}_output{k}(ws)" for k in range(len(m["outputs"]))] + ["ws"]
+        state = layout["states"].get(p)
+        op_args = ["index", "ws"]
+        if state:
+            args.append(f"mb_rpc_arena + {state['offset']}u")
+            op_args.append(f"mb_rpc_arena + {state['offset']}u")
         ops = []
         for op in m["ops"]:
             ins = sum(1 for t in op["inputs"] if t >= 0)
@@ -86,12 +97,12 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int) 
                   f"static int mb_rpc_run_{p}(uint8_t *ws)",
                   "{",
                   "    /* The slot pointers: the host wrote the inputs there, nothing is copied. */",
-                  f"    return {p}_run({', '.join(args)}, ws);",
+                  f"    return {p}_run({', '.join(args)});",
                   "}",
                   "",
                   f"static int mb_rpc_run_op_{p}(uint32_t index, uint8_t *ws)",
                   "{",
-                  f"    return {p}_run_op(index, ws);",
+                  f"    return {p}_run_op({', '.join(op_args)});",
                   "}"]
         w = layout["workspaces"][p]
         entries.append(f"    {{{_c_string(p)}, mb_rpc_run_{p}, mb_rpc_run_op_{p}, {w['offset']}u, "

@@ -85,6 +85,9 @@ class CompiledModel:
     workspace_bytes: int
     weights_bytes: int
     ops: list[dict[str, Any]] = field(default_factory=list)
+    # Bytes of state kept between invocations (variable tensors); 0 for a stateless model, whose
+    # functions then take no state pointer.
+    state_bytes: int = 0
     target: Target = field(default_factory=Target)  # the CPU the variants were chosen for
     lowerings: list[BoundLowering] = field(default_factory=list)  # per op, with its kernel
 
@@ -99,6 +102,8 @@ class CompiledModel:
             "prefix": self.prefix,
             "workspace_bytes": self.workspace_bytes,
             "weights_bytes": self.weights_bytes,
+            "state_bytes": self.state_bytes,
+            "state": self.state_tensors(),
             "inputs": [s.to_dict() for s in self.inputs],
             "outputs": [s.to_dict() for s in self.outputs],
             "ops": self.ops,
@@ -107,6 +112,14 @@ class CompiledModel:
             "notes": list(self.graph.notes),
             "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary()},
         }
+
+    def state_tensors(self) -> list[dict[str, Any]]:
+        """Each variable tensor's place in the state buffer and the byte ``<prefix>_reset`` fills
+        it with (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0)."""
+        return [{"tensor": t, "name": self.graph.tensors[t].name, "offset": loc.offset,
+                 "bytes": self.graph.tensors[t].nbytes, "fill": reset_fill(self.graph.tensors[t])}
+                for t, loc in sorted(self.plan.state_locations.items(),
+                                     key=lambda item: item[1].offset)]
 
     def summary_json(self) -> str:
         return json.dumps(self.summary(), indent=2)
@@ -185,6 +198,8 @@ class _Generator:
         tensor = self.graph.tensors[tensor_index]
         if tensor.is_constant:
             return self._tensor_array(tensor_index)
+        if tensor.is_variable:
+            return f"({CTYPES[tensor.dtype]} *)(st + {self.plan.state_locations[tensor_index].offset})"
         loc = self.plan.locations.get(tensor_index)
         if loc is None:
             raise RuntimeError(f"tensor {tensor_index} has no place in the memory plan")
@@ -323,13 +338,20 @@ class _Generator:
         return CompiledModel(graph=g, plan=self.plan, prefix=self.prefix, sources=sources,
                              kernel_sources=kernels, runtime_dir=runtime_dir(), inputs=inputs,
                              outputs=outputs, workspace_bytes=self.plan.workspace_bytes,
-                             weights_bytes=weights_bytes, ops=ops)
+                             weights_bytes=weights_bytes, ops=ops,
+                             state_bytes=self.plan.state_bytes)
 
     def _signature(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
         params = [f"const {CTYPES[s.dtype]} *in{k}" for k, s in enumerate(inputs)]
         params += [f"{CTYPES[s.dtype]} *out{k}" for k, s in enumerate(outputs)]
         params.append("void *workspace")
+        if self.plan.state_bytes:
+            params.append("void *state")
         return f"int {self.prefix}_run({', '.join(params)})"
+
+    def _run_op_signature(self) -> str:
+        state = ", void *state" if self.plan.state_bytes else ""
+        return f"int {self.prefix}_run_op(uint32_t index, void *workspace{state})"
 
     def _header(self, inputs: list[TensorSpec], outputs: list[TensorSpec], signature: str) -> str:
         P = self.PREFIX
@@ -379,6 +401,18 @@ class _Generator:
                 ctype = CTYPES[s.dtype]
                 lines.append(f"static inline {ctype} *{self.prefix}_{kind}{k}(void *workspace) "
                              f"{{ return ({ctype} *)((uint8_t *)workspace + {P}_{kind.upper()}{k}_OFFSET); }}")
+        if self.plan.state_bytes:
+            lines += [
+                "",
+                "/* State kept between invocations (the model's variable tensors: recurrent state,",
+                " * streaming buffers): STATE_SIZE bytes the application keeps for as long as the",
+                f" * stream lasts and passes to every run. {self.prefix}_reset() sets it to the model's",
+                " * start (as TFLM's ResetVariableTensors); call it once before the first run and",
+                " * whenever a new stream begins. */",
+                f"#define {P}_STATE_SIZE {self.plan.state_bytes}",
+                f"#define {P}_STATE_ALIGN 16",
+                f"void {self.prefix}_reset(void *state);",
+            ]
         lines += [
             "",
             "/* Run the model once. Returns 0 on success, -1 if the workspace is missing. */",
@@ -390,7 +424,7 @@ class _Generator:
             " * slots leaves the outputs in theirs. Returns 0, or -1 for an index out of range. A",
             " * firmware that never calls it loses it to --gc-sections. */",
             f"#define {P}_NUM_OPS {len(self.op_bodies)}",
-            f"int {self.prefix}_run_op(uint32_t index, void *workspace);",
+            f"{self._run_op_signature()};",
             "",
             "#ifdef __cplusplus",
             "}",
@@ -422,21 +456,36 @@ class _Generator:
         lines += ["", signature, "{"]
         unused = [f"in{k}" for k in range(len(inputs))] + [f"out{k}" for k in range(len(outputs))]
         lines.append("    uint8_t *const ws = (uint8_t *)workspace;")
+        if self.plan.state_bytes:
+            lines.append("    uint8_t *const st = (uint8_t *)state;")
+            unused.append("st")
         # Not every model touches every pointer (e.g. an input only copied); keep -Wextra quiet.
         lines.append("    " + " ".join(f"(void){name};" for name in unused + ["ws"]))
         if self.plan.workspace_bytes > 0:
             lines += ["    if (workspace == NULL) {", "        return -1;", "    }"]
+        if self.plan.state_bytes:
+            lines += ["    if (state == NULL) {", "        return -1;", "    }"]
         lines += body
         lines += ["    return 0;", "}", ""]
-        lines += [f"int {self.prefix}_run_op(uint32_t index, void *workspace)", "{",
+        lines += [self._run_op_signature(), "{",
                   "    uint8_t *const ws = (uint8_t *)workspace;",
-                  "    (void)ws;",
-                  "    switch (index) {"]
+                  "    (void)ws;"]
+        if self.plan.state_bytes:
+            lines += ["    uint8_t *const st = (uint8_t *)state;", "    (void)st;"]
+        lines += ["    switch (index) {"]
         for k, (comment, op_lines) in enumerate(self.op_bodies):
             lines += [f"    case {k}u: {{ /* {comment} */"]
             lines += [f"    {line}" if line else "" for line in op_lines]
             lines += ["        return 0;", "    }"]
         lines += ["    default:", "        return -1;", "    }", "}", ""]
+        if self.plan.state_bytes:
+            lines += [f"void {self.prefix}_reset(void *state)", "{",
+                      "    uint8_t *const st = (uint8_t *)state;"]
+            for t, loc in sorted(self.plan.state_locations.items()):
+                tensor = self.graph.tensors[t]
+                lines.append(f"    memset(st + {loc.offset}, {reset_fill(tensor)}, "
+                             f"{tensor.nbytes}); /* tensor {t} '{_comment(tensor.name)}' */")
+            lines += ["}", ""]
         return "\n".join(lines)
 
     def _weights_c(self) -> str:
@@ -468,6 +517,14 @@ class _Generator:
 
     def _source_name(self) -> str:
         return _comment(Path(self.graph.source).name if self.graph.source else "a graph")
+
+
+def reset_fill(tensor) -> int:
+    """The byte TFLM's ResetVariableTensors writes over a variable tensor: an int8 tensor's zero
+    point (its real 0.0), anything else 0."""
+    if tensor.dtype == "int8" and tensor.quant is not None:
+        return int(tensor.zero_point) & 0xFF
+    return 0
 
 
 def _comment(text: str) -> str:

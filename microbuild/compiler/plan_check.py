@@ -26,7 +26,7 @@ def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
     spans: dict[int, list[int]] = {}
     for op in graph.operators:
         for t in list(op.inputs) + list(op.outputs):
-            if t >= 0 and not graph.tensors[t].is_constant:
+            if t >= 0 and not graph.tensors[t].is_constant and not graph.tensors[t].is_variable:
                 spans.setdefault(t, []).append(op.index)
     for t in graph.inputs:
         spans.setdefault(t, []).append(0)
@@ -55,6 +55,20 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
         if loc.offset < 0 or end > plan.workspace_bytes:
             problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
                             f"of {plan.workspace_bytes} bytes")
+
+    # 1b. Every variable tensor has its own bytes in the state buffer (nothing else shares them:
+    #     they must survive from one invocation to the next).
+    state = sorted((loc.offset, loc.offset + graph.tensors[t].nbytes, t)
+                   for t, loc in plan.state_locations.items())
+    for t in {t for op in ops for t in op.inputs + op.outputs
+              if t >= 0 and graph.tensors[t].is_variable}:
+        if t not in plan.state_locations:
+            problems.append(f"variable tensor {t} has no place in the state buffer")
+    for (s0, e0, a), (s1, _, b) in zip(state, state[1:]):
+        if s1 < e0:
+            problems.append(f"variable tensors {a} and {b} overlap in the state buffer")
+    if state and state[-1][1] > plan.state_bytes:
+        problems.append(f"the state buffer of {plan.state_bytes} bytes is too small")
 
     # 2. Sharing claims: each must name the op's input 0 (alias) or the input its lowering lets it
     #    overwrite (in place) and output 0, an op that allows it, the same place and the same

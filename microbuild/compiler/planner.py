@@ -68,6 +68,10 @@ class MemoryPlan:
     strategy: str = ""  # the ordering/fit combination that won
     aliases: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
     in_place: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
+    # Variable tensors (state kept between invocations) live in the model's state buffer, not the
+    # workspace: tensor -> offset in it, and its size.
+    state_locations: dict[int, Location] = field(default_factory=dict)
+    state_bytes: int = 0
 
     def scratch_offset(self, op_index: int) -> int | None:
         for b in self.buffers:
@@ -112,7 +116,7 @@ def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
     last: dict[int, int] = {}
     for op in graph.operators:
         for t in op.inputs + op.outputs:
-            if t < 0 or graph.tensors[t].is_constant:
+            if t < 0 or graph.tensors[t].is_constant or graph.tensors[t].is_variable:
                 continue
             first.setdefault(t, op.index)
             last[t] = op.index
@@ -198,8 +202,24 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
 
     workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits)
     locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
+    state_locations, state_bytes = plan_state(graph)
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
-                      strategy=strategy, aliases=aliases, in_place=in_place)
+                      strategy=strategy, aliases=aliases, in_place=in_place,
+                      state_locations=state_locations, state_bytes=state_bytes)
+
+
+def plan_state(graph: Graph) -> tuple[dict[int, Location], int]:
+    """Every variable tensor an operator uses, one after the other (16-byte aligned) in the
+    model's state buffer, which lives as long as the application: what an operator writes there
+    is what it reads on the next invocation."""
+    offsets: dict[int, Location] = {}
+    size = 0
+    for op in graph.operators:
+        for t in op.inputs + op.outputs:
+            if t >= 0 and graph.tensors[t].is_variable and t not in offsets:
+                offsets[t] = Location(size)
+                size = align(size + graph.tensors[t].nbytes)
+    return offsets, size
 
 
 # Sort keys; ties fall back to the buffer's position so plans are deterministic.

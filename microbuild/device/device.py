@@ -95,6 +95,9 @@ class Device:
                 raise ProtocolError(f"the device has no model '{m['prefix']}'") from None
             self._models[m["prefix"]] = _Model(mi.index, m, mi.workspace_offset,
                                                self.info.functions_of(mi.index))
+        for prefix, model in self._models.items():
+            if model.summary.get("state_bytes"):
+                self.reset(prefix)
 
     # ---- models -------------------------------------------------------------------------------
     @property
@@ -121,6 +124,19 @@ class Device:
 
         return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                 for s in self._model(model).summary[kind]]
+
+    def reset(self, model: str | Path | None = None) -> None:
+        """Set a stateful model's state (its variable tensors) back to the model's start, as
+        ``<prefix>_reset`` and TFLM's ResetVariableTensors do; connecting does it for every model.
+        Each run after it continues from the state the previous run left."""
+        m = self._model(model)
+        state = self.description["arena"].get("states", {}).get(m.summary["prefix"])
+        if not state:
+            return
+        image = bytearray(state["bytes"])
+        for t in m.summary["state"]:
+            image[t["offset"]:t["offset"] + t["bytes"]] = bytes([t["fill"]]) * t["bytes"]
+        self.client.write(state["offset"], bytes(image))
 
     def write_inputs(self, model: str | Path | None, x) -> None:
         from microbuild.tensor_files import check_arrays

@@ -12,3 +12,23 @@ void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input
         output[i] = (int8_t)mb_clamp_i32(result, params->activation_min, params->activation_max);
     }
 }
+
+/* out = clamp(zp_out + (in - zp_in) * M) to the output type's range [LO, HI]; the int32 result
+ * of the multiply is computed as TFLM does (MultiplyByQuantizedMultiplier), then offset. */
+#define MB_REQUANTIZE(NAME, TI, TO, LO, HI)                                                      \
+    void NAME(const mb_requantize_s8_params *params, const TI *input, TO *output, int32_t size)  \
+    {                                                                                           \
+        for (int32_t i = 0; i < size; i++) {                                                    \
+            const int32_t x = (int32_t)input[i] - params->input_zero_point;                     \
+            const int64_t result =                                                              \
+                (int64_t)mb_mul_by_quantized_multiplier(x, params->multiplier, params->shift) + \
+                params->output_zero_point;                                                      \
+            output[i] = (TO)(result < (LO) ? (LO) : (result > (HI) ? (HI) : result));            \
+        }                                                                                       \
+    }
+
+MB_REQUANTIZE(mb_requantize_s16_s8, int16_t, int8_t, -128, 127)
+MB_REQUANTIZE(mb_requantize_s8_s16, int8_t, int16_t, -32768, 32767)
+MB_REQUANTIZE(mb_requantize_s16_s16, int16_t, int16_t, -32768, 32767)
+MB_REQUANTIZE(mb_requantize_s8_s32, int8_t, int32_t, INT32_MIN, INT32_MAX)
+MB_REQUANTIZE(mb_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)

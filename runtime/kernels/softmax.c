@@ -121,12 +121,17 @@ static int32_t scaled_diff(const mb_softmax_s8_params *p, int32_t diff)
         (int32_t)((uint32_t)diff << p->input_left_shift), p->input_multiplier);
 }
 
-void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8_t *output)
+/* TFLM's integer Softmax for int8 input, with an int8 (out_bits 8) or int16 (16) output: only
+ * the output's width changes the arithmetic, in the final rounding shift and the offset. */
+static void softmax_rows(const mb_softmax_s8_params *params, const int8_t *input, int8_t *out8,
+                         int16_t *out16)
 {
     const int32_t depth = params->depth;
+    const int out_bits = out8 ? 8 : 16;
+    const int32_t out_min = out8 ? INT8_MIN : INT16_MIN;
+    const int32_t out_max = out8 ? INT8_MAX : INT16_MAX;
     for (int32_t row = 0; row < params->rows; row++) {
         const int8_t *x = input + row * depth;
-        int8_t *y = output + row * depth;
 
         int32_t max = INT8_MIN;
         for (int32_t c = 0; c < depth; c++) {
@@ -144,17 +149,31 @@ void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8
 
         int num_bits_over_unit;
         const int32_t scale = reciprocal(sum_of_exps, &num_bits_over_unit);
-        const int exponent = num_bits_over_unit + 31 - 8;
+        const int exponent = num_bits_over_unit + 31 - out_bits;
 
         for (int32_t c = 0; c < depth; c++) {
             const int32_t diff = x[c] - max;
-            int32_t out = INT8_MIN;
+            int32_t out = out_min;
             if (diff >= params->diff_min) {
                 const int32_t e = exp_on_negative_values(scaled_diff(params, diff));
-                out = mb_rounding_divide_by_pot(fx_mul(scale, e), exponent) + INT8_MIN;
-                out = mb_clamp_i32(out, INT8_MIN, INT8_MAX);
+                out = mb_rounding_divide_by_pot(fx_mul(scale, e), exponent) + out_min;
+                out = mb_clamp_i32(out, out_min, out_max);
             }
-            y[c] = (int8_t)out;
+            if (out8) {
+                out8[row * depth + c] = (int8_t)out;
+            } else {
+                out16[row * depth + c] = (int16_t)out;
+            }
         }
     }
+}
+
+void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8_t *output)
+{
+    softmax_rows(params, input, output, (int16_t *)0);
+}
+
+void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, int16_t *output)
+{
+    softmax_rows(params, input, (int8_t *)0, output);
 }

@@ -127,6 +127,10 @@ def _test_main(model: CompiledModel, io: str = "buffers") -> str:
     # with a pattern each run so a kernel reading memory it never wrote shows up as a mismatch.
     lines += [f"    size_t ws_size = {P}_WORKSPACE_SIZE;",
               "    unsigned char *ws = ws_size ? malloc(ws_size) : NULL;"]
+    if model.state_bytes:
+        # State carries over from one input set to the next, as in one TFLM interpreter invoked
+        # repeatedly (run_tflm_many); reset once, as TFLM's AllocateTensors does.
+        lines += [f"    unsigned char *st = malloc({P}_STATE_SIZE);", f"    {PREFIX}_reset(st);"]
     for k in range(n_in):
         where = f"{PREFIX}_input{k}(ws)" if io == "slots" else f"malloc({P}_INPUT{k}_BYTES)"
         lines.append(f"    {P}_INPUT{k}_TYPE *in{k} = {where};")
@@ -138,6 +142,8 @@ def _test_main(model: CompiledModel, io: str = "buffers") -> str:
         lines.append(f"        if (fread(in{k}, 1, {P}_INPUT{k}_BYTES, stdin) != "
                      f"{P}_INPUT{k}_BYTES) break;")
     args = [f"in{k}" for k in range(n_in)] + [f"out{k}" for k in range(n_out)] + ["ws"]
+    if model.state_bytes:
+        args.append("st")
     if io == "buffers":
         lines += [f"        memset(out{k}, 0x5A, {P}_OUTPUT{k}_BYTES);" for k in range(n_out)]
     lines += [f"        if ({PREFIX}_run({', '.join(args)}) != 0) return 2;"]

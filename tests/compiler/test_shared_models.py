@@ -16,9 +16,12 @@ from compiler_support import assert_bit_exact
 from microbuild.compiler import compile_model
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
-# Every model here compiles and is bit-exact; the LSTM/SVDF/int16/audio ones are part 2's.
+# Every model here compiles and is bit-exact.
 COMPILED = ["hello_world_int8", "simple_add_model", "micro_speech_quantized", "person_detect",
             "mobilenet_v2_quantized_1x3x224x224"]
+# Models with state kept between invocations: compared over several consecutive invocations,
+# TFLM's interpreter invoked the same way.
+STATEFUL = ["keyword_scrambled", "keyword_scrambled_8bit"]
 
 
 def shared_model(name: str) -> Path:
@@ -34,6 +37,12 @@ def shared_model(name: str) -> Path:
 def test_real_model_is_bit_exact_with_tflm_on_the_host(name, cc, tmp_path):
     n = 2 if name.startswith("mobilenet_v2") else 6
     assert_bit_exact(shared_model(name), n=n, seed=3, cc=cc, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+@pytest.mark.parametrize("name", STATEFUL)
+def test_stateful_real_model_streams_bit_exact_with_tflm(name, cc, tmp_path):
+    assert_bit_exact(shared_model(name), n=8, seed=5, cc=cc, tmp_path=tmp_path)
 
 
 def test_open_batch_models_say_the_batch_was_fixed():

@@ -227,7 +227,8 @@ def test_fitting_firmware_numbers_match_binutils(tmp_path):
     assert report.rodata == sizes[".rodata"] + sizes[".mb_copy_table"]
     assert (report.data, report.bss) == (40, 256)
     assert report.totals == {"text": report.text, "rodata": report.rodata, "weights": 1208,
-                             "data": 40, "bss": 256, "workspace": 3000, "stack": 1024, "heap": 256}
+                             "data": 40, "bss": 256, "workspace": 3000, "state": 0,
+                             "stack": 1024, "heap": 256}
     assert section_totals(elf) == report.totals
 
     # Largest symbols: the sram region's, and the top 8 of the code region's (ro0..ro9 are

@@ -20,7 +20,10 @@ BOARD = "mps2-an500"
 FIRMWARES = {
     "small": ["hello_world_int8", "simple_add_model", "micro_speech_quantized", "person_detect"],
     "mobilenet_v2": ["mobilenet_v2_quantized_1x3x224x224"],
+    "stateful": ["keyword_scrambled", "keyword_scrambled_8bit"],
 }
+# Consecutive invocations per model: the stateful ones stream (their state carries over).
+INVOCATIONS = {"stateful": 6}
 
 
 @pytest.mark.parametrize("firmware", FIRMWARES)
@@ -31,7 +34,7 @@ def test_real_models_are_bit_exact_on_the_cortex_m7(firmware, tmp_path):
     problems = []
     with api.connect(BOARD, build, timeout=120) as dev:
         for prefix, model in models.items():
-            sets = random_inputs(model, 2, seed=21)
+            sets = random_inputs(model, INVOCATIONS.get(firmware, 2), seed=21)
             for i, (x, want) in enumerate(zip(sets, run_tflm_many(model, sets))):
                 for k, (a, b) in enumerate(zip(dev.run(prefix, x), want)):
                     if not np.array_equal(a, np.asarray(b).reshape(a.shape)):

@@ -28,19 +28,22 @@ def requantize_params(input_scale: float, input_zero_point: int, output_scale: f
             "activation_max": activation_max}
 
 
-def requantize_shift_reasons(input_scale: float, output_scale: float) -> list[str]:
-    # (q - zero_point) has at most 9 bits; TFLM shifts it left in int32 before the Q31 multiply.
+def requantize_shift_reasons(input_scale: float, output_scale: float,
+                             input_bits: int = 8) -> list[str]:
+    # (q - zero_point) has at most input_bits + 1 bits; TFLM shifts it left in int32 before the
+    # Q31 multiply.
     _, shift = quantize_multiplier(f32(input_scale) / f32(output_scale))
-    if shift > 23:
+    if shift > 31 - (input_bits + 1):
         return [f"input scale {input_scale} / output scale {output_scale} needs a left shift of "
                 f"{shift}, which overflows int32"]
     return []
 
 
-def emit_requantize(op: Operator, ctx: EmitContext, p: dict[str, int], size: int) -> str:
+def emit_requantize(op: Operator, ctx: EmitContext, p: dict[str, int], size: int,
+                    function: str = "mb_requantize_s8") -> str:
     params = ctx.symbol("params")
     ctx.static(f"static const mb_requantize_s8_params {params} = {c_designated(p)};")
-    return (f"mb_requantize_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "
+    return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "
             f"{size});")
 
 

@@ -38,19 +38,28 @@ class Softmax(OpLowering):
     opcode = "SOFTMAX"
     kernel_sources = ("softmax.c",)
     headers = ("microbuild/kernels/softmax.h",)
+    dtypes = frozenset({"int8", "int16"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
             return ["expected one input and one output"]
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons = []
+        if x.dtype != "int8":
+            return [f"input is {x.dtype}; microbuild's SOFTMAX takes int8 input (with an int8 or "
+                    "int16 output)"]
         if x.quant is None or y.quant is None:
             return ["input and output must be quantized"]
         if x.shape != y.shape or len(x.shape) == 0:
             reasons.append(f"input shape {list(x.shape)} and output shape {list(y.shape)} must "
                            "be equal and at least 1-D")
-        # TFLM's int8 softmax insists on this output quantization (it is what the converter makes).
-        if y.zero_point != -128 or np.float32(y.scale) != np.float32(1.0 / 256):
+        # TFLM's integer softmax insists on this output quantization (what the converter makes).
+        if y.dtype == "int16":
+            if y.zero_point != -32768 or abs(float(y.scale) - 1 / 65536) > 0.001 / 65536:
+                reasons.append(f"output quantization is scale {y.scale}, zero point "
+                               f"{y.zero_point}; an int16 softmax output needs scale 1/65536 "
+                               "and zero point -32768")
+        elif y.zero_point != -128 or np.float32(y.scale) != np.float32(1.0 / 256):
             reasons.append(f"output quantization is scale {y.scale}, zero point {y.zero_point}; "
                            "int8 softmax needs scale 1/256 and zero point -128")
         beta = float(op.options.get("beta", 1.0))
@@ -74,4 +83,5 @@ class Softmax(OpLowering):
         ctx.static(f"static const mb_softmax_s8_params {params} = "
                    f"{{{x.num_elements // depth}, {depth}, {multiplier}, {left_shift}, "
                    f"{diff_min}}};")
-        return f"mb_softmax_s8(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(y.index)});"
+        function = "mb_softmax_s8_s16" if y.dtype == "int16" else "mb_softmax_s8"
+        return f"{function}(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(y.index)});"

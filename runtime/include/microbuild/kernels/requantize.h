@@ -20,4 +20,18 @@ typedef struct {
 void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input, int8_t *output,
                       int32_t size);
 
+/* The same between the other integer types TFLM's QUANTIZE converts (reference_ops::Requantize:
+ * the clamp is the output type's range, activation_min/max are not read). Never in place: the
+ * element sizes differ, or (int16 -> int16) the planner does not ask for it. */
+void mb_requantize_s16_s8(const mb_requantize_s8_params *params, const int16_t *input,
+                          int8_t *output, int32_t size);
+void mb_requantize_s8_s16(const mb_requantize_s8_params *params, const int8_t *input,
+                          int16_t *output, int32_t size);
+void mb_requantize_s16_s16(const mb_requantize_s8_params *params, const int16_t *input,
+                           int16_t *output, int32_t size);
+void mb_requantize_s8_s32(const mb_requantize_s8_params *params, const int8_t *input,
+                          int32_t *output, int32_t size);
+void mb_requantize_s16_s32(const mb_requantize_s8_params *params, const int16_t *input,
+                           int32_t *output, int32_t size);
+
 #endif

@@ -21,4 +21,8 @@ typedef struct {
 /* input and output may be the same buffer: each element is read before it is written. */
 void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8_t *output);
 
+/* The same with an int16 output (scale 1/65536, zero point -32768), as TFLM's int8 -> int16
+ * softmax (the keyword-spotting models' last layer). Not in place. */
+void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, int16_t *output);
+
 #endif

@@ -1,0 +1,109 @@
+"""SVDF (int8 input and output, int8 feature weights, int16 or int8 time weights and activation
+state, int32 bias), bit-exact with TFLM's integer reference (svdf_common.cc).
+
+The activation state is a variable tensor: it lives in the model's state buffer and carries the
+last ``memory`` values of every filter from one invocation to the next (see
+``runtime/include/microbuild/kernels/svdf.h``). TFLM computes the two rescaling factors in float32
+(input scale x feature-weight scale / state scale, state scale x time-weight scale / output
+scale) and then widens them to double; so does this. Its integer kernel applies no fused
+activation beyond the int8 clamp, and neither does this one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.spatial import c_struct
+from microbuild.model.ir import Graph, Operator
+
+_STATE_TYPES = ("int16", "int8")
+
+
+def _effective_scale(a: float, b: float, c: float) -> float:
+    """a * b / c in float32, as TFLM's Prepare computes it before widening to double."""
+    return float(np.float32(np.float32(np.float32(a) * np.float32(b)) / np.float32(c)))
+
+
+@register
+class Svdf(OpLowering):
+    opcode = "SVDF"
+    kernel_sources = ("svdf.c",)
+    headers = ("microbuild/kernels/svdf.h",)
+    dtypes = frozenset({"int8", "int16"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if len(op.inputs) != 5 or len(op.outputs) != 1 or min(op.inputs[:3] + op.inputs[4:]) < 0:
+            return [f"expects input, feature weights, time weights, bias (optional) and state: "
+                    f"has inputs {op.inputs}"]
+        x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+        y = graph.tensor(op.outputs[0])
+        bias = graph.tensor(op.inputs[3]) if op.inputs[3] >= 0 else None
+        reasons = []
+        if x.dtype != "int8" or y.dtype != "int8" or wf.dtype != "int8":
+            reasons.append(f"input, feature weights and output must be int8 (float SVDF is not "
+                           f"supported): they are {x.dtype}, {wf.dtype}, {y.dtype}")
+        if state.dtype not in _STATE_TYPES or wt.dtype != state.dtype:
+            reasons.append(f"time weights ({wt.dtype}) and state ({state.dtype}) must both be "
+                           "int16 or both int8")
+        if not state.is_variable:
+            reasons.append(f"state '{state.name}' is not a variable tensor; TFLM requires one")
+        if not (wf.is_constant and wt.is_constant and (bias is None or bias.is_constant)):
+            reasons.append("the weights and bias must be constant")
+        if bias is None:
+            reasons.append("has no bias; TFLM's SVDF reads the bias's scale in Prepare and cannot "
+                           "run without one")
+        elif bias.dtype != "int32":
+            reasons.append(f"bias is {bias.dtype}; int32 expected")
+        if any(t.quant is None for t in (x, wf, wt, state, y)):
+            reasons.append("every tensor but the bias must be quantized")
+        if reasons:
+            return reasons
+        rank = int(op.options.get("rank", 1))
+        if len(x.shape) != 2 or len(wf.shape) != 2 or len(wt.shape) != 2 or len(y.shape) != 2:
+            return ["input, weights and output must be 2-D as TFLM requires"]
+        batches, input_size = x.shape
+        filters, memory = wt.shape
+        if rank < 1 or filters % rank:
+            return [f"rank {rank} does not divide the {filters} filters"]
+        units = filters // rank
+        if wf.shape != (filters, input_size):
+            reasons.append(f"feature weights are {list(wf.shape)}, expected [{filters}, "
+                           f"{input_size}]")
+        if tuple(y.shape) != (batches, units):
+            reasons.append(f"output is {list(y.shape)}, expected [{batches}, {units}]")
+        if bias is not None and bias.num_elements != units:
+            reasons.append(f"bias has {bias.num_elements} values for {units} units")
+        if state.num_elements != batches * filters * memory:
+            reasons.append(f"state has {state.num_elements} values, expected batches x filters "
+                           f"x memory = {batches * filters * memory}")
+        if x.quant.per_channel or wf.quant.per_channel or wt.quant.per_channel:
+            reasons.append("TFLM's SVDF takes per-tensor quantization only")
+        return reasons
+
+    def scratch_bytes(self, op: Operator, graph: Graph) -> int:
+        x, wt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[2])
+        batches, filters = x.shape[0], wt.shape[0]
+        units = filters // int(op.options.get("rank", 1))
+        return 4 * batches * (filters + units)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+        y = graph.tensor(op.outputs[0])
+        rank = int(op.options.get("rank", 1))
+        filters, memory = wt.shape
+        m1, s1 = quantize_multiplier(_effective_scale(x.scale, wf.scale, state.scale))
+        m2, s2 = quantize_multiplier(_effective_scale(state.scale, wt.scale, y.scale))
+        params = ctx.symbol("params")
+        fields = [("batches", x.shape[0]), ("input_size", x.shape[1]), ("filters", filters),
+                  ("units", filters // rank), ("rank", rank), ("memory", memory),
+                  ("input_zero_point", x.zero_point), ("state_zero_point", state.zero_point),
+                  ("output_zero_point", y.zero_point), ("scale1_multiplier", m1),
+                  ("scale1_shift", s1), ("scale2_multiplier", m2), ("scale2_shift", s2)]
+        ctx.static(f"static const mb_svdf_params {params} = {c_struct(fields)};")
+        bias = ctx.ptr(op.inputs[3])
+        function = "mb_svdf_s8_s16" if state.dtype == "int16" else "mb_svdf_s8_s8"
+        return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
+                f"{ctx.ptr(op.inputs[2])}, {bias}, {ctx.ptr(op.inputs[4])}, "
+                f"{ctx.ptr(op.outputs[0])}, {ctx.scratch_ptr()});")

@@ -1,0 +1,40 @@
+/* Int8 SVDF (singular value decomposition filter: the keyword spotters' streaming layer), with an
+ * int16 or int8 activation state and time weights, bit-exact with TFLM's integer reference.
+ *
+ * Per invocation: the state (batches x filters x memory values, the model's variable tensor,
+ * kept between invocations) shifts left by one value; each filter's dot product with the input,
+ * rescaled (scale 1), clamped and offset by the state's zero point, is written as its newest
+ * value (narrowed to the state type: an int8 state with a zero point can wrap, as in TFLM); each
+ * filter's state row is dotted with its time weights; rank consecutive filters and the bias add
+ * up to one unit, rescaled (scale 2) to the int8 output. Like TFLM's integer kernel, no fused
+ * activation is applied beyond the int8 clamp. */
+#ifndef MICROBUILD_KERNELS_SVDF_H
+#define MICROBUILD_KERNELS_SVDF_H
+
+#include <stdint.h>
+
+typedef struct {
+    int32_t batches;
+    int32_t input_size;
+    int32_t filters;     /* units x rank */
+    int32_t units;
+    int32_t rank;
+    int32_t memory;      /* time steps each filter remembers */
+    int32_t input_zero_point;
+    int32_t state_zero_point;
+    int32_t output_zero_point;
+    int32_t scale1_multiplier; /* input x feature weights -> state */
+    int32_t scale1_shift;
+    int32_t scale2_multiplier; /* state x time weights -> output */
+    int32_t scale2_shift;
+} mb_svdf_params;
+
+/* scratch: (batches x filters + batches x units) int32 values. */
+void mb_svdf_s8_s16(const mb_svdf_params *params, const int8_t *input,
+                    const int8_t *weights_feature, const int16_t *weights_time,
+                    const int32_t *bias, int16_t *state, int8_t *output, void *scratch);
+void mb_svdf_s8_s8(const mb_svdf_params *params, const int8_t *input,
+                   const int8_t *weights_feature, const int8_t *weights_time,
+                   const int32_t *bias, int8_t *state, int8_t *output, void *scratch);
+
+#endif
