@@ -48,6 +48,8 @@ def check_graph(graph: Graph) -> None:
                          f"{_QUANTIZE_HINT}")
 
     missing: dict[str, list[int]] = {}  # opcode (or custom code) -> model op indices
+    # (opcode, the dtypes its lowering does not take) -> model op indices
+    wrong_types: dict[tuple[str, tuple[str, ...]], list[int]] = {}
     op_reasons: list[str] = []
     float_problem = False
     for op in graph.operators:
@@ -55,19 +57,19 @@ def check_graph(graph: Graph) -> None:
         if lowering is None or (op.opcode == "CUSTOM"):
             missing.setdefault(_op_name(op), []).append(op.model_index)
             continue
-        reasons = _tensor_reasons(op, graph, lowering.dtypes)
-        float_problem |= bool(reasons) and any(
-            graph.tensors[t].dtype.startswith("float") and not graph.tensors[t].is_constant
-            for t in op.inputs + op.outputs if t >= 0)
-        if not reasons:
-            # Lowerings may assume their dtypes, so they only see ops that passed the generic
-            # checks.
-            reasons = list(lowering.check(op, graph))
-        op_reasons.extend(f"{op.describe()}: {r}" for r in reasons)
+        dtypes = _unsupported_dtypes(op, graph, lowering.dtypes)
+        if dtypes:
+            float_problem |= any(d.startswith("float") for d in dtypes)
+            wrong_types.setdefault((op.opcode, dtypes), []).append(op.model_index)
+            continue
+        # Lowerings may assume their dtypes, so they only see ops that passed the generic check.
+        op_reasons.extend(f"{op.describe()}: {r}" for r in lowering.check(op, graph))
 
-    if not missing and not op_reasons:
+    if not missing and not wrong_types and not op_reasons:
         return
     lines = [_missing_line(name, indices) for name, indices in sorted(missing.items())]
+    lines += [_dtype_line(opcode, dtypes, REGISTRY[opcode].dtypes, indices)
+              for (opcode, dtypes), indices in sorted(wrong_types.items())]
     lines += op_reasons
     hints = []
     if missing:
@@ -88,9 +90,24 @@ def _op_name(op: Operator) -> str:
     return f"custom operator '{custom}'" if op.opcode == "CUSTOM" else op.opcode
 
 
-def _missing_line(name: str, indices: list[int]) -> str:
-    where = f"op {indices[0]}" if len(indices) == 1 else \
+def _where(indices: list[int]) -> str:
+    return f"op {indices[0]}" if len(indices) == 1 else \
         f"ops {', '.join(str(i) for i in indices)}"
+
+
+def _dtype_line(opcode: str, dtypes: tuple[str, ...], takes: frozenset[str],
+                indices: list[int]) -> str:
+    what = " and ".join(dtypes)
+    why = ""
+    if "int16" in dtypes:
+        why = " (16-bit activations, the converter's 16x8 quantization, are not supported " \
+              "for it yet)"
+    return (f"{opcode} ({_where(indices)}): has {what} tensors at run time; microbuild's "
+            f"{opcode} takes {' and '.join(sorted(takes))}{why}")
+
+
+def _missing_line(name: str, indices: list[int]) -> str:
+    where = _where(indices)
     custom = name.startswith("custom operator '")
     known = (name[len("custom operator '"):-1] in TFLM_CUSTOM_OPS if custom
              else name in TFLM_BUILTIN_OPS)
@@ -130,9 +147,10 @@ def _float_model_kind(graph: Graph) -> str | None:
     return None
 
 
-def _tensor_reasons(op: Operator, graph: Graph, dtypes: frozenset[str]) -> list[str]:
-    """Run-time tensors whose dtype this operator's lowering does not take."""
-    reasons = []
+def _unsupported_dtypes(op: Operator, graph: Graph, dtypes: frozenset[str]) -> tuple[str, ...]:
+    """The dtypes of the op's run-time tensors its lowering does not take (float32 at the graph's
+    edges is QUANTIZE's and DEQUANTIZE's to take)."""
+    found = set()
     for role, indices in (("input", op.inputs), ("output", op.outputs)):
         for t in indices:
             if t < 0:
@@ -144,7 +162,5 @@ def _tensor_reasons(op: Operator, graph: Graph, dtypes: frozenset[str]) -> list[
             if (tensor.dtype == "float32" and t in edge
                     and op.opcode == _FLOAT_EDGE_OPS[role]):
                 continue
-            allowed = " and ".join(sorted(dtypes))
-            reasons.append(f"{role} tensor {t} '{tensor.name}' is {tensor.dtype}; microbuild's "
-                           f"{op.opcode} takes {allowed}")
-    return reasons
+            found.add(tensor.dtype)
+    return tuple(sorted(found))
