@@ -90,9 +90,23 @@ def fused_activation(op: Operator) -> str:
 def binary_int8_reasons(op: Operator, graph: Graph) -> list[str]:
     """What ADD and MUL both refuse: non-int8 operands, shapes that do not broadcast, fused
     activations TFLM's int8 kernels do not apply. Empty when the op's operands are usable."""
-    reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "int8")
+    return binary_reasons(op, graph, "int8")
+
+
+def binary_reasons(op: Operator, graph: Graph, dtype: str) -> list[str]:
+    """``binary_int8_reasons`` for operands of ``dtype`` (int8, or int16 in 16x8 models, whose
+    operands TFLM requires to have zero point 0)."""
+    reasons = operand_reasons(op, graph, 2, (dtype, dtype), dtype)
     if reasons:
         return reasons
+    if dtype == "int16":
+        for t in [*op.inputs, *op.outputs]:
+            tensor = graph.tensor(t)
+            if tensor.quant is None or np.any(tensor.quant.zero_point != 0):
+                reasons.append(f"int16 tensor '{tensor.name}' needs zero point 0 (TFLM's int16 "
+                               "kernels)")
+        if reasons:
+            return reasons
     reasons = binary_broadcast_reasons(op, graph)
     activation = fused_activation(op)
     if activation not in FUSED_ACTIVATIONS:

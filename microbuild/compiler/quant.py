@@ -70,9 +70,11 @@ def multiply_by_quantized_multiplier(x: int, quantized_multiplier: int, shift: i
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(v, quantized_multiplier), right)
 
 
-def activation_range_int8(activation: str, scale: float, zero_point: int) -> tuple[int, int]:
-    """TFLite's CalculateActivationRangeQuantized for int8 outputs."""
-    qmin, qmax = -128, 127
+def activation_range_int8(activation: str, scale: float, zero_point: int,
+                          dtype: str = "int8") -> tuple[int, int]:
+    """TFLite's CalculateActivationRangeQuantized for int8 (or, with ``dtype``, int16)
+    outputs."""
+    qmin, qmax = (-32768, 32767) if dtype == "int16" else (-128, 127)
 
     def quantize(v: float) -> int:
         # TFLM divides in float32 (the tensor's scale is a float); in double the quotient can land

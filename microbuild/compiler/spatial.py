@@ -94,13 +94,20 @@ def shape_reason(role: str, tensor: Tensor, expected: tuple[int, ...]) -> list[s
     return []
 
 
-def activation_reasons(role: str, tensor: Tensor, rank: int | None = None) -> list[str]:
-    """A run-time int8 tensor quantized per tensor, optionally of a given rank."""
+def activation_reasons(role: str, tensor: Tensor, rank: int | None = None,
+                       dtypes: tuple[str, ...] = ("int8",)) -> list[str]:
+    """A run-time tensor of one of ``dtypes`` (int8 unless said) quantized per tensor, optionally
+    of a given rank. int16 activations (16x8 quantization) must have zero point 0, as TFLM's
+    int16 kernels require."""
     reasons = []
-    if tensor.dtype != "int8":
-        reasons.append(f"{role} '{tensor.name}' is {tensor.dtype}; only int8 is supported")
+    if tensor.dtype not in dtypes:
+        reasons.append(f"{role} '{tensor.name}' is {tensor.dtype}; only "
+                       f"{' or '.join(dtypes)} is supported")
     elif tensor.quant is None:
-        reasons.append(f"{role} '{tensor.name}' is int8 but not quantized")
+        reasons.append(f"{role} '{tensor.name}' is {tensor.dtype} but not quantized")
+    elif tensor.dtype == "int16" and np.any(tensor.quant.zero_point != 0):
+        reasons.append(f"{role} '{tensor.name}' is int16 with zero point "
+                       f"{tensor.zero_point}; TFLM's int16 kernels need zero point 0")
     elif tensor.quant.per_channel:
         reasons.append(f"{role} '{tensor.name}' is quantized per channel; activations must be "
                        "quantized per tensor")
@@ -157,14 +164,15 @@ def filter_reasons(filter_t: Tensor, channel_axis: int) -> list[str]:
     return reasons
 
 
-def bias_reasons(bias: Tensor | None, channels: int) -> list[str]:
+def bias_reasons(bias: Tensor | None, channels: int, dtype: str = "int32") -> list[str]:
+    """A constant bias of ``dtype`` (int32; int64 with int16 activations), one per channel."""
     if bias is None:
         return []
     reasons = []
     if not bias.is_constant:
         reasons.append(f"bias '{bias.name}' is not a constant tensor")
-    if bias.dtype != "int32":
-        reasons.append(f"bias '{bias.name}' is {bias.dtype}; only int32 is supported")
+    if bias.dtype != dtype:
+        reasons.append(f"bias '{bias.name}' is {bias.dtype}; {dtype} is expected here")
     if bias.num_elements != channels:
         reasons.append(f"bias '{bias.name}' has {bias.num_elements} elements, expected one per "
                        f"output channel ({channels})")

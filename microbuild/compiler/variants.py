@@ -58,7 +58,14 @@ class KernelVariant:
     # firmware with it does not fit (microbuild/build/fit.py).
     compact: str = ""
 
+    # The element type of the activations the variant's kernel reads: an int16 (16x8) instance
+    # of an operator never gets an int8 variant.
+    activation_dtype: str = "int8"
+
     def accepts_op(self, op: Operator, graph: Graph) -> bool:
+        if op.inputs and op.inputs[0] >= 0 and \
+                graph.tensors[op.inputs[0]].dtype != self.activation_dtype:
+            return False
         return self.accepts is None or bool(self.accepts(op, graph))
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:

@@ -1,36 +1,41 @@
 #include "microbuild/kernels/broadcast.h"
 
-void mb_broadcast_binary_s8(const mb_broadcast_shape *shape, const int8_t *a, const int8_t *b,
-                            int8_t *out, mb_binary_row_s8 row, const void *params)
-{
-    const int32_t last = shape->num_dims - 1;
-    const int32_t row_length = shape->dims[last];
-    int32_t index[MB_BROADCAST_MAX_DIMS] = {0};
-    int32_t a_offset = 0;
-    int32_t b_offset = 0;
-
-    for (;;) {
-        row(params, a + a_offset, shape->a_strides[last], b + b_offset, shape->b_strides[last],
-            out, row_length);
-        out += row_length;
-
-        /* Advance the odometer over the outer dimensions, innermost first, keeping the input
-         * offsets in step so no multiplication is needed per row. */
-        int32_t d = last - 1;
-        while (d >= 0) {
-            index[d]++;
-            a_offset += shape->a_strides[d];
-            b_offset += shape->b_strides[d];
-            if (index[d] < shape->dims[d]) {
-                break;
-            }
-            a_offset -= shape->a_strides[d] * shape->dims[d];
-            b_offset -= shape->b_strides[d] * shape->dims[d];
-            index[d] = 0;
-            d--;
-        }
-        if (d < 0) {
-            return;
-        }
-    }
+/* One walker for every element type: NAME, the element type T and ROW, its row function type. */
+#define MB_BROADCAST_WALKER(NAME, T, ROW)                                                          \
+void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, T *out, ROW row,                \
+          const void *params)                                                                      \
+{                                                                                                  \
+    const int32_t last = shape->num_dims - 1;                                                      \
+    const int32_t row_length = shape->dims[last];                                                  \
+    int32_t index[MB_BROADCAST_MAX_DIMS] = {0};                                                    \
+    int32_t a_offset = 0;                                                                          \
+    int32_t b_offset = 0;                                                                          \
+                                                                                                   \
+    for (;;) {                                                                                     \
+        row(params, a + a_offset, shape->a_strides[last], b + b_offset, shape->b_strides[last],    \
+            out, row_length);                                                                      \
+        out += row_length;                                                                         \
+                                                                                                   \
+        /* Advance the odometer over the outer dimensions, innermost first, keeping the input      \
+         * offsets in step so no multiplication is needed per row. */                              \
+        int32_t d = last - 1;                                                                      \
+        while (d >= 0) {                                                                           \
+            index[d]++;                                                                            \
+            a_offset += shape->a_strides[d];                                                       \
+            b_offset += shape->b_strides[d];                                                       \
+            if (index[d] < shape->dims[d]) {                                                       \
+                break;                                                                             \
+            }                                                                                      \
+            a_offset -= shape->a_strides[d] * shape->dims[d];                                      \
+            b_offset -= shape->b_strides[d] * shape->dims[d];                                      \
+            index[d] = 0;                                                                          \
+            d--;                                                                                   \
+        }                                                                                          \
+        if (d < 0) {                                                                               \
+            return;                                                                                \
+        }                                                                                          \
+    }                                                                                              \
 }
+
+MB_BROADCAST_WALKER(mb_broadcast_binary_s8, int8_t, mb_binary_row_s8)
+MB_BROADCAST_WALKER(mb_broadcast_binary_s16, int16_t, mb_binary_row_s16)

@@ -7,7 +7,7 @@ scale with 20 bits of headroom (left_shift), and the int32 sum is rescaled to th
 from __future__ import annotations
 
 from microbuild.compiler.elementwise import (
-    binary_int8_reasons,
+    binary_reasons,
     c_designated,
     f32,
     fold_arithmetic,
@@ -22,22 +22,25 @@ from microbuild.model.ir import Graph, Operator
 
 # TFLM uses 20 for int8 (15 for int16): inputs of at most 9 bits keep 2 bits of int32 headroom.
 LEFT_SHIFT = 20
+LEFT_SHIFT_INT16 = 15
 
 
 def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: float, zp_out: int,
-               activation: str) -> dict[str, int]:
-    """The mb_add_s8_params fields, computed in double from the float32 scales as TFLM does."""
+               activation: str, dtype: str = "int8") -> dict[str, int]:
+    """The mb_add_s8_params fields, computed in double from the float32 scales as TFLM does (for
+    int16 operands: 15 bits of left shift instead of 20, and the int16 range)."""
+    left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
     s1, s2, so = f32(scale1), f32(scale2), f32(scale_out)
     twice_max_input_scale = 2.0 * max(s1, s2)
     m1, sh1 = quantize_multiplier_smaller_than_one(s1 / twice_max_input_scale)
     m2, sh2 = quantize_multiplier_smaller_than_one(s2 / twice_max_input_scale)
     mo, sho = quantize_multiplier_smaller_than_one(
-        twice_max_input_scale / ((1 << LEFT_SHIFT) * so))
-    act_min, act_max = activation_range_int8(activation, so, zp_out)
+        twice_max_input_scale / ((1 << left_shift) * so))
+    act_min, act_max = activation_range_int8(activation, so, zp_out, dtype)
     return {
         "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
         "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
-        "left_shift": LEFT_SHIFT,
+        "left_shift": left_shift,
         "output_multiplier": mo, "output_shift": sho, "output_offset": zp_out,
         "activation_min": act_min, "activation_max": act_max,
     }
@@ -66,15 +69,19 @@ class Add(OpLowering):
             description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
     )
 
+    dtypes = frozenset({"int8", "int16"})
+
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = binary_int8_reasons(op, graph)
+        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
+        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
             return reasons
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
+        left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
         # TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp); the output
         # one is not when the output scale is under 2^-19 of the larger input scale.
-        if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << LEFT_SHIFT) * f32(out.scale):
+        if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << left_shift) * f32(out.scale):
             reasons.append(f"output scale {out.scale} is too small against input scales "
                            f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)")
         return reasons
@@ -87,13 +94,14 @@ class Add(OpLowering):
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
-                       fused_activation(op))
+                       fused_activation(op), out.dtype)
         params = ctx.symbol("params")
         shape = ctx.symbol("shape")
         ctx.static(f"static const mb_add_s8_params {params} = {c_designated(p)};")
         plan = plan_broadcast(a.shape, b.shape, out.shape)
         ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        return self.kernel_call(op, graph, ctx, "mb_add_s8", [
+        function = "mb_add_s16" if out.dtype == "int16" else "mb_add_s8"
+        return self.kernel_call(op, graph, ctx, function, [
             f"&{params}", f"&{shape}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),
             ctx.ptr(op.outputs[0])])
 

@@ -29,6 +29,8 @@ class Concatenation(OpLowering):
     opcode = "CONCATENATION"
     kernel_sources = ("concatenation.c",)
     headers = ("microbuild/kernels/concatenation.h",)
+    # The kernel moves bytes: int16 (16x8 models) blocks are passed in bytes.
+    dtypes = frozenset({"int8", "int16"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = []
@@ -39,9 +41,9 @@ class Concatenation(OpLowering):
         if reasons:
             return reasons
         out = graph.tensor(op.outputs[0])
-        reasons += activation_reasons("output", out)
+        reasons += activation_reasons("output", out, dtypes=("int8", "int16"))
         for k, i in enumerate(op.inputs):
-            reasons += activation_reasons(f"input {k}", graph.tensor(i))
+            reasons += activation_reasons(f"input {k}", graph.tensor(i), dtypes=(out.dtype,))
         activation = op.options.get("fused_activation_function", "NONE")
         if activation != "NONE":
             reasons.append(f"fused activation {activation}; TFLM allows none on CONCATENATION")
@@ -87,14 +89,15 @@ class Concatenation(OpLowering):
         axis = positive_axis(op, len(out.shape))
         outer = int(np.prod(out.shape[:axis]))
         inner = int(np.prod(out.shape[axis + 1:]))
-        blocks = [graph.tensor(i).shape[axis] * inner for i in op.inputs]
+        itemsize = np.dtype(out.dtype).itemsize
+        blocks = [graph.tensor(i).shape[axis] * inner * itemsize for i in op.inputs]
         sizes = ctx.symbol("block_sizes")
         ctx.static(f"static const int32_t {sizes}[{len(blocks)}] = "
                    f"{{{', '.join(str(b) for b in blocks)}}};")
         # The input pointers may depend on the run-time workspace address, so the array is a
         # local (C99 allows non-constant initializers for automatic arrays).
         inputs = ctx.symbol("inputs")
-        pointers = ", ".join(ctx.ptr(i) for i in op.inputs)
+        pointers = ", ".join(f"(const int8_t *){ctx.ptr(i)}" for i in op.inputs)
         return (f"{{ const int8_t *const {inputs}[{len(blocks)}] = {{{pointers}}}; "
                 f"mb_concatenation_s8({outer}, {len(blocks)}, {inputs}, {sizes}, "
-                f"{ctx.ptr(op.outputs[0])}); }}")
+                f"(int8_t *){ctx.ptr(op.outputs[0])}); }}")

@@ -175,9 +175,10 @@ VARIANTS = (
 @register
 class Conv2D(OpLowering):
     opcode = "CONV_2D"
-    kernel_sources = ("conv2d.c",)
+    kernel_sources = ("conv2d.c", "conv2d_s16.c")
     headers = ("microbuild/kernels/conv2d.h",)
     variants = VARIANTS
+    dtypes = frozenset({"int8", "int16"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2, 3))
@@ -187,8 +188,8 @@ class Conv2D(OpLowering):
         x, w = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
         out = graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4)
-        reasons += activation_reasons("output", out, rank=4)
+        reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
+        reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
         if len(w.shape) != 4:
             reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [out, h, w, in]")
         reasons += window_option_reasons(op.options, dilation=True)
@@ -196,7 +197,7 @@ class Conv2D(OpLowering):
             return reasons
         reasons += filter_reasons(w, channel_axis=0)
         out_c, filter_h, filter_w, filter_c = w.shape
-        reasons += bias_reasons(bias, out_c)
+        reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
         batches, in_h, in_w, in_c = x.shape
         if in_c % filter_c != 0:
             reasons.append(f"input depth {in_c} is not a multiple of the filter depth {filter_c}")
@@ -207,6 +208,8 @@ class Conv2D(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if graph.tensor(op.inputs[0]).dtype == "int16":
+            return emit_s16(op, graph, ctx, "mb_conv2d_s16", "mb_conv2d_s8_params", depthwise=False)
         return self.emit_call(op, graph, ctx, "(const mb_residual_add_s8 *)0",
                               ctx.ptr(op.outputs[0]))
 
@@ -260,3 +263,43 @@ class Conv2D(OpLowering):
         return self.kernel_call(op, graph, ctx, "mb_conv2d_s8", [
             f"&{params}", ctx.ptr(op.inputs[0]), weights, bias, interior_bias, mult,
             shift, residual, output], weights=2)
+
+
+def emit_s16(op: Operator, graph: Graph, ctx: EmitContext, function: str, params_type: str,
+             depthwise: bool) -> str:
+    """The call of a 16x8 convolution kernel (conv2d_s16.c): the int8 kernels' parameter struct
+    with zero offsets, the per-channel requantization, the model's int64 bias as it is."""
+    inputs = graph.input_tensors(op)
+    x, w = inputs[0], inputs[1]
+    out = graph.tensor(op.outputs[0])
+    batches, in_h, in_w, in_c = x.shape
+    o = op.options
+    if depthwise:
+        _, filter_h, filter_w, out_c = w.shape
+        shape = [("filter_h", filter_h), ("filter_w", filter_w),
+                 ("depth_multiplier", out_c // in_c)]
+    else:
+        out_c, filter_h, filter_w, filter_c = w.shape
+        shape = [("filter_h", filter_h), ("filter_w", filter_w), ("filter_c", filter_c)]
+    win = window_2d(o, in_h, in_w, filter_h, filter_w)
+    act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
+                                             out.scale, out.zero_point, "int16")
+    multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+    fields = [("batches", batches), ("input_h", in_h), ("input_w", in_w), ("input_c", in_c),
+              *shape, ("output_h", win.out_h), ("output_w", win.out_w)]
+    if not depthwise:
+        fields.append(("output_c", out_c))
+    fields += [("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
+               ("dilation_h", o.get("dilation_h_factor", 1)),
+               ("dilation_w", o.get("dilation_w_factor", 1)),
+               ("pad_top", win.pad_top), ("pad_left", win.pad_left),
+               ("input_offset", 0), ("output_offset", 0),
+               ("activation_min", act_min), ("activation_max", act_max)]
+    params = ctx.symbol("params")
+    ctx.static(f"static const {params_type} {params} = {c_struct(fields)};")
+    mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
+    shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
+    bias = ctx.ptr(op.inputs[2]) if len(inputs) > 2 and inputs[2] is not None \
+        else "(const int64_t *)0"
+    return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, {bias}, "
+            f"{mult}, {shift}, {ctx.ptr(op.outputs[0])});")

@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
+from microbuild.compiler.spatial import c_struct
 from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
@@ -74,8 +75,9 @@ def arrange_rows(rows: int, chunk: int):
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
-    kernel_sources = ("fully_connected.c",)
+    kernel_sources = ("fully_connected.c", "fully_connected_s16.c")
     headers = ("microbuild/kernels/fully_connected.h",)
+    dtypes = frozenset({"int8", "int16"})
     variants = (
         KernelVariant(
             opcode="FULLY_CONNECTED", name="rows4", function="mb_fully_connected_s8_rows4",
@@ -107,9 +109,16 @@ class FullyConnected(OpLowering):
                            "weights are supported")
         if w.dtype != "int8":
             reasons.append(f"weights are {w.dtype}; only int8 weights are supported")
-        if bias is not None and (bias.dtype != "int32" or not bias.is_constant):
-            reasons.append(f"bias (tensor {bias.index}) must be a constant int32 tensor, it is "
+        bias_type = "int64" if x.dtype == "int16" else "int32"
+        if x.dtype != y.dtype:
+            reasons.append(f"input is {x.dtype} but output is {y.dtype}; TFLM requires the same")
+        if bias is not None and (bias.dtype != bias_type or not bias.is_constant):
+            reasons.append(f"bias (tensor {bias.index}) must be a constant {bias_type} tensor "
+                           f"for {x.dtype} activations, it is "
                            f"{'constant ' if bias.is_constant else ''}{bias.dtype}")
+        if x.dtype == "int16" and x.quant is not None and y.quant is not None and (
+                x.zero_point != 0 or y.zero_point != 0):
+            reasons.append("int16 input and output need zero point 0 (TFLM's 16x8 kernels)")
         for role, t in (("input", x), ("weights", w), ("output", y)):
             if t.quant is None:
                 reasons.append(f"{role} tensor {t.index} is not quantized")
@@ -141,8 +150,8 @@ class FullyConnected(OpLowering):
         weights_format = op.options.get("weights_format", "DEFAULT")
         if weights_format != "DEFAULT":
             reasons.append(f"weights format {weights_format} is not supported")
-        if reasons:
-            return reasons
+        if reasons or x.dtype == "int16":
+            return reasons  # 16x8: TFLM's int64 accumulator cannot overflow here
         # The folded sum must stay in int32, as TFLM's own accumulator does.
         worst = int(np.abs(folded_bias(op, graph)).max()) + depth * 127 * 128
         if worst >= 1 << 31:
@@ -151,6 +160,8 @@ class FullyConnected(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+        if x.dtype == "int16":
+            return self._emit_s16(op, graph, ctx)
         out_depth, depth = w.shape
         act_min, act_max = activation_range_int8(
             op.options.get("fused_activation_function", "NONE"), y.scale, y.zero_point)
@@ -177,3 +188,28 @@ class FullyConnected(OpLowering):
                    else ctx.ptr(w.index))
         return self.kernel_call(op, graph, ctx, "mb_fully_connected_s8", [
             f"&{params}", ctx.ptr(x.index), weights, bias, ctx.ptr(y.index)], weights=2)
+
+    def _emit_s16(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+        out_depth, depth = w.shape
+        act_min, act_max = activation_range_int8(
+            op.options.get("fused_activation_function", "NONE"), y.scale, y.zero_point, "int16")
+        multipliers, shifts = requantization(op, graph)
+        if len(multipliers) > 1:
+            per_tensor = [("output_multiplier", 0), ("output_shift", 0)]
+            per_channel = [
+                ("output_multipliers", ctx.const_array(ctx.symbol("multipliers"),
+                                                       np.array(multipliers), "int32_t")),
+                ("output_shifts", ctx.const_array(ctx.symbol("shifts"), np.array(shifts),
+                                                  "int32_t"))]
+        else:
+            per_tensor = [("output_multiplier", multipliers[0]), ("output_shift", shifts[0])]
+            per_channel = [("output_multipliers", "NULL"), ("output_shifts", "NULL")]
+        params = ctx.symbol("params")
+        fields = [("batches", x.num_elements // depth), ("input_depth", depth),
+                  ("output_depth", out_depth), ("activation_min", act_min),
+                  ("activation_max", act_max)] + per_tensor + per_channel
+        ctx.static(f"static const mb_fully_connected_s16_params {params} = {c_struct(fields)};")
+        bias = ctx.ptr(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else "NULL"
+        return (f"mb_fully_connected_s16(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(w.index)}, "
+                f"{bias}, {ctx.ptr(y.index)});")

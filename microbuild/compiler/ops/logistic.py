@@ -15,7 +15,9 @@ import numpy as np
 
 from microbuild.compiler import fixedpoint
 from microbuild.compiler.elementwise import f32
-from microbuild.compiler.ops.base import register
+from microbuild.compiler.elementwise import same_shape_reasons
+from microbuild.compiler.ops import sigmoid16
+from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import LutLowering
 from microbuild.compiler.quant import (
     multiply_by_quantized_multiplier,
@@ -80,7 +82,23 @@ def logistic_table(input_scale: float, input_zero_point: int) -> np.ndarray:
 
 @register
 class Logistic(LutLowering):
+    """int8: a lookup table computed here; int16 (16x8): TFLM's interpolating kernel
+    (microbuild/compiler/ops/sigmoid16.py)."""
+
     opcode = "LOGISTIC"
+    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = LutLowering.kernel_sources + sigmoid16.KERNEL_SOURCES
+    headers = LutLowering.headers + (sigmoid16.HEADER,)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if op.inputs and op.inputs[0] >= 0 and graph.tensor(op.inputs[0]).dtype == "int16":
+            return same_shape_reasons(op, graph) + sigmoid16.s16_reasons(op, graph)
+        return super().check(op, graph)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if graph.tensor(op.inputs[0]).dtype == "int16":
+            return sigmoid16.emit_s16(op, graph, ctx)
+        return super().emit(op, graph, ctx)
 
     def param_reasons(self, op: Operator, graph: Graph) -> list[str]:
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])

@@ -61,6 +61,7 @@ class Mean(OpLowering):
     opcode = "MEAN"
     kernel_sources = ("mean.c",)
     headers = ("microbuild/kernels/mean.h",)
+    dtypes = frozenset({"int8", "int16"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2,))
@@ -68,8 +69,8 @@ class Mean(OpLowering):
             return reasons or ["input or axis is missing"]
         x, axis, out = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x)
-        reasons += activation_reasons("output", out)
+        reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
+        reasons += activation_reasons("output", out, dtypes=(x.dtype,))
         rank = len(x.shape)
         if not 1 <= rank <= MAX_DIMS:
             reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
@@ -120,4 +121,5 @@ class Mean(OpLowering):
             ("output_offset", out.zero_point),
         ]
         ctx.static(f"static const mb_mean_s8_params {params} = {c_struct(fields)};")
-        return f"mb_mean_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+        function = "mb_mean_s16" if out.dtype == "int16" else "mb_mean_s8"
+        return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"

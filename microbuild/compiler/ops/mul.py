@@ -7,7 +7,7 @@ rescaled by input1_scale * input2_scale / output_scale (QuantizeMultiplier, may 
 from __future__ import annotations
 
 from microbuild.compiler.elementwise import (
-    binary_int8_reasons,
+    binary_reasons,
     c_designated,
     f32,
     fold_arithmetic,
@@ -21,11 +21,11 @@ from microbuild.model.ir import Graph, Operator
 
 
 def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: float, zp_out: int,
-               activation: str) -> dict[str, int]:
+               activation: str, dtype: str = "int8") -> dict[str, int]:
     """The mb_mul_s8_params fields, computed in double from the float32 scales as TFLM does."""
     real_multiplier = f32(scale1) * f32(scale2) / f32(scale_out)
     multiplier, shift = quantize_multiplier(real_multiplier)
-    act_min, act_max = activation_range_int8(activation, f32(scale_out), zp_out)
+    act_min, act_max = activation_range_int8(activation, f32(scale_out), zp_out, dtype)
     return {
         "input1_offset": -zp1, "input2_offset": -zp2,
         "output_multiplier": multiplier, "output_shift": shift, "output_offset": zp_out,
@@ -39,16 +39,20 @@ class Mul(OpLowering):
     kernel_sources = ("mul.c", "broadcast.c")
     headers = ("microbuild/kernels/mul.h",)
 
+    dtypes = frozenset({"int8", "int16"})
+
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = binary_int8_reasons(op, graph)
+        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
+        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
             return reasons
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         # (in1 - zp1) * (in2 - zp2) is at most 2^16 in magnitude; TFLM shifts it left in int32
         # before the Q31 multiply, so a left shift beyond 15 would overflow.
+        # For int16 operands the product already has 31 bits: no left shift at all.
         _, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
-        if shift > 15:
+        if shift > (0 if out.dtype == "int16" else 15):
             reasons.append(f"rescale multiplier {a.scale} * {b.scale} / {out.scale} needs a left "
                            f"shift of {shift}, which overflows int32")
         return reasons
@@ -61,13 +65,14 @@ class Mul(OpLowering):
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
-                       fused_activation(op))
+                       fused_activation(op), out.dtype)
         params = ctx.symbol("params")
         shape = ctx.symbol("shape")
         ctx.static(f"static const mb_mul_s8_params {params} = {c_designated(p)};")
         plan = plan_broadcast(a.shape, b.shape, out.shape)
         ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        return (f"mb_mul_s8(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+        function = "mb_mul_s16" if out.dtype == "int16" else "mb_mul_s8"
+        return (f"{function}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:

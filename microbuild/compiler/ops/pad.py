@@ -31,6 +31,7 @@ def _paddings(op: Operator, graph: Graph) -> np.ndarray:
 class _Pad(OpLowering):
     kernel_sources = ("pad.c",)
     headers = ("microbuild/kernels/pad.h",)
+    dtypes = frozenset({"int8", "int16"})
     input_counts: tuple[int, ...]
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -39,8 +40,8 @@ class _Pad(OpLowering):
             return reasons or ["input or paddings is missing"]
         x, pads, out = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x)
-        reasons += activation_reasons("output", out)
+        reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
+        reasons += activation_reasons("output", out, dtypes=(x.dtype,))
         rank = len(x.shape)
         if not 1 <= rank <= MAX_DIMS:
             reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
@@ -84,7 +85,8 @@ class _Pad(OpLowering):
         fields = [("input_dims", dims), ("pad_before", before), ("pad_after", after),
                   ("pad_value", self.pad_value(op, graph))]
         ctx.static(f"static const mb_pad_s8_params {params} = {c_struct(fields)};")
-        return f"mb_pad_s8(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+        function = "mb_pad_s16" if x.dtype == "int16" else "mb_pad_s8"
+        return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
 
 
 @register
@@ -109,8 +111,8 @@ class PadV2(_Pad):
             return []
         out = graph.tensor(op.outputs[0])
         reasons = []
-        if not c.is_constant or c.dtype != "int8" or c.num_elements != 1:
-            reasons.append(f"constant_values '{c.name}' must be one constant int8 value, is "
+        if not c.is_constant or c.dtype != out.dtype or c.num_elements != 1:
+            reasons.append(f"constant_values '{c.name}' must be one constant {out.dtype} value, is "
                            f"{c.dtype} {c.shape}{'' if c.is_constant else ' (not constant)'}")
         elif not same_quantization(c, out):
             reasons.append(f"constant_values '{c.name}' is quantized differently from the output; "

@@ -42,6 +42,7 @@ def _empty_windows(win: Window2D, options: dict, in_h: int, in_w: int) -> bool:
 class _Pool2D(OpLowering):
     kernel_sources = ("pooling.c",)
     headers = ("microbuild/kernels/pooling.h",)
+    dtypes = frozenset({"int8", "int16"})
     function: str
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -49,8 +50,8 @@ class _Pool2D(OpLowering):
         if reasons:
             return reasons
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4)
-        reasons += activation_reasons("output", out, rank=4)
+        reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
+        reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
         reasons += window_option_reasons(op.options, dilation=False)
         for name in ("filter_height", "filter_width"):
             value = op.options.get(name, 0)
@@ -77,7 +78,7 @@ class _Pool2D(OpLowering):
         batches, in_h, in_w, channels = x.shape
         win = window_2d(o, in_h, in_w, o["filter_height"], o["filter_width"])
         act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
-                                                 out.scale, out.zero_point)
+                                                 out.scale, out.zero_point, out.dtype)
         params = ctx.symbol("params")
         fields = [
             ("batches", batches), ("input_h", in_h), ("input_w", in_w), ("channels", channels),
@@ -88,7 +89,8 @@ class _Pool2D(OpLowering):
             ("activation_min", act_min), ("activation_max", act_max),
         ]
         ctx.static(f"static const mb_pool2d_s8_params {params} = {c_struct(fields)};")
-        return self.kernel_call(op, graph, ctx, self.function,
+        function = self.function if x.dtype == "int8" else self.function.replace("_s8", "_s16")
+        return self.kernel_call(op, graph, ctx, function,
                                 [f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])])
 
 

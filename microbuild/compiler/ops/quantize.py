@@ -20,6 +20,7 @@ from microbuild.model.ir import Graph, Operator
 # (input, output) dtype -> the kernel; float32 -> int8 is AffineQuantize, the rest Requantize.
 _KERNELS = {
     ("float32", "int8"): "mb_quantize_f32_s8",
+    ("float32", "int16"): "mb_quantize_f32_s16",
     ("int8", "int8"): "mb_requantize_s8",
     ("int16", "int8"): "mb_requantize_s16_s8",
     ("int8", "int16"): "mb_requantize_s8_s16",
@@ -61,7 +62,7 @@ class Quantize(OpLowering):
         if src.dtype != "float32":
             p = requantize_params(src.scale, src.zero_point, dst.scale, dst.zero_point)
             return emit_requantize(op, ctx, p, size, function)
-        return (f"mb_quantize_f32_s8({c_float(dst.scale)}, {dst.zero_point}, "
+        return (f"{function}({c_float(dst.scale)}, {dst.zero_point}, "
                 f"{ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, {size});")
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
@@ -69,5 +70,5 @@ class Quantize(OpLowering):
         # 4 times smaller, so output[i] only ever overwrites bytes of input[i / 4], already read.
         # A widening conversion would write past what it has read.
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        return not src.is_constant and (src.dtype, dst.dtype) in (("float32", "int8"),
-                                                                   ("int8", "int8"))
+        return not src.is_constant and (src.dtype, dst.dtype) in (
+            ("float32", "int8"), ("float32", "int16"), ("int8", "int8"))

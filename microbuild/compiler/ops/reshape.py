@@ -14,6 +14,8 @@ from microbuild.model.ir import Graph, Operator
 @register
 class Reshape(OpLowering):
     opcode = "RESHAPE"
+    # Only the shape changes: the bytes are the same whatever they hold.
+    dtypes = frozenset({"int8", "int16", "int32", "uint8", "bool", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if not op.inputs or op.inputs[0] < 0 or len(op.outputs) != 1:

@@ -38,6 +38,18 @@ static inline int32_t mb_mul_by_quantized_multiplier(int32_t x, int32_t multipli
     return mb_rounding_divide_by_pot(mb_saturating_rounding_doubling_high_mul(shifted, multiplier), right);
 }
 
+/* TFLM's MultiplyByQuantizedMultiplier for an int64 accumulator (the 16x8 kernels' int64 sums):
+ * the multiplier is first reduced to 16 bits (rounded), then one rounding shift by 15 - shift.
+ * The result is truncated to int32 as TFLM's is. */
+static inline int32_t mb_mul_by_quantized_multiplier_s64(int64_t x, int32_t multiplier, int shift)
+{
+    const int32_t reduced = multiplier < 0x7FFF0000 ? ((multiplier + ((int32_t)1 << 15)) >> 16)
+                                                    : 0x7FFF;
+    const int total_shift = 15 - shift;
+    const int64_t product = x * (int64_t)reduced + ((int64_t)1 << (total_shift - 1));
+    return (int32_t)(product >> total_shift);
+}
+
 static inline int32_t mb_clamp_i32(int32_t v, int32_t lo, int32_t hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);

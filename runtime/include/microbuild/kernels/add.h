@@ -28,7 +28,9 @@ typedef struct {
 
 /* One output element from one element of each input (the arithmetic of every ADD kernel, also
  * used by CONV_2D's fused residual epilogue). */
-static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t b)
+/* One element: the rescaled sum, offset and clamped to the activation range (int32, so the int8
+ * and the int16 kernels share it: left_shift is 20 for int8, 15 for int16). */
+static inline int32_t mb_add_one(const mb_add_s8_params *p, int32_t a, int32_t b)
 {
     const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
     const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
@@ -38,11 +40,20 @@ static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t
                                                            p->input2_shift);
     const int32_t result = mb_mul_by_quantized_multiplier(scaled1 + scaled2, p->output_multiplier,
                                                           p->output_shift) + p->output_offset;
-    return (int8_t)mb_clamp_i32(result, p->activation_min, p->activation_max);
+    return mb_clamp_i32(result, p->activation_min, p->activation_max);
+}
+
+static inline int8_t mb_add_s8_one(const mb_add_s8_params *p, int32_t a, int32_t b)
+{
+    return (int8_t)mb_add_one(p, a, b);
 }
 
 void mb_add_s8(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                const int8_t *input1, const int8_t *input2, int8_t *output);
+/* 16x8 ADD (and SUB): the same arithmetic with left_shift 15 and an int16 clamp, as TFLM's
+ * general-scale int16 path. */
+void mb_add_s16(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                const int16_t *input1, const int16_t *input2, int16_t *output);
 
 /* Variants (microbuild/compiler/ops/add.py): the same arguments plus the scratch pointer (unused:
  * NULL), the same bytes out, every broadcast the reference handles, in place like it.

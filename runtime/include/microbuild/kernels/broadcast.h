@@ -30,4 +30,10 @@ typedef void (*mb_binary_row_s8)(const void *params, const int8_t *a, int32_t a_
 void mb_broadcast_binary_s8(const mb_broadcast_shape *shape, const int8_t *a, const int8_t *b,
                             int8_t *out, mb_binary_row_s8 row, const void *params);
 
+/* The same walk over int16 inputs and output (16x8 models). */
+typedef void (*mb_binary_row_s16)(const void *params, const int16_t *a, int32_t a_step,
+                                  const int16_t *b, int32_t b_step, int16_t *out, int32_t n);
+void mb_broadcast_binary_s16(const mb_broadcast_shape *shape, const int16_t *a, const int16_t *b,
+                             int16_t *out, mb_binary_row_s16 row, const void *params);
+
 #endif

@@ -9,6 +9,9 @@
 
 #include <stdint.h>
 
+/* The blocks are counted in bytes and the values are copied as bytes: wider element types (int16
+ * in 16x8 models) are passed with block sizes times the element size. */
+
 void mb_concatenation_s8(int32_t outer, int32_t num_inputs, const int8_t *const *inputs,
                          const int32_t *block_sizes, int8_t *output);
 

@@ -55,6 +55,12 @@ void mb_conv2d_s8(const mb_conv2d_s8_params *params, const int8_t *input, const 
                   const int32_t *bias, const int32_t *interior_bias, const int32_t *multipliers,
                   const int32_t *shifts, const mb_residual_add_s8 *residual, int8_t *output);
 
+/* 16x8 CONV_2D (conv2d_s16.c): int16 activations with zero point 0 (params' offsets are 0),
+ * int8 filters, an int64 bias or NULL, bit-exact with TFLM's int16 reference (int64 sums). */
+void mb_conv2d_s16(const mb_conv2d_s8_params *params, const int16_t *input, const int8_t *filter,
+                   const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
+                   int16_t *output);
+
 /* ---- Kernel variants: the same arguments (and bytes out) plus the op's scratch area, with the
  * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group and no
  * dilation only. Every pixel is computed as sum(filter * column) + interior_bias over an im2col

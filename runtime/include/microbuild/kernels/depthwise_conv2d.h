@@ -31,6 +31,11 @@ typedef struct {
 
 /* bias (zeros when the model has none), interior_bias, multipliers and shifts have
  * input_c * depth_multiplier entries; none is NULL. */
+/* 16x8 DEPTHWISE_CONV_2D (conv2d_s16.c): as mb_conv2d_s16, filter [1, h, w, output_c]. */
+void mb_depthwise_conv2d_s16(const mb_depthwise_conv2d_s8_params *params, const int16_t *input,
+                             const int8_t *filter, const int64_t *bias,
+                             const int32_t *multipliers, const int32_t *shifts, int16_t *output);
+
 void mb_depthwise_conv2d_s8(const mb_depthwise_conv2d_s8_params *params, const int8_t *input,
                             const int8_t *filter, const int32_t *bias,
                             const int32_t *interior_bias, const int32_t *multipliers,

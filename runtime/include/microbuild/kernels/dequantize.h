@@ -11,5 +11,7 @@
 /* output must not share input's buffer: each float overwrites the next three input bytes. */
 void mb_dequantize_s8_f32(float scale, int32_t zero_point, const int8_t *input, float *output,
                           int32_t size);
+void mb_dequantize_s16_f32(float scale, int32_t zero_point, const int16_t *input, float *output,
+                           int32_t size);
 
 #endif

@@ -30,6 +30,24 @@ typedef struct {
 void mb_fully_connected_s8(const mb_fully_connected_s8_params *params, const int8_t *input,
                            const int8_t *weights, const int32_t *bias, int8_t *output);
 
+/* 16x8 FULLY_CONNECTED (fully_connected_s16.c): int16 input and output with zero point 0, int8
+ * weights, an int64 bias (or NULL), bit-exact with TFLM's int16 reference: the sum is int64 and
+ * requantized by mb_mul_by_quantized_multiplier_s64. */
+typedef struct {
+    int32_t batches;
+    int32_t input_depth;
+    int32_t output_depth;
+    int32_t activation_min;
+    int32_t activation_max;
+    int32_t output_multiplier;  /* per tensor, when output_multipliers is NULL */
+    int32_t output_shift;
+    const int32_t *output_multipliers;
+    const int32_t *output_shifts;
+} mb_fully_connected_s16_params;
+
+void mb_fully_connected_s16(const mb_fully_connected_s16_params *params, const int16_t *input,
+                            const int8_t *weights, const int64_t *bias, int16_t *output);
+
 /* Variants (microbuild/compiler/ops/fully_connected.py): the same arguments plus the scratch
  * pointer (unused: NULL), the same bytes out. `weights` is pre-arranged at compile time, every
  * group of 4 output rows interleaved in chunks (see each kernel file); same size as the original.

@@ -29,5 +29,7 @@ typedef struct {
 } mb_mean_s8_params;
 
 void mb_mean_s8(const mb_mean_s8_params *params, const int8_t *input, int8_t *output);
+/* The same on int16 values (16x8 models), clamped to int16. */
+void mb_mean_s16(const mb_mean_s8_params *params, const int16_t *input, int16_t *output);
 
 #endif

@@ -19,5 +19,8 @@ typedef struct {
 
 void mb_mul_s8(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
                const int8_t *input1, const int8_t *input2, int8_t *output);
+/* 16x8 MUL: the same arithmetic on int16 values with an int16 clamp. */
+void mb_mul_s16(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                const int16_t *input1, const int16_t *input2, int16_t *output);
 
 #endif

@@ -14,9 +14,11 @@ typedef struct {
     int32_t input_dims[MB_PAD_MAX_DIMS];
     int32_t pad_before[MB_PAD_MAX_DIMS];
     int32_t pad_after[MB_PAD_MAX_DIMS];
-    int8_t pad_value;
+    int32_t pad_value;  /* an int8 value, or an int16 one for mb_pad_s16 */
 } mb_pad_s8_params;
 
 void mb_pad_s8(const mb_pad_s8_params *params, const int8_t *input, int8_t *output);
+/* The same on int16 values (16x8 models). */
+void mb_pad_s16(const mb_pad_s8_params *params, const int16_t *input, int16_t *output);
 
 #endif

@@ -24,6 +24,11 @@ typedef struct {
 void mb_avgpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
 void mb_maxpool2d_s8(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output);
 
+/* The same on int16 activations (16x8 quantization): TFLM's int16 pooling is the int8 algorithm
+ * on 16-bit values. */
+void mb_avgpool2d_s16(const mb_pool2d_s8_params *params, const int16_t *input, int16_t *output);
+void mb_maxpool2d_s16(const mb_pool2d_s8_params *params, const int16_t *input, int16_t *output);
+
 /* AVERAGE_POOL_2D variants (microbuild/compiler/ops/pooling.py): the same arguments plus the
  * scratch pointer (unused: NULL), the same bytes out. Each sums several channels per load in
  * 16-bit lanes, moved to int32 every 256 window positions (exact, see each kernel file).

@@ -10,5 +10,9 @@
  * been read already. */
 void mb_quantize_f32_s8(float scale, int32_t zero_point, const float *input, int8_t *output,
                         int32_t size);
+/* float32 -> int16 (16x8 models); in place like the int8 form (output[i] is 2 of input[i]'s 4
+ * bytes' worth, written after input[i] is read). */
+void mb_quantize_f32_s16(float scale, int32_t zero_point, const float *input, int16_t *output,
+                         int32_t size);
 
 #endif
