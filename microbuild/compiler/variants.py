@@ -184,6 +184,12 @@ class Selection:
     force: Mapping[Any, str] = field(default_factory=dict)
     force_where_possible: bool = False
 
+    def __post_init__(self) -> None:
+        # An op index may come as text (the command line's "3=reference", JSON keys): it means
+        # the op, not an opcode called "3".
+        self.force = {int(k) if isinstance(k, str) and k.isdigit() else k: v
+                      for k, v in dict(self.force).items()}
+
     def choose(self, lowering: "OpLowering", op: Operator, graph: Graph) -> tuple[str, str]:
         """(variant name, why) for one op."""
         legal = candidates(lowering, op, graph, self.target)
@@ -282,9 +288,6 @@ def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] 
 def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
     from microbuild.tuning.log import TuningLog
 
-    force: dict[Any, str] = {}
-    for key, name in (spec.get("force") or {}).items():
-        force[int(key) if str(key).isdigit() else key] = name
     tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
     return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
-                     tuning=tuning, force=force)
+                     tuning=tuning, force=dict(spec.get("force") or {}))

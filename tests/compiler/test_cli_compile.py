@@ -89,3 +89,12 @@ def test_unsupported_ops_are_listed_by_index_and_name(tmp_path, capsys):
     assert "REVERSE_V2 (op 0): TFLM has a kernel for it, microbuild does not yet" in err
     assert "microbuild ops" in err
     assert not out.exists()  # nothing half-written
+
+
+def test_variant_by_op_index_is_honoured(tmp_path, capsys):
+    """`--variant 1=reference` names op 1 (it was read as an opcode "1" and ignored)."""
+    assert main(["compile", str(MODELS / "ds_cnn.tflite"), "--board", "mps2-an500", "--variant",
+                 "1=reference", "--json", "-o", str(tmp_path)]) == 0
+    ops = json.loads(capsys.readouterr().out)["ops"]
+    assert (ops[1]["kernel"], ops[1]["kernel_choice"]) == ("reference", "forced")
+    assert ops[0]["kernel"] != "reference" and ops[0]["kernel_choice"] == "default"
