@@ -38,6 +38,7 @@ SRC_DIR = "src"
 MODEL_DIR = "model"
 BOARD_DIR = "board"  # the board's YAML, resolved
 RUNTIME_DIR = "runtime"  # microbuild's C runtime, copied in
+RUNTIME_LICENCE_FILES = ("LICENSE", "NOTICE")  # Apache-2.0 text and notice, beside the copy
 GENERATED_DIR = "generated"  # C compiled from the model and the board (make)
 APP_MAIN = f"{SRC_DIR}/main.c"
 # No folder is called `microbuild`: SCons puts the project folder on sys.path, and a folder of that
@@ -293,7 +294,8 @@ def add_runtime(files: ProjectFiles, rels: Sequence[str], link_runtime: bool,
     root = runtime_dir()
     if link_runtime:
         return str(root)
-    for rel in rels:
+    # The licence travels with the copied sources: a project is redistributable as it is.
+    for rel in [*RUNTIME_LICENCE_FILES, *rels]:
         files.add(f"{folder}/{rel}", (root / rel).read_bytes())
     return folder
 

@@ -66,6 +66,10 @@ def test_projects_are_self_contained(twice, fmt):
         if rel.startswith(f"{runtime}/"):
             assert files[rel] == (runtime_dir() / rel[len(runtime) + 1:]).read_bytes()
     assert f"{runtime}/kernels/conv2d.c" in files
+    # The copied runtime carries its licence (Apache-2.0) and notice.
+    assert b"Apache License" in files[f"{runtime}/LICENSE"]
+    assert b"Version 2.0" in files[f"{runtime}/LICENSE"]
+    assert b"microbuild" in files[f"{runtime}/NOTICE"]
     if fmt != "zephyr":
         assert "runtime/startup/cortex_m.c" in files
         assert "runtime/drivers/console/stm32_usart.c" in files
