@@ -35,3 +35,14 @@ def connect(board, firmware, **options):
     from microbuild.api import connect as _connect
 
     return _connect(board, firmware, **options)
+
+
+def __getattr__(name):
+    """``microbuild.api`` without importing it first (the README's examples say
+    ``microbuild.api.build_firmware(...)``); loaded on first use so that SCons, which imports this
+    package as its tool, does not pay for the whole API."""
+    if name == "api":
+        import importlib
+
+        return importlib.import_module("microbuild.api")
+    raise AttributeError(f"module 'microbuild' has no attribute {name!r}")
