@@ -18,7 +18,10 @@
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
-6. **Dead operators removed**: what no graph output depends on.
+6. **Pruned channels' biases shrunk** (:mod:`microbuild.compiler.pruned_channels`): a channel with
+   an all-zero filter outputs its requantized bias; the smallest bias with the same output
+   replaces a huge one, so fast kernels are not refused the layer.
+7. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -31,6 +34,7 @@ import math
 import numpy as np
 
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
+from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Tensor
@@ -50,6 +54,7 @@ def prepare_graph(graph: Graph) -> Graph:
     _drop_unread_inputs(graph)
     graph = fold_constants(graph)
     graph = fold_transposes_into_weights(graph)
+    graph = shrink_pruned_channel_biases(graph)
     return remove_dead_operators(graph)
 
 
