@@ -101,6 +101,14 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out.print(table)
     for note in summary["notes"]:
         out.print(f"note: {note}")
+    for op in summary["ops"]:  # no silent fallback: say why a fast kernel did not take an op
+        if op["kernel"] == "reference" and op.get("variants_refused"):
+            by_reason: dict[str, list[str]] = {}
+            for name, why in op["variants_refused"].items():
+                by_reason.setdefault(why, []).append(name)
+            reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+            out.print(f"op {op['index']} {op['opcode']} runs the reference kernel on "
+                      f"{target.cpu}: {reasons}")
     for kind in ("inputs", "outputs"):
         for i, t in enumerate(summary[kind]):
             out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "

@@ -301,6 +301,9 @@ class _Generator:
                      "signature": op_signature(op, g),
                      "tensor_bytes": {str(t): g.tensors[t].nbytes
                                       for t in [*op.inputs, *op.outputs] if t >= 0}}
+            refused = getattr(lowering, "refused", None)
+            if refused:  # which check kept a variant off this op, and why
+                entry["variants_refused"] = dict(refused)
             if "fused_from" in op.options:  # the original operator indices, as in the model
                 entry["fused_from"] = list(op.options["fused_from"])
             ops.append(entry)

@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 REFERENCE = "reference"
 
 
+class Refusal(str):
+    """Why a variant does not take an op instance, returned by an ``accepts`` function in place
+    of False: it is falsy like False, and its text reaches ``compile --json`` and the compile
+    table, so a layer left on the reference kernel says which check refused it."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
 @dataclass(frozen=True)
 class KernelVariant:
     """One implementation of an operator's kernel besides the reference.
@@ -63,10 +72,25 @@ class KernelVariant:
     activation_dtype: str = "int8"
 
     def accepts_op(self, op: Operator, graph: Graph) -> bool:
+        return self.refusal(op, graph) is None
+
+    def refusal(self, op: Operator, graph: Graph) -> str | None:
+        """None when the variant takes this op instance, else why not: the ``accepts`` check's
+        :class:`Refusal`, or the first paragraph of its docstring when it returned False."""
         if op.inputs and op.inputs[0] >= 0 and \
                 graph.tensors[op.inputs[0]].dtype != self.activation_dtype:
-            return False
-        return self.accepts is None or bool(self.accepts(op, graph))
+            return (f"reads {self.activation_dtype} activations; this op's are "
+                    f"{graph.tensors[op.inputs[0]].dtype}")
+        if self.accepts is None:
+            return None
+        verdict = self.accepts(op, graph)
+        if verdict:
+            return None
+        if isinstance(verdict, str) and len(verdict) > 0:  # a Refusal is falsy: test its length
+            return str(verdict)
+        doc = " ".join((self.accepts.__doc__ or "").strip().split("\n\n")[0].split())
+        return f"does not take this instance (it takes: {doc})" if doc else \
+            "does not take this instance"
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         return int(self.scratch(op, graph)) if self.scratch is not None else 0
@@ -159,6 +183,19 @@ def candidates(lowering: "OpLowering", op: Operator, graph: Graph,
     return names
 
 
+def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
+             ) -> dict[str, str]:
+    """Every variant ``target``'s CPU could run that does not take ``op``, with the reason."""
+    kop = lowering.kernel_op(op)
+    found = {}
+    for variant in lowering.variants:
+        if variant.features <= target.features:
+            reason = variant.refusal(kop, graph)
+            if reason is not None:
+                found[variant.name] = reason
+    return found
+
+
 def default_variant(lowering: "OpLowering", op: Operator, graph: Graph, target: Target) -> str:
     """The heuristic: the highest-ranked legal candidate (ties: declaration order)."""
     best, best_rank = REFERENCE, 0
@@ -232,10 +269,13 @@ class BoundLowering:
     """An operator's lowering with the variant chosen for one op instance: what the planner and
     the code generator see. Everything not variant-specific is the lowering's own."""
 
-    def __init__(self, lowering: "OpLowering", variant: KernelVariant | None, why: str = "") -> None:
+    def __init__(self, lowering: "OpLowering", variant: KernelVariant | None, why: str = "",
+                 refused: Mapping[str, str] | None = None) -> None:
         self.lowering = lowering
         self.variant = variant
         self.why = why
+        # The variants this CPU could run that did not take the op, with why (see Refusal).
+        self.refused = dict(refused or {})
 
     @property
     def variant_name(self) -> str:
@@ -274,7 +314,8 @@ def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | Non
         name, why = selection.choose(lowering, op, graph)
         if not lowering.variants and why != "forced":
             why = "only kernel"
-        bound.append(BoundLowering(lowering, variant_named(lowering, name), why))
+        bound.append(BoundLowering(lowering, variant_named(lowering, name), why,
+                                   refusals(lowering, op, graph, selection.target)))
     return bound
 
 

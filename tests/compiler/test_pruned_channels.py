@@ -72,3 +72,40 @@ def test_the_equivalent_bias_is_the_nearest_to_zero_with_the_same_output():
         if got != 0:  # one step nearer zero gives another output
             nearer = got - int(np.sign(got))
             assert _output(nearer, multiplier, shift, zero_point, low, high) != want
+
+
+def _large_bias_conv(path: Path) -> Path:
+    """A CONV_2D whose channel 1 has real weights and a bias of 2^30: no variant can take it."""
+    import sys
+
+    sys.path.insert(0, str(OPS.parent / "generate"))
+    from tflite_builder import ModelBuilder
+
+    rng = np.random.default_rng(1)
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 6, 6, 8), "int8", 0.02, 3)
+    f = b.constant("f", rng.integers(-127, 128, (4, 3, 3, 8), dtype=np.int8), scale=[0.01] * 4)
+    bias = b.constant("b", np.array([100, 1 << 30, -5, 7], np.int32), scale=[0.0002] * 4)
+    y = b.tensor("y", (1, 6, 6, 4), "int8", 0.5, 0)
+    b.operator("CONV_2D", [x, f, bias], [y], "Conv2DOptions", version=3, padding=0, strideW=1,
+               strideH=1, fusedActivationFunction=0, dilationWFactor=1, dilationHFactor=1)
+    path.write_bytes(b.build([x], [y]))
+    return path
+
+
+def test_a_layer_left_on_the_reference_says_which_check_refused_it(tmp_path, capsys):
+    from microbuild import cli
+
+    model = _large_bias_conv(tmp_path / "large_bias.tflite")
+    m7 = Target.of_board(load_board("mps2-an500"))
+    op = compile_model(model, selection=Selection(m7)).summary()["ops"][0]
+    assert op["kernel"] == REFERENCE
+    assert set(op["variants_refused"]) == {"gemm", "dsp", "dsp16"}  # not mve: no Helium on M7
+    assert all(why.startswith("channel 1: ") and "2^30" in why
+               for why in op["variants_refused"].values())
+    assert cli.main(["compile", str(model), "--board", "mps2-an500", "-o",
+                     str(tmp_path / "out")]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "op 0 CONV_2D runs the reference kernel on cortex-m7: gemm, dsp, dsp16: channel 1:" \
+        in text
+    assert_bit_exact(model, n=4, seed=1, tmp_path=tmp_path)

@@ -13,7 +13,7 @@ import numpy as np
 from microbuild.compiler.fusion import RESIDUAL_ADD
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8
-from microbuild.compiler.variants import KernelVariant
+from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     activation_reasons,
     bias_reasons,
@@ -45,22 +45,31 @@ def _dims(op: Operator, graph: Graph) -> tuple[int, int, int]:
     return int(w.shape[0]), int(np.prod(w.shape[1:])), int(np.prod(out.shape[:3]))
 
 
-def _plain(op: Operator, graph: Graph) -> bool:
+def _plain(op: Operator, graph: Graph) -> bool | Refusal:
     """What every variant handles: one group, no dilation, and every value before
     requantization (sum(filter * column) + interior_bias) below 2^30 in magnitude, so the kernels
     may double it (their requantization takes 2x)."""
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     o = op.options
-    if not (len(w.shape) == 4 and x.shape[3] == w.shape[3] and w.data is not None
-            and o.get("dilation_h_factor", 1) == 1 and o.get("dilation_w_factor", 1) == 1):
-        return False
+    if not (len(w.shape) == 4 and w.data is not None):
+        return Refusal("the filter is not a constant 4-D tensor")
+    if x.shape[3] != w.shape[3]:
+        return Refusal(f"grouped convolution ({x.shape[3] // w.shape[3]} groups)")
+    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
+        return Refusal(f"dilation {o.get('dilation_h_factor', 1)}x"
+                       f"{o.get('dilation_w_factor', 1)}")
     flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
     bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
             if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))
     interior = bias + (-x.zero_point) * flat.sum(axis=1)
     # Column values (the input, or the zero point in the padding) are int8: |value| <= 128.
     bound = np.abs(flat).sum(axis=1) * 128 + np.abs(interior)
-    return bool(bound.max() < (1 << 30))
+    if bound.max() >= (1 << 30):
+        c = int(bound.argmax())
+        return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach {int(bound[c]):,} "
+                       f"(bias {int(bias[c]):,}), over the 2^30 the variants' requantization "
+                       f"allows ({int(np.count_nonzero(bound >= (1 << 30)))} channel(s) over)")
+    return True
 
 
 def _is_direct(op: Operator, graph: Graph, kp: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.variants import KernelVariant
+from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     activation_reasons,
@@ -44,22 +44,29 @@ def bias_and_interior_bias(op: Operator, graph: Graph) -> tuple[np.ndarray, np.n
 
 
 # ---- kernel variants (runtime/kernels/depthwise_conv2d_{portable,dsp,mve}.c) --------------------
-def _plain(op: Operator, graph: Graph) -> bool:
+def _plain(op: Operator, graph: Graph) -> bool | Refusal:
     """Depth multiplier 1 and no dilation: what every variant handles (the rest stays on the
     reference kernel)."""
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     o = op.options
-    return (len(x.shape) == 4 and len(w.shape) == 4 and w.shape[3] == x.shape[3]
-            and o.get("dilation_h_factor", 1) == 1 and o.get("dilation_w_factor", 1) == 1)
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        return Refusal("input or filter is not 4-D")
+    if w.shape[3] != x.shape[3]:
+        return Refusal(f"depth multiplier {w.shape[3] // max(x.shape[3], 1)}")
+    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
+        return Refusal(f"dilation {o.get('dilation_h_factor', 1)}x"
+                       f"{o.get('dilation_w_factor', 1)}")
+    return True
 
 
-def _fast_requantize_fits(op: Operator, graph: Graph) -> bool:
+def _fast_requantize_fits(op: Operator, graph: Graph) -> bool | Refusal:
     """The DSP and Helium variants requantize with a 32-bit rounding multiply-high (SMMULR /
     VQRDMULH) and a 32-bit rounding shift: exact when every accumulator, shifted left by its
     channel's left shift, stays below 2^28 in magnitude and no right shift exceeds 28. The
     bound per channel: the larger bias in magnitude plus taps * 128 * 255."""
-    if not _plain(op, graph):
-        return False
+    plain = _plain(op, graph)
+    if not plain:
+        return plain
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
     out_c = w.shape[3]
@@ -69,22 +76,32 @@ def _fast_requantize_fits(op: Operator, graph: Graph) -> bool:
     for c in range(out_c):
         bound = max(abs(int(bias[c])), abs(int(interior[c]))) + taps * 128 * 255
         left, right = max(int(shifts[c]), 0), max(-int(shifts[c]), 0)
-        if (bound << left) >= 1 << 28 or right > 28:
-            return False
+        if (bound << left) >= 1 << 28:
+            return Refusal(f"channel {c}: the accumulator may reach {bound:,} (bias "
+                           f"{int(bias[c]):,}), which shifted left by {left} is over the 2^28 "
+                           "the 32-bit requantization allows")
+        if right > 28:
+            return Refusal(f"channel {c}: right shift {right} is over the 28 the 32-bit "
+                           "requantization allows")
     return True
 
 
-def _dsp_fits(op: Operator, graph: Graph) -> bool:
+def _dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
     """What the DSP variant adds to _fast_requantize_fits: its taps are stored as int16 times
     2^(left shift + 1), so no left shift exceeds 7, and it adds the output zero point times
     2^(right shift + 1) before the final shift, which stays in int32 while no right shift
     exceeds 22 (see depthwise_conv2d_dsp.c)."""
-    if not _fast_requantize_fits(op, graph):
-        return False
+    fits = _fast_requantize_fits(op, graph)
+    if not fits:
+        return fits
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
     _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, w.shape[3])
-    return all(-22 <= int(s) <= 7 for s in shifts)
+    for c, shift in enumerate(int(s) for s in shifts):
+        if not -22 <= shift <= 7:
+            return Refusal(f"channel {c}: shift {shift} is outside the -22..7 the int16 taps "
+                           "and the folded zero point allow")
+    return True
 
 
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
