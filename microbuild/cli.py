@@ -170,13 +170,15 @@ def _render_outputs(name: str, arrays) -> None:
     out.print(table)
 
 
-def _render_result(result) -> None:
+def _render_result(result, board) -> None:
+    from microbuild.device.timing import duration
+
     for name, arrays in result.outputs.items():
         _render_outputs(name, arrays)
         ticks = result.ticks.get(name)
         if ticks is not None:
             out.print(f"{name}: {ticks:,} timer ticks per inference at {result.timer_hz:,} Hz = "
-                      f"{ticks / result.timer_hz * 1e3:.3f} ms")
+                      f"{duration(ticks, result.timer_hz, board)}")
 
 
 def _default_out_dir(board: str, executor: str) -> Path:
@@ -254,7 +256,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     out.print(f"firmware: {build.elf}" + (" (+ .bin, .hex)" if build.binary else ""),
               soft_wrap=True)
     if result is not None:
-        _render_result(result)
+        _render_result(result, build.board)
         if args.output:
             out.print(f"outputs saved to {args.output}")
     return 0
@@ -262,23 +264,27 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 # --- run / flash -------------------------------------------------------------------------------
 
-def _render_profile(profile) -> None:
+def _render_profile(profile, board) -> None:
+    from microbuild.device.timing import duration
+
+    def column(ticks: int) -> tuple[str, str]:  # instructions under QEMU icount, else ms
+        return duration(ticks, profile.timer_hz, board).column()
+
     # The title on a line of its own: a table title is cut to the table's width.
     out.print(f"{profile.model} on {profile.board}: timer ticks per operator, run from the host "
               f"(timer {profile.timer_hz:,} Hz)")
     table = Table()
-    for column, right in (("#", True), ("operator", False), ("ticks", True), ("ms", True),
-                          ("share", True)):
-        table.add_column(column, justify="right" if right else "left")
+    for heading, right in (("#", True), ("operator", False), ("ticks", True),
+                           (column(0)[0], True), ("share", True)):
+        table.add_column(heading, justify="right" if right else "left")
     total = profile.op_ticks or 1
     for o in profile.ops:
-        table.add_row(str(o.index), o.opcode, f"{o.ticks:,}", f"{o.seconds * 1e3:.3f}",
+        table.add_row(str(o.index), o.opcode, f"{o.ticks:,}", column(o.ticks)[1],
                       f"{100 * o.ticks / total:.1f}%")
-    table.add_row("", "sum of operators", f"{profile.op_ticks:,}",
-                  f"{profile.op_ticks / profile.timer_hz * 1e3:.3f}", "")
+    table.add_row("", "sum of operators", f"{profile.op_ticks:,}", column(profile.op_ticks)[1],
+                  "")
     table.add_row("", "whole model (RUN)", f"{profile.model_ticks:,}",
-                  f"{profile.model_ticks / profile.timer_hz * 1e3:.3f}",
-                  f"{100 * profile.ratio:.1f}%")
+                  column(profile.model_ticks)[1], f"{100 * profile.ratio:.1f}%")
     out.print(table)
 
 
@@ -301,8 +307,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(json.dumps({"board": build.board.name, "executor": "aot",
                               "elf": str(build.elf), "run": result.to_dict()}, indent=2))
         else:
-            _render_result(result)
+            _render_result(result, build.board)
         return 0
+
+    from microbuild.device.timing import duration
 
     build = _build(args, "rpc", None)
     show = not args.json
@@ -338,9 +346,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not args.json:
                 _render_outputs(prefix, outputs)
                 out.print(f"{prefix}: {ticks:,} timer ticks per inference at {hz:,} Hz = "
-                          f"{ticks / hz * 1e3:.3f} ms (host-driven, {dev.client.transport.describe()})")
+                          f"{duration(ticks, hz, build.board)} (host-driven, "
+                          f"{dev.client.transport.describe()})")
                 if profile is not None:
-                    _render_profile(profile)
+                    _render_profile(profile, build.board)
         stats = dev.client.stats
     if args.json:
         print(json.dumps({"board": build.board.name, "executor": "rpc", "elf": str(build.elf),
