@@ -24,6 +24,7 @@ from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, f
                                       read_board_source)
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
+from microbuild.paths import board_defs_dir
 
 ENV_PATH = "MICROBUILD_BOARDS_PATH"
 
@@ -41,8 +42,8 @@ FAMILY_ARCHES = {
 
 
 def builtin_boards_dir() -> Path:
-    """``board_defs/`` beside the package (a source checkout or an editable install)."""
-    return Path(__file__).resolve().parent.parent.parent / "board_defs"
+    """``board_defs/``: beside the package in a checkout, inside it in a wheel."""
+    return board_defs_dir()
 
 
 def search_path() -> list[Path]:

@@ -29,9 +29,8 @@ from microbuild import __version__
 from microbuild.boards import Board
 from microbuild.build import aot, board_files, rpc_table
 from microbuild.errors import MicrobuildError
-from microbuild.paths import runtime_dir
+from microbuild.paths import project_templates_dir, runtime_dir
 
-_PACKAGE = Path(__file__).resolve().parent.parent
 
 MANIFEST = ".microbuild-project.json"
 SRC_DIR = "src"
@@ -135,13 +134,8 @@ def runtime_files(board: Board, family: str | None, executor: Executor) -> list[
 
 # ---- templates ------------------------------------------------------------------------------------
 def templates_dir() -> Path:
-    """project_templates/: next to the package in a checkout or an editable install, or shipped
-    inside it as microbuild/project_templates."""
-    for candidate in (_PACKAGE.parent / "project_templates", _PACKAGE / "project_templates"):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"microbuild's project templates were not found next to {_PACKAGE}; "
-                            "reinstall microbuild")
+    """project_templates/: beside the package in a checkout, inside it in a wheel."""
+    return project_templates_dir()
 
 
 _PLACEHOLDER = re.compile(r"\{\{([a-z_][a-z0-9_]*)\}\}")

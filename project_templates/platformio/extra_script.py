@@ -24,7 +24,7 @@ except ImportError:
         "Error: this project compiles its model with microbuild, which PlatformIO's Python (%s) "
         "cannot import. Install PlatformIO into the Python environment microbuild is installed in "
         "(`python -m pip install platformio` there, then use its `pio`), or install microbuild into "
-        "PlatformIO's: `%s -m pip install microbuild`.\n" % (sys.executable, sys.executable))
+        "PlatformIO's: `%s -m pip install microbuild-mcu`.\n" % (sys.executable, sys.executable))
     env.Exit(1)  # noqa: F821
 
 buildtime.pio_models(env)  # noqa: F821
