@@ -67,7 +67,8 @@ def _copy_tensors(graph: Graph) -> Graph:
 
 
 def _drop_unread_inputs(graph: Graph) -> None:
-    """Detach operands no kernel reads (RESHAPE's shape), so what computes them can die."""
+    """Detach operands no kernel reads (RESHAPE's shape when folding could not evaluate it), so
+    what computes them can die."""
     from microbuild.compiler.ops import REGISTRY
 
     for op in graph.operators:

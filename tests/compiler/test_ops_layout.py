@@ -258,7 +258,7 @@ def test_slice_of_a_constant_table_feeding_the_device_is_folded(tmp_path):
 
 
 # ---- GATHER with run-time indices ---------------------------------------------------------
-RUNTIME_GATHER = MODELS / "gather_runtime_indices.tflite"
+RUNTIME_GATHER = MODELS / "indices" / "gather_runtime_indices.tflite"
 
 
 def test_runtime_gather_indices_bit_exact_with_tflm(tmp_path):
@@ -283,6 +283,24 @@ def test_runtime_gather_index_out_of_range_fails_the_run_like_tflm(bad, tmp_path
     # The test main exits with 2 when <prefix>_run returns non-zero.
     with pytest.raises(AssertionError, match="exited with 2"):
         run_on_host(RUNTIME_GATHER, [[x, indices]], workdir=tmp_path)
+
+
+def test_embedding_lookup_constant_table_runtime_indices(tmp_path):
+    """GATHER from a constant int8 table by run-time int32 indices (an embedding layer)."""
+    rng = np.random.default_rng(6)
+    b = ModelBuilder()
+    table = b.constant("table", rng.integers(-128, 128, (10, 4), dtype=np.int8), scale=0.02,
+                       zero_point=-5)
+    i = b.tensor("i", (1, 3), "int32")
+    y = b.tensor("y", (1, 3, 4), "int8", 0.02, -5)
+    b.operator("GATHER", [table, i], [y], "GatherOptions", axis=0)
+    path = tmp_path / "embedding.tflite"
+    path.write_bytes(b.build([i], [y]))
+    sets = [[rng.integers(0, 10, (1, 3), dtype=np.int32)] for _ in range(6)]
+    expected = run_tflm_many(path, sets)
+    got = run_on_host(path, sets, workdir=tmp_path)
+    for want, have in zip(expected, got):
+        np.testing.assert_array_equal(np.asarray(want[0]).reshape(have[0].shape), have[0])
 
 
 # ---- refusals -----------------------------------------------------------------------------

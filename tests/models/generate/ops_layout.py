@@ -6,10 +6,10 @@ and GATHER that converted models carry.
 
     /work/tfenv/bin/python tests/models/generate/ops_layout.py
 
-``gather_runtime_indices.tflite`` (int32 indices as a second model input) goes to ``tests/models/``,
-not ``ops/``: random int32 indices would be out of range, which TFLM answers with an error status,
-so the sweep's random inputs do not suit it; tests/compiler/test_ops_layout.py feeds it valid and
-invalid indices itself.
+``gather_runtime_indices.tflite`` (int32 indices as a second model input) goes to
+``tests/models/indices/``, apart from the models every suite feeds random inputs (``ops/`` and
+``tests/models/*.tflite``): random int32 indices would be out of range, which TFLM answers with an
+error status. tests/compiler/test_ops_layout.py feeds it valid and invalid indices itself.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def models() -> None:
     i = tf.keras.Input(shape=(3,), dtype="int32", name="indices")
     y = _Fn(lambda t, k: tf.gather(t, k, axis=1, batch_dims=1), "gather")(x, i)
     _save("gather_runtime_indices", _convert(tf.keras.Model([x, i], y), seed, index_input=1),
-          ["GATHER"], where=".")
+          ["GATHER"], where="indices")
     # SQUEEZE: the converter turns tf.squeeze into RESHAPE, but other exporters and older
     # converters emit SQUEEZE; hand-built, shaped as a converter shapes them (open batch).
     _save("squeeze_axis2", _squeeze((5, 1, 6), [2], "int8", 0.0137, -19), ["SQUEEZE"])
