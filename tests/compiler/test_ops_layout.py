@@ -53,6 +53,62 @@ def test_layout_bit_exact_with_tflm(model, cc, tmp_path):
     assert_bit_exact(model, n=6, seed=23, cc=cc, tmp_path=tmp_path)
 
 
+def _random_strided_slices(seed: int, count: int, shape=(3, 5, 4, 6)):
+    """``count`` random STRIDED_SLICE configurations of one input (begin/end anywhere in
+    [-7, 7], strides +-1..3, random begin/end masks, some axes shrunk), each with the numpy
+    slice that means the same."""
+    rng = np.random.default_rng(seed)
+    configs = []
+    while len(configs) < count:
+        begin, end, strides, slices = [], [], [], []
+        masks = {"beginMask": 0, "endMask": 0, "shrinkAxisMask": 0}
+        for axis, size in enumerate(shape):
+            if rng.random() < 0.2:
+                index = int(rng.integers(-size, size))
+                begin.append(index), end.append(index + 1), strides.append(1)
+                masks["shrinkAxisMask"] |= 1 << axis
+                slices.append(index)
+                continue
+            b, e = (int(v) for v in rng.integers(-7, 8, 2))
+            st = int(rng.choice([-3, -2, -1, 1, 2, 3]))
+            begin.append(b), end.append(e), strides.append(st)
+            if rng.random() < 0.3:
+                masks["beginMask"] |= 1 << axis
+                b = None
+            if rng.random() < 0.3:
+                masks["endMask"] |= 1 << axis
+                e = None
+            slices.append(slice(b, e, st))
+        probe = np.zeros(shape)[tuple(slices)]
+        if probe.size == 0:
+            continue
+        configs.append((begin, end, strides, masks, tuple(slices), probe.shape))
+    return configs
+
+
+def test_random_strided_slices_match_numpy_and_tflm(tmp_path):
+    """16 random slices of one input in one model: TFLM gives numpy's x[...] for each, and the
+    generated C gives TFLM's."""
+    shape = (3, 5, 4, 6)
+    configs = _random_strided_slices(7, 16, shape)
+    b = ModelBuilder()
+    x = b.tensor("x", shape, "int8", 0.1, 0)
+    ys = []
+    for k, (begin, end, strides, masks, _, out_shape) in enumerate(configs):
+        ys.append(b.tensor(f"y{k}", out_shape, "int8", 0.1, 0))
+        b.operator("STRIDED_SLICE", [x, b.constant(f"b{k}", np.array(begin, np.int32)),
+                                     b.constant(f"e{k}", np.array(end, np.int32)),
+                                     b.constant(f"s{k}", np.array(strides, np.int32))],
+                   [ys[-1]], "StridedSliceOptions", **masks)
+    path = tmp_path / "random_slices.tflite"
+    path.write_bytes(b.build([x], ys))
+    value = np.arange(np.prod(shape)).astype(np.int8).reshape(shape)
+    (reference,) = run_tflm_many(path, [[value]])
+    for (*_, slices, out_shape), got in zip(configs, reference):
+        np.testing.assert_array_equal(np.asarray(got).reshape(out_shape), value[slices])
+    assert_bit_exact(path, n=3, seed=4, tmp_path=tmp_path)
+
+
 @pytest.mark.parametrize("model", ["squeeze_axis2", "expand_dims_s16"])
 def test_squeeze_and_expand_dims_share_their_input_buffer(model):
     compiled = compile_model(MODELS / "ops" / f"{model}.tflite")
@@ -283,6 +339,19 @@ def test_runtime_gather_index_out_of_range_fails_the_run_like_tflm(bad, tmp_path
     # The test main exits with 2 when <prefix>_run returns non-zero.
     with pytest.raises(AssertionError, match="exited with 2"):
         run_on_host(RUNTIME_GATHER, [[x, indices]], workdir=tmp_path)
+
+
+@pytest.mark.parametrize("axis, batch_dims, indices, out_shape", [
+    (2, 1, [[3, 0, 3], [1, 2, 0]], (2, 3, 3, 5)),
+    (-1, -1, [[4, 0], [2, 2]], (2, 3, 4, 2)),
+    (1, 0, [[[2]], [[0]]], (2, 2, 1, 1, 4, 5)),
+], ids=["batch1_axis2", "negative_batch_and_axis", "3d_indices"])
+def test_gather_batch_dims_and_axes_bit_exact(axis, batch_dims, indices, out_shape, tmp_path):
+    data = _single("GATHER", (2, 3, 4, 5), "int8", [np.array(indices, np.int32)], [out_shape],
+                   "GatherOptions", quantized=True, axis=axis, batchDims=batch_dims)
+    path = tmp_path / "gather.tflite"
+    path.write_bytes(data)
+    assert_bit_exact(path, n=3, seed=9, tmp_path=tmp_path)
 
 
 def test_embedding_lookup_constant_table_runtime_indices(tmp_path):
