@@ -11,10 +11,11 @@
    way TFLM's kernels would need it (finite, positive scale; zero point inside the type; one
    scale per channel along an existing axis), so a damaged or hand-edited file gets a message,
    not a traceback from the arithmetic later.
-3. **Operands no kernel reads detached** (RESHAPE's shape operand: the output shape is static), so
-   the shape computations feeding them become dead code.
-4. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
-   compile time become constants.
+3. **Constant folding** (:mod:`microbuild.compiler.folding`): operators whose inputs are known at
+   compile time become constants (the SHAPE -> STRIDED_SLICE -> PACK chain of an open batch
+   included: it is evaluated, not merely dropped).
+4. **Operands no kernel reads detached** (RESHAPE's shape operand when it could not be
+   evaluated: the output shape is static), so the computations feeding them become dead code.
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
@@ -51,8 +52,8 @@ def prepare_graph(graph: Graph) -> Graph:
     graph = _copy_tensors(graph)
     _apply_static_shapes(graph)
     check_quantization(graph)
-    _drop_unread_inputs(graph)
     graph = fold_constants(graph)
+    _drop_unread_inputs(graph)
     graph = fold_transposes_into_weights(graph)
     graph = shrink_pruned_channel_biases(graph)
     return remove_dead_operators(graph)
@@ -71,7 +72,8 @@ def _copy_tensors(graph: Graph) -> Graph:
 
 
 def _drop_unread_inputs(graph: Graph) -> None:
-    """Detach operands no kernel reads (RESHAPE's shape), so what computes them can die."""
+    """Detach operands no kernel reads (RESHAPE's shape when folding could not evaluate it), so
+    what computes them can die."""
     from microbuild.compiler.ops import REGISTRY
 
     for op in graph.operators:

@@ -80,9 +80,10 @@ class OpLowering:
         raise NotImplementedError
 
     def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
-        """The op's inputs with the ones its kernel never reads replaced by -1 (absent). RESHAPE
-        ignores its shape operand: the output shape is static, so whatever computes that
-        operand (the SHAPE -> STRIDED_SLICE -> PACK chain of an open batch) is dead code."""
+        """The op's inputs without the ones its kernel never reads. Called after constant
+        folding: RESHAPE keeps its shape operand only when it was evaluated (the SHAPE ->
+        STRIDED_SLICE -> PACK chain of an open batch folds); one that could not be is detached,
+        the output shape being static, so whatever computes it is dead code."""
         return list(op.inputs)
 
     def can_fold(self, op: Operator, graph: Graph) -> bool:

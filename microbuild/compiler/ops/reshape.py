@@ -33,8 +33,12 @@ class Reshape(OpLowering):
         return True
 
     def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
-        # TFLM reads the shape operand only to size the output, which is static here.
-        return list(op.inputs[:1])
+        # TFLM sizes the output from the output tensor's own shape, never from the shape
+        # operand. Called after constant folding: an operand that was evaluated (the SHAPE ->
+        # STRIDED_SLICE -> PACK chain of an open batch folds completely) stays attached as the
+        # constant it is; one that could not be evaluated is detached, so what computes it dies.
+        shape = [t for t in op.inputs[1:2] if t >= 0 and graph.tensors[t].is_constant]
+        return list(op.inputs[:1]) + shape
 
     def can_fold(self, op: Operator, graph: Graph) -> bool:
         # The shape operand (input 1) never matters: the output tensor's shape is what counts.
