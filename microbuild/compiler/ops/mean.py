@@ -104,6 +104,7 @@ class Mean(OpLowering):
     kernel_sources = ("mean.c", "reduce.c")
     headers = ("microbuild/kernels/mean.h",)
     dtypes = frozenset({"int8", "int16"})
+    dtype_notes = {"int32": "its axis is computed at run time; microbuild needs constant axes"}
 
     def multiplier(self, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
         return mean_multiplier(input_scale, output_scale, count)

@@ -91,7 +91,8 @@ class _Extreme(OpLowering):
     @property
     def dtype_notes(self) -> dict[str, str]:  # type: ignore[override]
         return {"int16": f"TFLM's {self.opcode} has no int16 kernel either, only float32 and "
-                         "int8"}
+                         "int8",
+                "int32": "its axis is computed at run time; microbuild needs constant axes"}
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2,))
