@@ -1,5 +1,5 @@
 /* Int16 RSQRT (16x8 models, zero points 0), bit-exact with TFLM's RsqrtEvalQuantized:
- * 1 / sqrt(x) as a multiplier (mb_inv_sqrt_multiplier) applied to 1 << 20, rescaled by
+ * 1 / sqrt(x) as a multiplier (mb_inv_sqrt_multiplier) applied to 2^20, rescaled by
  * 1 / (sqrt(input_scale) * output_scale) with 20 bits less shift, saturated. x = 0 gives
  * INT16_MAX; so does x < 0, for which TFLM stops with an error instead.
  * (int8 RSQRT is a table: microbuild/kernels/lut.h.) */
