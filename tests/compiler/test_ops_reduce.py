@@ -318,3 +318,10 @@ def test_l2norm_needs_its_fixed_output_quantization(tmp_path):
 def test_int16_log_softmax_and_l2norm_are_refused(opcode, tmp_path):
     message = _refusal(_unary(opcode, "int16", 8, (0.001, 0), (0.001, 0)), tmp_path)
     assert f"TFLM's {opcode} has no int16 kernel either" in message
+
+
+def test_requantizing_by_a_huge_ratio_is_refused(tmp_path):
+    message = _refusal(_reduce("SUM", [1], out_q=(1e-12, 0)), tmp_path)
+    assert "too large a ratio to requantize" in message
+    message = _refusal(_unary("ABS", "int16", 8, (1.0, 0), (1e-12, 0)), tmp_path)
+    assert "too large a ratio to requantize" in message

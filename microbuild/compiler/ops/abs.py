@@ -52,6 +52,9 @@ class Abs(LutLowering):
             src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
             reasons = activation_reasons("input", src, dtypes=("int16",))
             reasons += activation_reasons("output", dst, dtypes=("int16",))
+            if not reasons and abs_params(src, dst)[2] > 30:
+                reasons.append(f"input scale {src.scale} / output scale {dst.scale} is too large "
+                               "a ratio to requantize (a left shift of more than 30 bits)")
             return reasons or same_shape_reasons(op, graph)
         return super().check(op, graph)
 

@@ -49,6 +49,14 @@ def sum_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
     return quantize_multiplier(f32(input_scale) / f32(output_scale))
 
 
+def shift_reasons(input_scale: float, output_scale: float, shift: int) -> list[str]:
+    """TFLM's requantization shifts an int32 left by at most 30 (further is undefined in C)."""
+    if shift > 30:
+        return [f"input scale {input_scale} / output scale {output_scale} is too large a ratio "
+                f"to requantize (a left shift of {shift} bits)"]
+    return []
+
+
 def _axes_of(op: Operator, graph: Graph) -> tuple[int, ...] | None:
     if len(op.inputs) != 2 or min(op.inputs) < 0 or not graph.tensor(op.inputs[1]).is_constant:
         return None
@@ -61,6 +69,13 @@ class Sum(Mean):
 
     def multiplier(self, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
         return sum_multiplier(input_scale, output_scale)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = super().check(op, graph)
+        if not reasons:
+            x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+            reasons += shift_reasons(x.scale, out.scale, sum_multiplier(x.scale, out.scale)[1])
+        return reasons
 
     def fold(self, op: Operator, graph: Graph):
         axes = _axes_of(op, graph)
