@@ -68,7 +68,8 @@ def check_graph(graph: Graph) -> None:
     if not missing and not wrong_types and not op_reasons:
         return
     lines = [_missing_line(name, indices) for name, indices in sorted(missing.items())]
-    lines += [_dtype_line(opcode, dtypes, REGISTRY[opcode].dtypes, indices)
+    lines += [_dtype_line(opcode, dtypes, REGISTRY[opcode].dtypes, indices,
+                          REGISTRY[opcode].dtype_notes)
               for (opcode, dtypes), indices in sorted(wrong_types.items())]
     lines += op_reasons
     hints = []
@@ -96,10 +97,12 @@ def _where(indices: list[int]) -> str:
 
 
 def _dtype_line(opcode: str, dtypes: tuple[str, ...], takes: frozenset[str],
-                indices: list[int]) -> str:
+                indices: list[int], notes: dict[str, str] | None = None) -> str:
     what = " and ".join(dtypes)
     why = ""
-    if "int16" in dtypes:
+    if notes and all(d in notes for d in dtypes):
+        why = "".join(f" ({notes[d]})" for d in dtypes)
+    elif "int16" in dtypes:
         why = " (16-bit activations, the converter's 16x8 quantization, are not supported " \
               "for it yet)"
     return (f"{opcode} ({_where(indices)}): has {what} tensors at run time; microbuild's "

@@ -1,25 +1,7 @@
 #include "microbuild/kernels/mean.h"
 
+#include "microbuild/kernels/reduce.h"
 #include "microbuild/quant.h"
-
-/* Advance a multi-index over dims[0..count) (last fastest) and return the change of the input
- * offset; *done is set once the index wraps around to all zeros. */
-static int32_t step(int32_t *idx, const int32_t *dims, const int32_t *strides, int32_t count,
-                    int *done)
-{
-    int32_t delta = 0;
-    for (int32_t i = count - 1; i >= 0; i--) {
-        idx[i]++;
-        delta += strides[i];
-        if (idx[i] < dims[i]) {
-            return delta;
-        }
-        delta -= idx[i] * strides[i];
-        idx[i] = 0;
-    }
-    *done = 1;
-    return delta;
-}
 
 /* One loop for int8 and int16 (16x8 models): NAME, the element type T, its range [LO, HI]. */
 #define MB_MEAN_KERNEL(NAME, T, LO, HI)                                                            \
@@ -37,13 +19,14 @@ void NAME(const mb_mean_s8_params *p, const T *input, T *output)                
         int reduced_done = 0;                                                                      \
         while (!reduced_done) {                                                                    \
             sum += input[kept_offset + offset];                                                    \
-            offset += step(reduced_idx, p->reduced_dims, p->reduced_strides, p->reduced_count,     \
-                           &reduced_done);                                                         \
+            offset += mb_reduce_step(reduced_idx, p->reduced_dims, p->reduced_strides,            \
+                                     p->reduced_count, &reduced_done);                             \
         }                                                                                          \
         const int32_t mean = mb_mul_by_quantized_multiplier(sum - p->input_zero_point_sum,         \
                                                             p->multiplier, (int)p->shift);         \
         *out++ = (T)mb_clamp_i32(mean + p->output_offset, LO, HI);                                 \
-        kept_offset += step(kept_idx, p->kept_dims, p->kept_strides, p->kept_count, &kept_done);   \
+        kept_offset += mb_reduce_step(kept_idx, p->kept_dims, p->kept_strides, p->kept_count,     \
+                                      &kept_done);                                                 \
     }                                                                                              \
 }
 

@@ -177,3 +177,123 @@ void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, 
 {
     softmax_rows(params, input, (int8_t *)0, output);
 }
+
+/* ---- LOG_SOFTMAX: the same exp() of scaled differences, then a fixed-point log -------------- */
+
+/* gemmlowp-style x * 2^exponent for exponent >= 0, saturating (TFLite's
+ * SaturatingRoundingMultiplyByPOTParam). */
+static int32_t saturating_pot(int32_t x, int exponent)
+{
+    return exponent == 0 ? x : fx_mul_pot(x, exponent);
+}
+
+static int32_t saturating_add(int32_t a, int32_t b)
+{
+    const int64_t sum = (int64_t)a + b;
+    return sum > INT32_MAX ? INT32_MAX : (sum < INT32_MIN ? INT32_MIN : (int32_t)sum);
+}
+
+static int32_t wrapping_add(int32_t a, int32_t b)
+{
+    return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+
+/* TFLite's log_x_for_x_greater_than_or_equal_to_1<5>(FixedPoint<int32, 12> x): log(x) in Q5.26
+ * for x >= 1 in Q12.19. The power of two of x is found from its leading zeros (twice, once for
+ * x * sqrt(1/2), keeping the better of the two), and the log of the remaining factor, near 1, is
+ * a rational approximation; both are accumulated with 6 integer bits. */
+static int32_t log_q12_to_q5(int32_t x)
+{
+    const int input_integer_bits = ACCUM_INTEGER_BITS;
+    const int accum_integer_bits = SCALED_DIFF_INTEGER_BITS + 1;
+    const int32_t log_2 = 1488522236;           /* Q0.31 */
+    const int32_t sqrt_sqrt_half = 1805811301;
+    const int32_t sqrt_half = 1518500250;
+    const int32_t one_quarter = 536870912;
+    const int32_t alpha_n = 117049297;
+    const int32_t alpha_d = 127690142;
+    const int32_t alpha_i = 1057819769;
+    const int32_t alpha_f = 638450708;
+    const int32_t shifted_quarter = fx_mul_pot(one_quarter, -accum_integer_bits);
+
+    const int z_a_headroom_plus_1 = count_leading_zeros((uint32_t)x);
+    const int32_t r_a_tmp = saturating_pot(x, z_a_headroom_plus_1 - 1);
+    const int32_t r_a = saturating_pot(fx_mul(r_a_tmp, sqrt_half), 1);
+    const int32_t z_a_pow_2_adj = saturating_add(
+        saturating_pot(input_integer_bits - z_a_headroom_plus_1, 31 - accum_integer_bits),
+        shifted_quarter);
+
+    const int32_t z_b = fx_mul(x, sqrt_half);
+    const int z_b_headroom = count_leading_zeros((uint32_t)z_b) - 1;
+    const int32_t r_b = saturating_pot(x, z_b_headroom);
+    const int32_t z_b_pow_2_adj = saturating_add(
+        saturating_pot(input_integer_bits - z_b_headroom, 31 - accum_integer_bits),
+        -shifted_quarter);
+
+    const int32_t r = r_a < r_b ? r_a : r_b;
+    const int32_t z_pow_2_adj = z_a_pow_2_adj > z_b_pow_2_adj ? z_a_pow_2_adj : z_b_pow_2_adj;
+
+    const int64_t half_sum = (int64_t)r + sqrt_sqrt_half;
+    const int32_t p = (int32_t)((half_sum + (half_sum >= 0 ? 1 : -1)) / 2);
+    int32_t q = wrapping_add(r, -sqrt_sqrt_half);
+    q = wrapping_add(q, q);
+
+    const int32_t common_sq = fx_mul(q, q);
+    const int32_t num = wrapping_add(fx_mul(q, r), fx_mul(fx_mul(q, common_sq), alpha_n));
+    const int32_t denom_minus_one = wrapping_add(
+        fx_mul(p, wrapping_add(wrapping_add(alpha_i, q), fx_mul(alpha_d, common_sq))),
+        fx_mul(alpha_f, q));
+    const int32_t recip_denom = one_over_one_plus_x(denom_minus_one);
+
+    const int32_t num_scaled = fx_mul_pot(num, -accum_integer_bits);
+    return fx_mul_pot(wrapping_add(fx_mul(z_pow_2_adj, log_2), fx_mul(num_scaled, recip_denom)),
+                      accum_integer_bits - SCALED_DIFF_INTEGER_BITS);
+}
+
+void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *input,
+                       int8_t *output)
+{
+    const int32_t depth = params->depth;
+    for (int32_t row = 0; row < params->rows; row++) {
+        const int8_t *x = input + row * depth;
+        int8_t *y = output + row * depth;
+
+        int32_t max = INT8_MIN;
+        for (int32_t c = 0; c < depth; c++) {
+            max = x[c] > max ? x[c] : max;
+        }
+
+        int32_t sum_of_exps = 0; /* Q12.19 */
+        for (int32_t c = 0; c < depth; c++) {
+            const int32_t diff = x[c] - max;
+            if (diff >= params->diff_min) {
+                const int32_t scaled = mb_mul_by_quantized_multiplier(
+                    diff, params->input_multiplier, (int)params->input_left_shift);
+                sum_of_exps = wrapping_add(
+                    sum_of_exps, fx_mul_pot(exp_on_negative_values(scaled), -ACCUM_INTEGER_BITS));
+            }
+        }
+
+        const int32_t log_sum = log_q12_to_q5(sum_of_exps);
+        /* The smallest difference whose result is representable, in input steps. */
+        const int32_t rescaled_min = mb_mul_by_quantized_multiplier(
+            wrapping_add(log_sum, INT32_MIN), params->reverse_scaling_divisor,
+            (int)params->reverse_scaling_shift);
+        const int32_t adjusted_diff_min =
+            params->diff_min - 1 > rescaled_min ? params->diff_min - 1 : rescaled_min;
+
+        for (int32_t c = 0; c < depth; c++) {
+            const int32_t diff = x[c] - max;
+            int32_t out = INT8_MIN;
+            if (diff > adjusted_diff_min) {
+                const int32_t scaled = mb_mul_by_quantized_multiplier(
+                    diff, params->input_multiplier, (int)params->input_left_shift);
+                /* Q5.26 to the output's Q4.3 steps (scale 16/256), offset 127. */
+                out = mb_rounding_divide_by_pot(wrapping_add(scaled, -log_sum),
+                                                31 - SCALED_DIFF_INTEGER_BITS - 4) + INT8_MAX;
+                out = mb_clamp_i32(out, INT8_MIN, INT8_MAX);
+            }
+            y[c] = (int8_t)out;
+        }
+    }
+}

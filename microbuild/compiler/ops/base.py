@@ -68,6 +68,9 @@ class OpLowering:
     # microbuild/compiler/validate.py refuses others before ``check`` runs, so a lowering written
     # for int8 never sees an int16 tensor by accident.
     dtypes: ClassVar[frozenset[str]] = frozenset({"int8"})
+    # Why a dtype outside ``dtypes`` is refused, when there is more to say than "not supported":
+    # e.g. {"int16": "TFLM's REDUCE_MAX has no int16 kernel either"}. Shown in the refusal.
+    dtype_notes: ClassVar[dict[str, str]] = {}
     # False for operators that are only ever evaluated at compile time (SHAPE): no kernel exists.
     runs_on_device: ClassVar[bool] = True
 

@@ -6,6 +6,10 @@ TFLM folds input_scale / output_scale and 1 / count into one multiplier: it quan
 ratio, then divides the Q31 multiplier by the element count after shifting it left by up to
 floor(log2(count)) bits (at most 32, and never past a total right shift of 31) to keep precision.
 All of that happens here; the device sums, subtracts zero point x count, and requantizes.
+
+SUM (microbuild/compiler/ops/reduce.py) is the same computation without the 1 / count, so it
+subclasses this lowering and shares the kernel; the walk over kept and reduced dimensions is
+``mb_reduce_step`` in runtime/kernels/reduce.c, which REDUCE_MAX/MIN and ARG_MAX/MIN use too.
 """
 
 from __future__ import annotations
@@ -56,31 +60,68 @@ def _row_major_strides(shape: tuple[int, ...]) -> list[int]:
     return strides
 
 
+def layout_fields(shape: tuple[int, ...], axes: list[int], max_dims: int) -> list[tuple]:
+    """The kept/reduced description of a reduction over ``axes`` that mb_mean_s8_params and
+    mb_reduce_params begin with: kept dimensions in order (the output's order) and reduced ones,
+    each with its input strides, padded to ``max_dims``."""
+    strides = _row_major_strides(tuple(shape))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    reduced = sorted(axes)
+
+    def padded(values: list[int]) -> list[int]:
+        return values + [0] * (max_dims - len(values))
+
+    return [
+        ("kept_count", len(kept)),
+        ("kept_dims", padded([shape[i] for i in kept])),
+        ("kept_strides", padded([strides[i] for i in kept])),
+        ("reduced_count", len(reduced)),
+        ("reduced_dims", padded([shape[i] for i in reduced])),
+        ("reduced_strides", padded([strides[i] for i in reduced])),
+    ]
+
+
+def reduced_shape(shape: tuple[int, ...], axes: list[int], keep_dims: bool) -> tuple[int, ...]:
+    """The output shape of a reduction: reduced axes become 1 (keep_dims) or disappear."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape) if keep_dims or i not in axes)
+
+
+def axis_reasons(op: Operator, graph: Graph, rank: int) -> list[str]:
+    """The axis operand (input 1) must be a constant int32 tensor (TFLM's reduce kernels take
+    only int32) whose values lie in [-rank, rank)."""
+    axis = graph.tensor(op.inputs[1])
+    if not axis.is_constant or axis.dtype != "int32":
+        return [f"axis '{axis.name}' must be a constant int32 tensor"]
+    raw = [int(a) for a in np.asarray(axis.data).reshape(-1)]
+    if any(not -rank <= a < rank for a in raw):
+        return [f"axis {raw} is out of range for rank {rank}"]
+    return []
+
+
 @register
 class Mean(OpLowering):
     opcode = "MEAN"
-    kernel_sources = ("mean.c",)
+    kernel_sources = ("mean.c", "reduce.c")
     headers = ("microbuild/kernels/mean.h",)
     dtypes = frozenset({"int8", "int16"})
+    dtype_notes = {"int32": "its axis is computed at run time; microbuild needs constant axes"}
+
+    def multiplier(self, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+        return mean_multiplier(input_scale, output_scale, count)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2,))
         if reasons or min(op.inputs) < 0:
             return reasons or ["input or axis is missing"]
-        x, axis, out = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
-            graph.tensor(op.outputs[0])
+        x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
         reasons += activation_reasons("output", out, dtypes=(x.dtype,))
         rank = len(x.shape)
         if not 1 <= rank <= MAX_DIMS:
             reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
-        if not axis.is_constant or axis.dtype != "int32":
-            reasons.append(f"axis '{axis.name}' must be a constant int32 tensor")
+        reasons += axis_reasons(op, graph, rank)
         if reasons:
             return reasons
-        raw = [int(a) for a in np.asarray(axis.data).reshape(-1)]
-        if any(not -rank <= a < rank for a in raw):
-            return [f"axis {raw} is out of range for rank {rank}"]
         axes = resolved_axes(op, graph)
         if not axes:
             reasons.append("no axis to reduce (an empty axis list)")
@@ -88,34 +129,21 @@ class Mean(OpLowering):
             reasons.append(f"reduces {len(axes)} axes {axes}; TFLM's kernel handles at most "
                            f"{MAX_REDUCED_AXES}, so there is no reference result to match")
         count = int(np.prod([x.shape[a] for a in axes]))
-        if 128 * count >= 2**31:
+        # The int32 sum and sum - zero point x count must not overflow (UB in C, and in TFLM).
+        largest = (1 << 15) if x.dtype == "int16" else (1 << 7)
+        if (largest + abs(x.zero_point)) * count >= 2**31:
             reasons.append(f"reduces {count} elements; the int32 sum could overflow")
         keep = bool(op.options.get("keep_dims", False))
-        expected = tuple(1 if i in axes else d for i, d in enumerate(x.shape)
-                         if keep or i not in axes)
-        reasons += shape_reason("output", out, expected)
+        reasons += shape_reason("output", out, reduced_shape(tuple(x.shape), axes, keep))
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         axes = resolved_axes(op, graph)
-        strides = _row_major_strides(tuple(x.shape))
-        kept = [i for i in range(len(x.shape)) if i not in axes]
-        reduced = sorted(axes)
-        count = int(np.prod([x.shape[a] for a in reduced]))
-        multiplier, shift = mean_multiplier(x.scale, out.scale, count)
-
-        def padded(values: list[int]) -> list[int]:
-            return values + [0] * (MAX_DIMS - len(values))
-
+        count = int(np.prod([x.shape[a] for a in axes]))
+        multiplier, shift = self.multiplier(x.scale, out.scale, count)
         params = ctx.symbol("params")
-        fields = [
-            ("kept_count", len(kept)),
-            ("kept_dims", padded([x.shape[i] for i in kept])),
-            ("kept_strides", padded([strides[i] for i in kept])),
-            ("reduced_count", len(reduced)),
-            ("reduced_dims", padded([x.shape[i] for i in reduced])),
-            ("reduced_strides", padded([strides[i] for i in reduced])),
+        fields = layout_fields(tuple(x.shape), axes, MAX_DIMS) + [
             ("input_zero_point_sum", x.zero_point * count),
             ("multiplier", multiplier), ("shift", shift),
             ("output_offset", out.zero_point),

@@ -25,4 +25,23 @@ void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8
  * softmax (the keyword-spotting models' last layer). Not in place. */
 void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, int16_t *output);
 
+/* Int8 LOG_SOFTMAX along the last axis (output scale 16/256, zero point 127), bit-exact with
+ * TFLM's LogSoftmaxQuantized: the same Q5.26 differences and exp() as SOFTMAX, their sum's log
+ * (TFLite's log_x_for_x_greater_than_or_equal_to_1) subtracted from each difference. Differences
+ * at or below the larger of diff_min - 1 and the log's own limit (the largest magnitude a Q5.26
+ * value minus the log can hold, scaled back to input steps by reverse_scaling_divisor/shift)
+ * give -128. A row is read whole before it is written: output may be input. */
+typedef struct {
+    int32_t rows;
+    int32_t depth;
+    int32_t input_multiplier;        /* Q31 */
+    int32_t input_left_shift;        /* >= 0 */
+    int32_t reverse_scaling_divisor; /* Q31 */
+    int32_t reverse_scaling_shift;   /* <= 0 */
+    int32_t diff_min;                /* <= 0 */
+} mb_log_softmax_s8_params;
+
+void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *input,
+                       int8_t *output);
+
 #endif

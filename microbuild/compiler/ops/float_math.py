@@ -1,0 +1,51 @@
+"""EXP, LOG and NEG: float32-only operators in TFLM (exp.cc and elementwise.cc accept float32
+alone, neg.cc too), although the converter emits int8 EXP and LOG (TFLite's own interpreter has
+table kernels for them) and an int8 model may keep a float NEG between DEQUANTIZE and QUANTIZE.
+No TFLM kernel means no reference result to match, so microbuild refuses them on quantized
+run-time values, saying so, and evaluates them only on float32 constants: NEG exactly, EXP and
+LOG in double rounded to float32, the correctly rounded result (a libm whose expf/logf is not
+correctly rounded, which TFLM's float kernel calls, can differ from it by one float32 step)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.ops.base import CompileTimeLowering, register
+from microbuild.model.ir import Graph, Operator
+
+
+class _FloatOnly(CompileTimeLowering):
+    function = staticmethod(np.negative)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        dtypes = sorted({graph.tensor(t).dtype for t in [*op.inputs, *op.outputs] if t >= 0})
+        return [f"TFLM's {self.opcode} kernel computes in float32 only; it has no kernel for "
+                f"{' and '.join(dtypes)} either, so no microcontroller runtime runs this "
+                f"operator as it is (microbuild evaluates {self.opcode} only on constants)"]
+
+    def fold(self, op: Operator, graph: Graph):
+        if len(op.inputs) != 1 or len(op.outputs) != 1:
+            return None
+        src, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        if src.dtype != "float32" or out.dtype != "float32":
+            return None
+        with np.errstate(all="ignore"):
+            return [self.function(src.data.astype(np.float64)).astype(np.float32)]
+
+
+@register
+class Exp(_FloatOnly):
+    opcode = "EXP"
+    function = staticmethod(np.exp)
+
+
+@register
+class Log(_FloatOnly):
+    opcode = "LOG"
+    function = staticmethod(np.log)
+
+
+@register
+class Neg(_FloatOnly):
+    opcode = "NEG"
+    function = staticmethod(np.negative)
