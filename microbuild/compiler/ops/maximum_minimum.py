@@ -28,7 +28,8 @@ from microbuild.model.ir import Graph, Operator
 MAX_BROADCAST_RANK = 5
 
 
-def same_quantization_reasons(op: Operator, graph: Graph, roles: list[tuple[str, int]]) -> list[str]:
+def same_quantization_reasons(op: Operator, graph: Graph,
+                              roles: list[tuple[str, int]]) -> list[str]:
     """TFLM copies raw values between these tensors: they must share scale and zero point."""
     tensors = [(role, graph.tensor(t)) for role, t in roles]
     first_role, first = tensors[0]

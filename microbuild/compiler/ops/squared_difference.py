@@ -3,8 +3,8 @@
 TFLM's PrepareQuantized: both inputs are rescaled to twice the larger input scale (multipliers
 below 1, in double) after a left shift of 7 bits (int8; 0 for int16, whose zero points must be 0);
 the difference of the two is squared in int32 and rescaled by
-``twice_max_input_scale**2 / ((1 << 2 * left_shift) * output_scale)`` -- the denominator is a float32
-product in TFLM -- with QuantizeMultiplier, which may shift left. The output is clamped to the
+``twice_max_input_scale**2 / ((1 << 2 * left_shift) * output_scale)`` (the denominator is a
+float32 product in TFLM) with QuantizeMultiplier, which may shift left. The output is clamped to the
 type's range (no fused activation). TFLM broadcasts over at most 4 dimensions.
 
 int32/float32 constants are evaluated at compile time.
