@@ -12,6 +12,7 @@ import pytest
 from compiler_support import assert_bit_exact, run_on_host, run_tflm_many
 
 from microbuild.compiler import compile_model
+from microbuild.compiler.folding import fold_constants
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.errors import ModelError
 from microbuild.model.reader import read_model
@@ -91,7 +92,8 @@ def test_a_bool_output_is_one_byte_per_element(tmp_path):
     header = compiled.sources["net.h"]
     assert "#define NET_OUTPUT0_BYTES 60" in header
     assert '#define NET_OUTPUT0_DTYPE "bool"' in header
-    assert "typedef uint8_t NET_OUTPUT0_TYPE" in header or "NET_OUTPUT0_TYPE uint8_t" in header
+    assert "#define NET_OUTPUT0_TYPE uint8_t" in header
+    assert "(uint8_t *)(ws + " in compiled.sources["net.c"]  # the kernel writes bytes
     rng = np.random.default_rng(4)
     sets = [[rng.integers(-128, 128, (4, 1, 3), dtype=np.int8),
              rng.integers(-128, 128, (5, 1), dtype=np.int8)] for _ in range(6)]
@@ -201,6 +203,36 @@ def test_constants_are_evaluated_at_compile_time(tmp_path):
         assert opcode in note, note
     # TFLM computes the whole chain at run time: the folded constant must equal its result.
     assert_bit_exact(path, n=4, seed=2, tmp_path=tmp_path)
+
+
+def test_float_constants_are_evaluated_with_tflm_semantics(tmp_path):
+    """float32 MINIMUM/MAXIMUM/SUB/SQUARED_DIFFERENCE, comparisons and SELECT_V2 of constants;
+    TFLM's MaximumOp is ``a > b ? a : b``, so a NaN in the first operand loses."""
+    b = ModelBuilder()
+    f = lambda name, v: b.constant(name, np.array(v, np.float32))  # noqa: E731
+    c1, c2 = f("c1", [1.5, -2.0, np.nan, 4.0]), f("c2", [0.5, 3.0, 1.0, 4.0])
+    mx, mn = b.tensor("mx", (4,), "float32"), b.tensor("mn", (4,), "float32")
+    sub, sqd = b.tensor("sub", (4,), "float32"), b.tensor("sqd", (4,), "float32")
+    le, sel = b.tensor("le", (4,), "bool"), b.tensor("sel", (4,), "float32")
+    b.operator("MAXIMUM", [c1, c2], [mx])
+    b.operator("MINIMUM", [mx, c2], [mn])
+    b.operator("SUB", [mx, c2], [sub], "SubOptions", fusedActivationFunction=1)  # RELU
+    b.operator("SQUARED_DIFFERENCE", [sub, c1], [sqd])
+    b.operator("LESS_EQUAL", [mn, c2], [le])
+    b.operator("SELECT_V2", [le, sqd, c1], [sel])
+    x = b.tensor("x", (4,), "int8", 0.1, 0)
+    y = b.tensor("y", (4,), "int8", 0.1, 0)
+    b.operator("RELU", [x], [y])
+    path = _write(tmp_path, "float_consts", b.build([x], [y, sel]))
+    graph = fold_constants(read_model(path))
+    assert [op.opcode for op in graph.operators] == ["RELU"]
+    by_name = {t.name: t.data for t in graph.tensors if t.data is not None}
+    np.testing.assert_array_equal(by_name["mx"], [1.5, 3.0, 1.0, 4.0])
+    np.testing.assert_array_equal(by_name["mn"], [0.5, 3.0, 1.0, 4.0])
+    np.testing.assert_array_equal(by_name["sub"], [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(by_name["le"], [True, True, True, True])
+    np.testing.assert_array_equal(by_name["sel"][[0, 1, 3]], [0.25, 4.0, 16.0])
+    assert np.isnan(by_name["sel"][2])
 
 
 # ---- refusals ------------------------------------------------------------------------------
