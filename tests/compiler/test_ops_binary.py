@@ -235,6 +235,28 @@ def test_float_constants_are_evaluated_with_tflm_semantics(tmp_path):
     assert np.isnan(by_name["sel"][2])
 
 
+@pytest.mark.parametrize("activation", [0, 1, 3])  # NONE, RELU, RELU6
+def test_int32_sub_of_constants_applies_the_fused_activation_as_tflm(activation, tmp_path):
+    """TFLM's int32 SUB clamps its (wrapping) difference to the fused activation's range, unlike
+    its int32 ADD; the same subtraction run by TFLM on a model input gives the folded value."""
+    c1 = np.array([9, -4, 2, -(1 << 31), 5], np.int32)
+    c2 = np.array([2, 3, -3, 1, -(1 << 31) + 2], np.int32)
+
+    def model(first_is_input: bool) -> bytes:
+        b = ModelBuilder()
+        x = b.tensor("x", (5,), "int32") if first_is_input else b.constant("x", c1)
+        y = b.constant("y", c2)
+        d = b.tensor("d", (5,), "int32")
+        b.operator("SUB", [x, y], [d], "SubOptions", fusedActivationFunction=activation)
+        return b.build([x] if first_is_input else [], [d])
+
+    reference = run_tflm_many(_write(tmp_path, "run", model(True)), [[c1]])[0][0]
+    graph = fold_constants(read_model(_write(tmp_path, "folded", model(False))))
+    assert not list(graph.operators)
+    folded = next(t.data for t in graph.tensors if t.name == "d")
+    np.testing.assert_array_equal(folded, reference)
+
+
 # ---- refusals ------------------------------------------------------------------------------
 def _refusal(tmp_path: Path, data: bytes) -> str:
     path = _write(tmp_path, "refused", data)

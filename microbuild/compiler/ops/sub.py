@@ -12,10 +12,13 @@ wheel) rounds 16x8 models' multipliers as double arithmetic does: the float32 ve
 one in some int16 outputs, the double one matches. int16 always takes the general path: TFLM has
 no power-of-two int16 SUB and ignores the converter's ``pot_scale_int16`` option.
 
-int32/float32 subtraction of constants (shape arithmetic) is evaluated at compile time.
+int32/float32 subtraction of constants (shape arithmetic) is evaluated at compile time, with the
+fused activation applied as TFLM's SUB does for both types (its int32 ADD ignores it).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from microbuild.compiler.elementwise import (
     binary_reasons,
@@ -29,6 +32,10 @@ from microbuild.compiler.elementwise import (
 from microbuild.compiler.ops.add import LEFT_SHIFT, LEFT_SHIFT_INT16, add_params
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT32_ACTIVATION_RANGE = {"NONE": (_INT32_MIN, _INT32_MAX), "RELU": (0, _INT32_MAX),
+                           "RELU6": (0, 6), "RELU_N1_TO_1": (-1, 1)}
 
 
 @register
@@ -54,7 +61,14 @@ class Sub(OpLowering):
 
     def fold(self, op: Operator, graph: Graph):
         # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
-        return fold_arithmetic(op, graph, lambda a, b: a - b)
+        values = fold_arithmetic(op, graph, lambda a, b: a - b)
+        if values is not None and values[0].dtype == np.int32:
+            # Unlike ADD, TFLM's int32 SUB applies the fused activation (SubWithActivation,
+            # CalculateActivationRange): to the wrapped int32 difference.
+            low, high = _INT32_ACTIVATION_RANGE.get(fused_activation(op),
+                                                    (_INT32_MIN, _INT32_MAX))
+            values = [np.clip(values[0], low, high).astype(np.int32)]
+        return values
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         a, b = (graph.tensor(i) for i in op.inputs)
