@@ -122,6 +122,22 @@ def test_select_v2_int16_with_a_bool_input(tmp_path):
     _compare(path, sets, tmp_path)
 
 
+def test_select_v2_with_a_constant_scalar_and_a_broadcast_condition(tmp_path):
+    """where(x <= t, x, 0.25) with x (3, 4, 5), t (4, 1) a model input, 0.25 a constant scalar:
+    condition and y both broadcast, x's buffer may become the output's."""
+    b = ModelBuilder()
+    x = b.tensor("x", (3, 4, 5), "int8", 0.02, -3)
+    t = b.tensor("t", (4, 1), "int8", 0.013, 11)
+    c = b.tensor("c", (3, 4, 5), "bool")
+    q = b.constant("quarter", np.array(np.int8(10)), 0.02, -3)
+    out = b.tensor("out", (3, 4, 5), "int8", 0.02, -3)
+    b.operator("LESS_EQUAL", [x, t], [c])
+    b.operator("SELECT_V2", [c, x, q], [out])
+    path = _write(tmp_path, "select_scalar", b.build([x, t], [out]))
+    assert_bit_exact(path, n=8, seed=9, tmp_path=tmp_path)
+    assert_bit_exact(path, n=8, seed=9, cc="clang", tmp_path=tmp_path)
+
+
 def _prelu_s16() -> bytes:
     """16x8 PRELU (TFLM has the kernel; the converter does not quantize PRELU to 16x8)."""
     rng = np.random.default_rng(6)
