@@ -100,6 +100,24 @@ def test_a_bool_output_is_one_byte_per_element(tmp_path):
     _compare(path, sets, tmp_path)
 
 
+def test_comparisons_rescale_even_with_one_quantization(tmp_path):
+    """TFLM rescales both inputs (value * 2^8 * scale) before comparing, also when they share a
+    quantization: with a scale of 0.001 the raw values 0 and 1 both rescale to 0, so TFLM calls
+    them EQUAL. A kernel comparing raw values would not."""
+    b = ModelBuilder()
+    x = b.tensor("x", (64,), "int8", 0.001, 0)
+    y = b.tensor("y", (64,), "int8", 0.001, 0)
+    out = b.tensor("eq", (64,), "bool")
+    b.operator("EQUAL", [x, y], [out])
+    path = _write(tmp_path, "equal_fine", b.build([x, y], [out]))
+    first = np.arange(-32, 32, dtype=np.int8)
+    sets = [[first, first + 1], [first, first - 2], [first, first]]
+    tflm = run_tflm_many(path, sets)
+    assert np.count_nonzero(tflm[0][0]) > 0  # some x == y + 1 compare equal in TFLM
+    assert np.all(tflm[2][0])
+    _compare(path, sets, tmp_path)
+
+
 def _select_s16(cond_shape=(2, 1, 6)) -> bytes:
     """int16 SELECT_V2 on a bool model input broadcast against x (2, 3, 6) and y (6,)."""
     b = ModelBuilder()
