@@ -1,8 +1,9 @@
 #include "microbuild/kernels/broadcast.h"
 
-/* One walker for every element type: NAME, the element type T and ROW, its row function type. */
-#define MB_BROADCAST_WALKER(NAME, T, ROW)                                                          \
-void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, T *out, ROW row,                \
+/* One walker for every element type: NAME, the input element type T, the output element type
+ * TOUT and ROW, its row function type. */
+#define MB_BROADCAST_WALKER(NAME, T, TOUT, ROW)                                                    \
+void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, TOUT *out, ROW row,             \
           const void *params)                                                                      \
 {                                                                                                  \
     const int32_t last = shape->num_dims - 1;                                                      \
@@ -37,5 +38,6 @@ void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, T *out, ROW r
     }                                                                                              \
 }
 
-MB_BROADCAST_WALKER(mb_broadcast_binary_s8, int8_t, mb_binary_row_s8)
-MB_BROADCAST_WALKER(mb_broadcast_binary_s16, int16_t, mb_binary_row_s16)
+MB_BROADCAST_WALKER(mb_broadcast_binary_s8, int8_t, int8_t, mb_binary_row_s8)
+MB_BROADCAST_WALKER(mb_broadcast_binary_s16, int16_t, int16_t, mb_binary_row_s16)
+MB_BROADCAST_WALKER(mb_broadcast_binary_s8_bool, int8_t, uint8_t, mb_binary_row_s8_bool)

@@ -36,4 +36,11 @@ typedef void (*mb_binary_row_s16)(const void *params, const int16_t *a, int32_t 
 void mb_broadcast_binary_s16(const mb_broadcast_shape *shape, const int16_t *a, const int16_t *b,
                              int16_t *out, mb_binary_row_s16 row, const void *params);
 
+/* Two int8 inputs, one bool output (TFLite's bool: one byte, 0 or 1), e.g. comparisons. */
+typedef void (*mb_binary_row_s8_bool)(const void *params, const int8_t *a, int32_t a_step,
+                                      const int8_t *b, int32_t b_step, uint8_t *out, int32_t n);
+void mb_broadcast_binary_s8_bool(const mb_broadcast_shape *shape, const int8_t *a,
+                                 const int8_t *b, uint8_t *out, mb_binary_row_s8_bool row,
+                                 const void *params);
+
 #endif

@@ -1,0 +1,121 @@
+"""MAXIMUM and MINIMUM (int8, int16, broadcasting), bit-exact with TFLM's
+MaximumMinimumBroadcastSlow, which compares the raw quantized values and copies one.
+
+TFLM does not rescale (its MAXIMUM/MINIMUM have no prepare step): the result means something only
+when both inputs and the output share one quantization, which the converter arranges (inserting a
+QUANTIZE where they would differ). microbuild refuses other instances rather than compute a
+meaningless raw comparison. TFLM broadcasts over at most 5 dimensions.
+
+Constants are evaluated at compile time: int32/int64/float32 (e.g. the minimum of shape values)
+and int8/int16 (the raw comparison TFLM does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.elementwise import (
+    binary_reasons,
+    f32,
+    fold_arithmetic,
+    input0_not_broadcast,
+    plan_broadcast,
+)
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.model.ir import Graph, Operator
+
+# TFLM's MaximumMinimumBroadcastSlow: NdArrayDesc<5> when the shapes differ.
+MAX_BROADCAST_RANK = 5
+
+
+def same_quantization_reasons(op: Operator, graph: Graph,
+                              roles: list[tuple[str, int]]) -> list[str]:
+    """TFLM copies raw values between these tensors: they must share scale and zero point."""
+    tensors = [(role, graph.tensor(t)) for role, t in roles]
+    first_role, first = tensors[0]
+    reasons = []
+    for role, t in tensors[1:]:
+        if f32(t.scale) != f32(first.scale) or t.zero_point != first.zero_point:
+            reasons.append(
+                f"{role} '{t.name}' is quantized with scale {t.scale}, zero point {t.zero_point} "
+                f"but {first_role} '{first.name}' with scale {first.scale}, zero point "
+                f"{first.zero_point}; TFLM's {op.opcode} copies raw values without rescaling, "
+                "so they must be quantized the same")
+    return reasons
+
+
+def broadcast_rank_reasons(op: Operator, graph: Graph, max_rank: int) -> list[str]:
+    """TFLM's broadcasting kernels for this op handle at most ``max_rank`` dimensions (same-shape
+    inputs take the flat path, which has no limit)."""
+    shapes = [tuple(graph.tensor(t).shape) for t in op.inputs if t >= 0]
+    if all(s == shapes[0] for s in shapes):
+        return []
+    rank = max(len(graph.tensor(t).shape) for t in [*op.inputs, *op.outputs] if t >= 0)
+    if rank > max_rank:
+        return [f"broadcasts over {rank} dimensions; TFLM's {op.opcode} broadcasts over at "
+                f"most {max_rank}"]
+    return []
+
+
+def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
+    """int8/int16 constants compared raw, as TFLM does."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or min(op.inputs) < 0:
+        return None
+    a, b = (graph.tensor(i) for i in op.inputs)
+    out = graph.tensor(op.outputs[0])
+    if not a.dtype == b.dtype == out.dtype or out.dtype not in ("int8", "int16"):
+        return None
+    if same_quantization_reasons(op, graph, [("output", op.outputs[0]), ("input 0", op.inputs[0]),
+                                             ("input 1", op.inputs[1])]):
+        return None  # refused by check, with the reason
+    return [np.asarray(compute(a.data, b.data)).astype(out.dtype)]
+
+
+class _MaximumMinimum(OpLowering):
+    kernel_sources = ("maximum_minimum.c", "broadcast.c")
+    headers = ("microbuild/kernels/maximum_minimum.h",)
+    dtypes = frozenset({"int8", "int16"})
+    function: str
+    compute = None
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
+        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
+        if reasons:
+            return reasons
+        reasons = same_quantization_reasons(op, graph, [("output", op.outputs[0]),
+                                                        ("input 0", op.inputs[0]),
+                                                        ("input 1", op.inputs[1])])
+        return reasons + broadcast_rank_reasons(op, graph, MAX_BROADCAST_RANK)
+
+    def fold(self, op: Operator, graph: Graph):
+        compute = type(self).compute
+        return fold_arithmetic(op, graph, compute) or fold_raw(op, graph, compute)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        shape = ctx.symbol("shape")
+        plan = plan_broadcast(a.shape, b.shape, out.shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        suffix = "s16" if out.dtype == "int16" else "s8"
+        return (f"{self.function}_{suffix}(&{shape}, {ctx.ptr(op.inputs[0])}, "
+                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        return input0_not_broadcast(op, graph)
+
+
+@register
+class Maximum(_MaximumMinimum):
+    opcode = "MAXIMUM"
+    function = "mb_maximum"
+    # TFLM's MaximumOp: el1 > el2 ? el1 : el2 (so a NaN second operand wins, unlike np.maximum)
+    compute = staticmethod(lambda a, b: np.where(a > b, a, b))
+
+
+@register
+class Minimum(_MaximumMinimum):
+    opcode = "MINIMUM"
+    function = "mb_minimum"
+    compute = staticmethod(lambda a, b: np.where(a < b, a, b))

@@ -1,0 +1,113 @@
+"""SQUARED_DIFFERENCE (int8, int16, broadcasting), bit-exact with TFLM's quantized kernel.
+
+TFLM's PrepareQuantized: both inputs are rescaled to twice the larger input scale (multipliers
+below 1, in double) after a left shift of 7 bits (int8; 0 for int16, whose zero points must be 0);
+the difference of the two is squared in int32 and rescaled by
+``twice_max_input_scale**2 / ((1 << 2 * left_shift) * output_scale)`` (the denominator is a
+float32 product in TFLM) with QuantizeMultiplier, which may shift left. The output is clamped to the
+type's range (no fused activation). TFLM broadcasts over at most 4 dimensions.
+
+int32/float32 constants are evaluated at compile time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from microbuild.compiler.elementwise import (
+    binary_reasons,
+    c_designated,
+    f32,
+    fold_arithmetic,
+    input0_not_broadcast,
+    plan_broadcast,
+)
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
+from microbuild.compiler.quant import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    quantize_multiplier_smaller_than_one,
+)
+from microbuild.model.ir import Graph, Operator
+
+LEFT_SHIFT = {"int8": 7, "int16": 0}
+_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+
+
+def squared_difference_params(scale1: float, zp1: int, scale2: float, zp2: int,
+                              scale_out: float, zp_out: int, dtype: str) -> dict[str, int]:
+    left_shift = LEFT_SHIFT[dtype]
+    twice = 2.0 * max(f32(scale1), f32(scale2))
+    m1, sh1 = quantize_multiplier_smaller_than_one(f32(scale1) / twice)
+    m2, sh2 = quantize_multiplier_smaller_than_one(f32(scale2) / twice)
+    denominator = float(np.float32(1 << (2 * left_shift)) * np.float32(scale_out))
+    mo, sho = quantize_multiplier(twice * twice / denominator)
+    low, high = _RANGE[dtype]
+    return {
+        "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
+        "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
+        "left_shift": left_shift,
+        "output_multiplier": mo, "output_shift": sho, "output_offset": zp_out,
+        "activation_min": low, "activation_max": high,
+    }
+
+
+def _largest_difference(p: dict[str, int], dtype: str) -> int:
+    """The largest |scaled1 - scaled2| any pair of input values gives."""
+    low, high = _RANGE[dtype]
+
+    def extremes(k: int) -> list[int]:
+        return [multiply_by_quantized_multiplier((p[f"input{k}_offset"] + v) << p["left_shift"],
+                                                 p[f"input{k}_multiplier"], p[f"input{k}_shift"])
+                for v in (low, high)]
+
+    e1, e2 = extremes(1), extremes(2)
+    return max(abs(x - y) for x in e1 for y in e2)
+
+
+@register
+class SquaredDifference(OpLowering):
+    opcode = "SQUARED_DIFFERENCE"
+    kernel_sources = ("squared_difference.c", "broadcast.c")
+    headers = ("microbuild/kernels/squared_difference.h",)
+    dtypes = frozenset({"int8", "int16"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
+        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
+        if reasons:
+            return reasons
+        reasons = broadcast_rank_reasons(op, graph, 4)
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        p = squared_difference_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,
+                                      out.zero_point, dtype)
+        if p["output_shift"] > 0:
+            square = _largest_difference(p, dtype) ** 2
+            if square << p["output_shift"] >= 1 << 31:
+                reasons.append(
+                    f"output scale {out.scale} is so small against input scales {a.scale}, "
+                    f"{b.scale} that the squared difference shifted left by "
+                    f"{p['output_shift']} overflows int32 (as it would in TFLM)")
+        return reasons
+
+    def fold(self, op: Operator, graph: Graph):
+        # int32 (wrapping, as TFLM's int32 kernel) and float32 constants; int8 runs on the device.
+        return fold_arithmetic(op, graph, lambda a, b: (a - b) * (a - b))
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        p = squared_difference_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,
+                                      out.zero_point, out.dtype)
+        params, shape = ctx.symbol("params"), ctx.symbol("shape")
+        ctx.static(f"static const mb_squared_difference_params {params} = {c_designated(p)};")
+        plan = plan_broadcast(a.shape, b.shape, out.shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        suffix = "s16" if out.dtype == "int16" else "s8"
+        return (f"mb_squared_difference_{suffix}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        return input0_not_broadcast(op, graph)

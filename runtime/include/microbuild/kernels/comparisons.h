@@ -1,0 +1,37 @@
+/* EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on int8 inputs with broadcasting,
+ * bool output (one byte, 0 or 1), bit-exact with TFLM's *WithScaling comparisons: both inputs are
+ * brought to a common scale first (offset, shifted left 8 bits, multiplied by the input's own
+ * scale as a Q31 multiplier), and the int32 results are compared. TFLM rescales even when both
+ * inputs share a quantization, and the rescaling can map neighbouring values to one, so the
+ * kernels always do it. */
+#ifndef MICROBUILD_KERNELS_COMPARISONS_H
+#define MICROBUILD_KERNELS_COMPARISONS_H
+
+#include <stdint.h>
+
+#include "microbuild/kernels/broadcast.h"
+
+typedef struct {
+    int32_t input1_offset;     /* minus input 1's zero point */
+    int32_t input1_multiplier;
+    int32_t input1_shift;      /* <= 0 */
+    int32_t input2_offset;     /* minus input 2's zero point */
+    int32_t input2_multiplier;
+    int32_t input2_shift;      /* <= 0 */
+    int32_t left_shift;        /* 8 */
+} mb_comparison_s8_params;
+
+#define MB_DECLARE_COMPARISON(NAME)                                                             \
+    void NAME(const mb_comparison_s8_params *params, const mb_broadcast_shape *shape,           \
+              const int8_t *input1, const int8_t *input2, uint8_t *output);
+
+MB_DECLARE_COMPARISON(mb_equal_s8)
+MB_DECLARE_COMPARISON(mb_not_equal_s8)
+MB_DECLARE_COMPARISON(mb_less_s8)
+MB_DECLARE_COMPARISON(mb_less_equal_s8)
+MB_DECLARE_COMPARISON(mb_greater_s8)
+MB_DECLARE_COMPARISON(mb_greater_equal_s8)
+
+#undef MB_DECLARE_COMPARISON
+
+#endif

@@ -1,0 +1,34 @@
+/* SQUARED_DIFFERENCE (int8, int16) with broadcasting, bit-exact with TFLM's quantized kernel:
+ * each input is rescaled to twice the larger input scale with left_shift bits of headroom (7 for
+ * int8, 0 for int16), the difference is squared in int32 and rescaled to the output by a
+ * multiplier that may shift left. The result is clamped to the type's range. */
+#ifndef MICROBUILD_KERNELS_SQUARED_DIFFERENCE_H
+#define MICROBUILD_KERNELS_SQUARED_DIFFERENCE_H
+
+#include <stdint.h>
+
+#include "microbuild/kernels/broadcast.h"
+
+typedef struct {
+    int32_t input1_offset;     /* minus input 1's zero point */
+    int32_t input1_multiplier;
+    int32_t input1_shift;      /* <= 0 */
+    int32_t input2_offset;     /* minus input 2's zero point */
+    int32_t input2_multiplier;
+    int32_t input2_shift;      /* <= 0 */
+    int32_t left_shift;        /* 7 for int8, 0 for int16 */
+    int32_t output_multiplier;
+    int32_t output_shift;      /* > 0 shifts left */
+    int32_t output_offset;     /* output zero point */
+    int32_t activation_min;    /* the output type's range */
+    int32_t activation_max;
+} mb_squared_difference_params;
+
+void mb_squared_difference_s8(const mb_squared_difference_params *params,
+                              const mb_broadcast_shape *shape, const int8_t *input1,
+                              const int8_t *input2, int8_t *output);
+void mb_squared_difference_s16(const mb_squared_difference_params *params,
+                               const mb_broadcast_shape *shape, const int16_t *input1,
+                               const int16_t *input2, int16_t *output);
+
+#endif
