@@ -418,13 +418,15 @@ class _Generator:
             ]
         lines += [
             "",
-            "/* Run the model once. Returns 0 on success, -1 if the workspace is missing. */",
+            "/* Run the model once. Returns 0 on success, -1 if the workspace is missing, -2 if an",
+            " * index read at run time is out of range (GATHER; TFLM fails the invoke there too). */",
             f"{signature};",
             "",
             f"/* Operators, for a host that drives the model one operator at a time (the RPC",
             f" * executor): {P}_NUM_OPS of them; operator i reads and writes the same workspace slots",
             f" * as in {self.prefix}_run, so running 0..{P}_NUM_OPS-1 after writing the inputs to their",
-            " * slots leaves the outputs in theirs. Returns 0, or -1 for an index out of range. A",
+            " * slots leaves the outputs in theirs. Returns as run() does, or -1 for an operator index",
+            " * out of range. A",
             " * firmware that never calls it loses it to --gc-sections. */",
             f"#define {P}_NUM_OPS {len(self.op_bodies)}",
             f"{self._run_op_signature()};",
