@@ -204,10 +204,16 @@ def _build(args: argparse.Namespace, executor: str, input_file: str | None):
                                   jobs=args.jobs, progress=progress, **kernel_options(args))
 
 
-def _single_model(build):
-    if len(build.models) != 1:
-        raise MicrobuildError("--output works with one model")
-    return build.models[0]
+def _save_outputs(path: str, build, outputs: dict[str, list]) -> None:
+    """--output: one model's outputs as .npy/.npz; several models' in one .npz keyed
+    <model>.output<k>."""
+    from microbuild.tensor_files import save_model_outputs, save_tensors
+
+    if len(build.models) == 1:
+        model = build.models[0]
+        save_tensors(path, outputs[model["prefix"]], _output_specs(model))
+    else:
+        save_model_outputs(path, {m["prefix"]: outputs[m["prefix"]] for m in build.models})
 
 
 def _output_specs(model):
@@ -224,8 +230,6 @@ def _check_output_name(path: str | None) -> None:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from microbuild.tensor_files import save_tensors
-
     if args.output and not args.run:
         raise MicrobuildError("--output saves the outputs of a run: add --run")
     _check_output_name(args.output)
@@ -236,8 +240,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             err.print(f"running on {build.board.name}...")
         result = api.run_firmware(build, timeout=args.timeout)
         if args.output:
-            model = _single_model(build)
-            save_tensors(args.output, result.outputs[model["prefix"]], _output_specs(model))
+            _save_outputs(args.output, build, result.outputs)
     if args.json:
         document = {"board": build.board.name, "toolchain": build.toolchain,
                     "executor": build.executor, "elf": str(build.elf),
@@ -289,11 +292,9 @@ def _render_profile(profile, board) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from microbuild.tensor_files import load_inputs, random_inputs, save_tensors
+    from microbuild.tensor_files import load_inputs, random_inputs
 
     _check_output_name(args.output)
-    if len(args.model) != 1 and (args.input or args.output):
-        raise MicrobuildError("--input/--output go with a single --model")
     if args.executor == "aot":
         if args.profile:
             raise MicrobuildError("--profile times each operator from the host: it needs "
@@ -301,8 +302,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         build = _build(args, "aot", args.input)
         result = api.run_firmware(build, runner=args.runner, timeout=args.timeout)
         if args.output:
-            model = _single_model(build)
-            save_tensors(args.output, result.outputs[model["prefix"]], _output_specs(model))
+            _save_outputs(args.output, build, result.outputs)
         if args.json:
             print(json.dumps({"board": build.board.name, "executor": "aot",
                               "elf": str(build.elf), "run": result.to_dict()}, indent=2))
@@ -322,12 +322,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if show:
         err.print(f"starting {build.elf.name} on {build.board.name}...")
     documents = []
+    all_outputs: dict[str, list] = {}
     with api.connect(build.board, build, runner=args.runner, port=args.port,
                      timeout=args.timeout, on_log=log) as dev:
         for model in build.models:
             prefix = model["prefix"]
             specs = dev.specs(prefix)
-            x = (load_inputs(args.input, specs) if args.input
+            several = prefix if len(build.models) > 1 else None
+            x = (load_inputs(args.input, specs, model=several) if args.input
                  else random_inputs(specs, args.seed))
             if args.profile:
                 profile = dev.profile(prefix, x, repeat=args.repeat)
@@ -335,8 +337,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             else:
                 profile = None
                 outputs, ticks = dev.run_timed(prefix, x)
-            if args.output:
-                save_tensors(args.output, outputs, _output_specs(model))
+            all_outputs[prefix] = outputs
             hz = dev.info.timer_hz
             doc = {"model": prefix, "outputs": [a.tolist() for a in outputs], "ticks": ticks,
                    "timer_hz": hz}
@@ -351,6 +352,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 if profile is not None:
                     _render_profile(profile, build.board)
         stats = dev.client.stats
+    if args.output:
+        _save_outputs(args.output, build, all_outputs)
     if args.json:
         print(json.dumps({"board": build.board.name, "executor": "rpc", "elf": str(build.elf),
                           "models": documents,
@@ -586,7 +589,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
     p.add_argument("--run", action="store_true",
                    help="boot it in the emulator (or as a host process) and print the outputs")
-    p.add_argument("--output", help="with --run: save the outputs (.npy, or .npz for several)")
+    p.add_argument("--output", help="with --run: save the outputs (.npy, or .npz for several; "
+                   "several models: one .npz keyed <model>.output<k>)")
     p.add_argument("--timeout", type=float, default=300.0,
                    help="seconds to wait for the run to finish (default: 300)")
     p.add_argument("--json", action="store_true", help="print sizes (and the run) as JSON")
@@ -604,9 +608,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", default="rpc", choices=["rpc", "aot"],
                    help="rpc (default): the host drives the model over the console; aot: the "
                         "standalone firmware runs on an input embedded at build time")
-    p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed)")
+    p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed); several "
+                   "models: one .npz keyed <model>.input<k>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
-    p.add_argument("--output", help="save the outputs (.npy, or .npz for several)")
+    p.add_argument("--output", help="save the outputs (.npy, or .npz for several; several "
+                   "models: one .npz keyed <model>.output<k>)")
     p.add_argument("--profile", action="store_true",
                    help="run operator by operator and print ticks per operator")
     p.add_argument("--repeat", type=int, default=1,

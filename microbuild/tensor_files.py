@@ -3,6 +3,8 @@
 The same conventions everywhere (`build --input/--output`, `run --input/--output`): an input file
 must hold exactly the model's input dtype and shape; several inputs go in an .npz, keyed by the
 input's tensor name or ``arr_<k>`` / ``input<k>`` in input order. Outputs are saved the same way.
+Several models (one firmware) share one .npz keyed ``<model>.input<k>`` / ``<model>.output<k>``,
+the names a firmware's own embedded-input file (``firmware.input.npz``) uses.
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ def _check(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def load_inputs(path: str | Path, specs: Sequence[TensorSpec]) -> list[np.ndarray]:
-    """The model's inputs from ``path`` (.npy or .npz), checked against ``specs``."""
+def load_inputs(path: str | Path, specs: Sequence[TensorSpec], model: str | None = None
+                ) -> list[np.ndarray]:
+    """The model's inputs from ``path`` (.npy or .npz), checked against ``specs``. With
+    ``model`` (its prefix) an .npz may key them ``<model>.input<k>``, so one file serves every
+    model of a firmware."""
     path = Path(path)
     if not path.is_file():
         raise TensorFileError(f"{path}: no such file")
@@ -61,14 +66,18 @@ def load_inputs(path: str | Path, specs: Sequence[TensorSpec]) -> list[np.ndarra
         keys = list(loaded.files)
         arrays = []
         for k, spec in enumerate(specs):
-            for key in (spec.name, f"arr_{k}", f"input{k}"):
+            candidates = ([f"{model}.input{k}"] if model else []) + \
+                [spec.name, f"arr_{k}", f"input{k}"]
+            for key in candidates:
                 if key in keys:
                     arrays.append(_check(loaded[key], spec, f"{path}[{key}]"))
                     break
             else:
+                wanted = f"'{model}.input{k}'" if model else f"'{spec.name}' or arr_{k}"
                 raise TensorFileError(
-                    f"{path}: no array for input {k} '{spec.name}' ({_describe(spec)}); the file "
-                    f"has {', '.join(keys) or 'no arrays'}; key it '{spec.name}' or arr_{k}")
+                    f"{path}: no array for {model + ' ' if model else ''}input {k} "
+                    f"'{spec.name}' ({_describe(spec)}); the file has "
+                    f"{', '.join(keys) or 'no arrays'}; key it {wanted}")
         return arrays
 
 
@@ -100,6 +109,17 @@ def save_tensors(path: str | Path, arrays: Sequence[np.ndarray], specs: Sequence
             raise TensorFileError(f"{path}: the model has {len(arrays)} outputs; save them to an "
                                   f".npz file (e.g. {path.with_suffix('.npz').name})")
         np.savez(path, **{spec.name: a for spec, a in zip(specs, arrays)})
+    return path
+
+
+def save_model_outputs(path: str | Path, outputs: dict[str, Sequence[np.ndarray]]) -> Path:
+    """Several models' outputs in one .npz keyed ``<model>.output<k>``."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        raise TensorFileError(f"{path}: {len(outputs)} models' outputs go in one .npz file "
+                              f"(e.g. {path.with_suffix('.npz').name}), keyed <model>.output<k>")
+    np.savez(path, **{f"{model}.output{k}": a for model, arrays in outputs.items()
+                      for k, a in enumerate(arrays)})
     return path
 
 

@@ -89,7 +89,9 @@ def embedded_inputs(models: Sequence[dict[str, Any]], input_files: dict[str, Any
         specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                  for s in m["inputs"]]
         path = (input_files or {}).get(m["prefix"])
-        arrays.append(load_inputs(path, specs) if path else random_inputs(specs, seed))
+        several = m["prefix"] if len(models) > 1 else None
+        arrays.append(load_inputs(path, specs, model=several) if path
+                      else random_inputs(specs, seed))
     return arrays
 
 

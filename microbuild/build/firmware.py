@@ -180,8 +180,8 @@ def build_firmware(board: str | Path | Board,
                    ) -> FirmwareBuild:
     """Build a firmware for ``board`` running ``models`` into ``out_dir``.
 
-    ``input`` (.npy/.npz, only with a single model) is embedded as the model's input; without it
-    a seeded random input is. Raises a MicrobuildError subclass for anything the user can fix:
+    ``input`` (.npy/.npz; for several models one .npz keyed ``<prefix>.input<k>``) is embedded
+    as the models' inputs; without it a seeded random input is. Raises a MicrobuildError subclass for anything the user can fix:
     FitError when the firmware does not fit the board's memory, ToolchainError when a compiler is
     missing (naming the Debian package), ModelError, TensorFileError, BuildError.
 
@@ -225,12 +225,12 @@ def build_firmware(board: str | Path | Board,
         TuningLog.load(tuning)  # a missing or broken log is reported now, with its path
     inputs: dict[str, str] = {}
     if input is not None:
-        if len(named) != 1:
-            raise MicrobuildError("--input goes with a single model")
-        (prefix, path), = named.items()
-        # Check the file against the model now, for a clear error before anything is built.
-        load_inputs(input, compile_model(path, prefix=prefix).inputs)
-        inputs[prefix] = str(Path(input).resolve())
+        # One file for every model (an .npz keyed <prefix>.input<k> when there are several),
+        # checked against each model now, for a clear error before anything is built.
+        for prefix, path in named.items():
+            load_inputs(input, compile_model(path, prefix=prefix).inputs,
+                        model=prefix if len(named) > 1 else None)
+            inputs[prefix] = str(Path(input).resolve())
 
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -230,8 +230,8 @@ def _aot_table(target, source, env):
             specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                      for s in m["inputs"]]
             path = input_files.get(m["prefix"])
-            values = (load_inputs(path, specs) if path
-                      else random_inputs(specs, env["MICROBUILD_AOT_SEED"]))
+            values = (load_inputs(path, specs, model=m["prefix"] if len(summaries) > 1 else None)
+                      if path else random_inputs(specs, env["MICROBUILD_AOT_SEED"]))
             arrays.append(values)
             for k, value in enumerate(values):
                 saved[f"{m['prefix']}.input{k}"] = value

@@ -94,3 +94,37 @@ def test_flash_a_board_that_is_not_attached(runner, tool_says, tmp_path, capsys)
     assert "ST-LINK (USB 0483:374b)" in err  # the probe it looked for
     assert tool_says in err and "exit code:" in err  # the tool's own output and status
     assert "Traceback" not in err
+
+
+TINY_FC = DS_CNN.parent / "tiny_fc.tflite"
+
+
+@pytest.mark.parametrize("executor,board", [("rpc", "host"), ("aot", "mps2-an500")])
+def test_several_models_take_and_give_one_npz_keyed_by_model(executor, board, tmp_path, capsys):
+    """Two models in one firmware: --input is one .npz keyed <model>.input<k> (the names the
+    firmware's own embedded-input file uses), --output one .npz keyed <model>.output<k>."""
+    models = {"ds_cnn": DS_CNN, "tiny_fc": TINY_FC}
+    inputs = {name: random_inputs(compile_model(path, prefix=name).inputs, 30 + k)
+              for k, (name, path) in enumerate(models.items())}
+    np.savez(tmp_path / "x.npz", **{f"{name}.input{k}": a for name, arrays in inputs.items()
+                                    for k, a in enumerate(arrays)})
+    command = ["run", "--board", board, "--executor", executor, "--input",
+               str(tmp_path / "x.npz"), "--output", str(tmp_path / "y.npz"),
+               "-o", str(tmp_path / "fw")]
+    for path in models.values():
+        command += ["--model", str(path)]
+    assert cli.main(command) == 0, capsys.readouterr().err
+    with np.load(tmp_path / "y.npz") as saved:
+        assert sorted(saved.files) == ["ds_cnn.output0", "tiny_fc.output0"]
+        for name, path in models.items():
+            want = run_tflm(path, inputs[name])[0]
+            np.testing.assert_array_equal(saved[f"{name}.output0"].reshape(want.shape), want)
+
+
+def test_a_several_model_npz_missing_a_model_says_which_key(tmp_path, capsys):
+    x = random_inputs(compile_model(DS_CNN, prefix="ds_cnn").inputs, 1)
+    np.savez(tmp_path / "x.npz", **{"ds_cnn.input0": x[0]})
+    status = cli.main(["run", "--board", "host", "--model", str(DS_CNN), "--model", str(TINY_FC),
+                       "--input", str(tmp_path / "x.npz"), "-o", str(tmp_path / "fw")])
+    assert status != 0
+    assert "key it 'tiny_fc.input0'" in " ".join(capsys.readouterr().err.split())
