@@ -32,7 +32,7 @@ static int16_t saturate_s16(int32_t v)
                 REQUANT(acc_rec, p->recurrent_multiplier[g], p->recurrent_shift[g]));           \
             gate[u] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);                  \
         }                                                                                        \
-        if (g == MB_LSTM_CELL && !p->cell_gate_sigmoid) {                                        \
+        if (g == MB_LSTM_CELL) {                                                                 \
             /* Q3.12 input: TFLM's Tanh with cell_state_scale_power -12, i.e. multiplier 3. */    \
             mb_tanh_s16(3, 0, gate, gate, units);                                                \
         } else {                                                                                 \

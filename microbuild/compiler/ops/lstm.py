@@ -10,8 +10,10 @@ state are refused here as TFLM's Prepare refuses them. Parameters follow Prepare
   weight scale / 2^-12 (and hidden-state scale x recurrent weight scale / 2^-12), in double from
   the float32 scales, as CalculateOpDataFullyConnected does;
 - the gate activations are TFLM's int16 sigmoid and tanh (the table interpolation shared with
-  the int16 LOGISTIC/TANH, ``runtime/kernels/sigmoid16.c``) on Q3.12, giving Q0.15; the cell
-  gate takes the op's fused activation (TANH or SIGMOID);
+  the int16 LOGISTIC/TANH, ``runtime/kernels/sigmoid16.c``) on Q3.12, giving Q0.15: sigmoid for
+  the forget, input and output gates, tanh for the cell gate (the op's fused activation must be
+  TANH: TFLM's kernel would take SIGMOID, but the flatbuffer's activation enum has no sigmoid,
+  and anything else hits an assertion in TFLM);
 - forget x cell, input x cell gate and tanh(cell) x output gate are TFLM's int16 Mul with
   multipliers 2^-15 x cell / cell, 2^-30 / cell scale and 2^-30 / hidden scale;
 - tanh(cell) reads the cell state at its power-of-two scale 2^p: TFLM's Tanh with a left shift of
@@ -160,10 +162,10 @@ class UnidirectionalSequenceLstm(OpLowering):
                 reasons.append(f"bias '{bias.name}' is {bias.dtype}"
                                f"{'' if bias.is_constant else ', not constant'}; TFLM's "
                                f"{act} LSTM takes constant {_BIAS_TYPE[act]} biases")
-        activation = op.options.get("fused_activation_function", "TANH")
-        if activation not in ("TANH", "SIGMOID"):
-            reasons.append(f"cell gate activation {activation}: TFLM's integer LSTM computes only "
-                           "TANH or SIGMOID")
+        activation = op.options.get("fused_activation_function", "NONE")
+        if activation != "TANH":
+            reasons.append(f"cell gate activation {activation}: TFLM's integer LSTM computes the "
+                           "cell gate only with TANH (other activations stop TFLM at an assertion)")
         if not float(op.options.get("cell_clip", 0.0)) >= 0:
             reasons.append(f"cell_clip {op.options.get('cell_clip')} is negative; TFLM requires "
                            ">= 0")
@@ -252,8 +254,6 @@ class UnidirectionalSequenceLstm(OpLowering):
                   ("input_shift", [s for _, s in in_fc]),
                   ("recurrent_multiplier", [m for m, _ in rec_fc]),
                   ("recurrent_shift", [s for _, s in rec_fc]),
-                  ("cell_gate_sigmoid",
-                   int(op.options.get("fused_activation_function") == "SIGMOID")),
                   ("forget_multiplier", forget_m), ("forget_shift", forget_s),
                   ("update_multiplier", update_m), ("update_shift", update_s),
                   ("hidden_multiplier", hidden_m), ("hidden_shift", hidden_s),

@@ -5,7 +5,7 @@
  * Per time step and batch row, each gate is the sum of two fully connected layers (input x its
  * weights + bias, hidden state x the recurrent weights), each rescaled to Q3.12 and clamped to
  * int16, added with int16 saturation, then squashed: sigmoid for the forget, input and output
- * gates, tanh (or sigmoid) for the cell gate, both TFLM's int16 table interpolation (Q0.15 out).
+ * gates, tanh for the cell gate, both TFLM's int16 table interpolation (Q0.15 out).
  * The cell state becomes forget x cell + input x cell gate (two int16 multiplications, a
  * saturating add), clipped to +-cell_clip when the model sets one; the hidden state is
  * tanh(cell) x output gate, requantized to the hidden state's scale and zero point, and copied to
@@ -33,7 +33,6 @@ typedef struct {
     int32_t input_shift[4];
     int32_t recurrent_multiplier[4]; /* hidden x recurrent weights -> Q3.12, per gate */
     int32_t recurrent_shift[4];
-    int32_t cell_gate_sigmoid;   /* 1: the cell gate uses sigmoid instead of tanh */
     int32_t forget_multiplier;   /* forget gate (Q0.15) x cell -> cell */
     int32_t forget_shift;
     int32_t update_multiplier;   /* input gate x cell gate (Q0.15 x Q0.15) -> cell */
