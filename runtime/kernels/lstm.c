@@ -8,29 +8,67 @@ static int16_t saturate_s16(int32_t v)
     return (int16_t)mb_clamp_i32(v, -32768, 32767);
 }
 
+/* acc[r] += row r of w . v for the n <= 4 rows of w (cols values each) from row 0: four rows
+ * per pass share each load of v. The sums cannot overflow (the compiler checks the bound), so
+ * their order does not change them. T: the vector's type, B: the accumulator type. */
+#define MB_LSTM_DOT(NAME, T, B)                                                                  \
+    static void NAME(const int8_t *w, int32_t cols, const T *v, int32_t n, B *acc)               \
+    {                                                                                            \
+        if (n == 4) {                                                                            \
+            const int8_t *w0 = w, *w1 = w + cols, *w2 = w + 2 * cols, *w3 = w + 3 * cols;        \
+            B a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                \
+            for (int32_t c = 0; c < cols; c++) {                                                 \
+                const int32_t x = v[c];                                                          \
+                a0 += (B)((int32_t)w0[c] * x);                                                   \
+                a1 += (B)((int32_t)w1[c] * x);                                                   \
+                a2 += (B)((int32_t)w2[c] * x);                                                   \
+                a3 += (B)((int32_t)w3[c] * x);                                                   \
+            }                                                                                    \
+            acc[0] = a0;                                                                         \
+            acc[1] = a1;                                                                         \
+            acc[2] = a2;                                                                         \
+            acc[3] = a3;                                                                         \
+            return;                                                                              \
+        }                                                                                        \
+        for (int32_t r = 0; r < n; r++) {                                                        \
+            const int8_t *row = w + r * cols;                                                    \
+            B a = acc[r];                                                                        \
+            for (int32_t c = 0; c < cols; c++) {                                                 \
+                a += (B)((int32_t)row[c] * (int32_t)v[c]);                                       \
+            }                                                                                    \
+            acc[r] = a;                                                                          \
+        }                                                                                        \
+    }
+
+MB_LSTM_DOT(dot_s8, int8_t, int32_t)
+MB_LSTM_DOT(dot_s16, int16_t, int64_t)
+
 /* Both fully connected layers of one gate, each rescaled to Q3.12 and clamped to int16 as TFLM
  * does, their saturated sum in gate[], then the gate's activation. T is the activation type, B
- * the bias/accumulator type, REQUANT the rescaling of an accumulator. */
-#define MB_LSTM_GATE(T, B, REQUANT)                                                              \
+ * the bias/accumulator type, DOT its row product, REQUANT the rescaling of an accumulator. */
+#define MB_LSTM_GATE(T, B, DOT, REQUANT)                                                         \
     static void gate_##T(const mb_lstm_params *p, int32_t g, const T *x, const T *h,            \
                          const int8_t *const weights[8], const B *bias, int16_t *gate)           \
     {                                                                                            \
         const int32_t units = p->units, depth = p->input_size;                                  \
         const int8_t *w_in = weights[g], *w_rec = weights[4 + g];                               \
         const B *b_in = bias + g * units, *b_rec = bias + (4 + g) * units;                      \
-        for (int32_t u = 0; u < units; u++) {                                                   \
-            B acc_in = b_in[u], acc_rec = b_rec[u];                                              \
-            for (int32_t i = 0; i < depth; i++) {                                               \
-                acc_in += (B)((int32_t)w_in[u * depth + i] * (int32_t)x[i]);                    \
+        for (int32_t u = 0; u < units; u += 4) {                                                \
+            const int32_t n = units - u < 4 ? units - u : 4;                                    \
+            B acc_in[4], acc_rec[4];                                                             \
+            for (int32_t k = 0; k < n; k++) {                                                    \
+                acc_in[k] = b_in[u + k];                                                         \
+                acc_rec[k] = b_rec[u + k];                                                       \
             }                                                                                    \
-            for (int32_t j = 0; j < units; j++) {                                               \
-                acc_rec += (B)((int32_t)w_rec[u * units + j] * (int32_t)h[j]);                  \
+            DOT(w_in + u * depth, depth, x, n, acc_in);                                          \
+            DOT(w_rec + u * units, units, h, n, acc_rec);                                        \
+            for (int32_t k = 0; k < n; k++) {                                                    \
+                const int16_t from_input = saturate_s16(                                         \
+                    REQUANT(acc_in[k], p->input_multiplier[g], p->input_shift[g]));             \
+                const int16_t from_hidden = saturate_s16(                                        \
+                    REQUANT(acc_rec[k], p->recurrent_multiplier[g], p->recurrent_shift[g]));    \
+                gate[u + k] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);          \
             }                                                                                    \
-            const int16_t from_input =                                                           \
-                saturate_s16(REQUANT(acc_in, p->input_multiplier[g], p->input_shift[g]));       \
-            const int16_t from_hidden = saturate_s16(                                            \
-                REQUANT(acc_rec, p->recurrent_multiplier[g], p->recurrent_shift[g]));           \
-            gate[u] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);                  \
         }                                                                                        \
         if (g == MB_LSTM_CELL) {                                                                 \
             /* Q3.12 input: TFLM's Tanh with cell_state_scale_power -12, i.e. multiplier 3. */    \
@@ -43,8 +81,8 @@ static int16_t saturate_s16(int32_t v)
 #define MB_REQUANT_S32(acc, m, s) mb_mul_by_quantized_multiplier((acc), (m), (int)(s))
 #define MB_REQUANT_S64(acc, m, s) mb_mul_by_quantized_multiplier_s64((acc), (m), (int)(s))
 
-MB_LSTM_GATE(int8_t, int32_t, MB_REQUANT_S32)
-MB_LSTM_GATE(int16_t, int64_t, MB_REQUANT_S64)
+MB_LSTM_GATE(int8_t, int32_t, dot_s8, MB_REQUANT_S32)
+MB_LSTM_GATE(int16_t, int64_t, dot_s16, MB_REQUANT_S64)
 
 /* The cell state update of one batch row from its forget, input and cell gates: two int16
  * multiplications (each requantized and clamped as TFLM's Mul does), a saturating add, the clip. */
