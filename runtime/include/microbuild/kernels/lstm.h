@@ -28,7 +28,7 @@ typedef struct {
     int32_t time_steps;
     int32_t input_size;
     int32_t units;
-    int32_t time_major;          /* 1: input/output are [time][batch][...], else [batch][time][...] */
+    int32_t time_major; /* 1: input/output are [time][batch][...], else [batch][time][...] */
     int32_t input_multiplier[4]; /* input x weights -> Q3.12, per gate */
     int32_t input_shift[4];
     int32_t recurrent_multiplier[4]; /* hidden x recurrent weights -> Q3.12, per gate */
