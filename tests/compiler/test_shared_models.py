@@ -21,7 +21,8 @@ COMPILED = ["hello_world_int8", "simple_add_model", "micro_speech_quantized", "p
             "mobilenet_v2_quantized_1x3x224x224"]
 # Models with state kept between invocations: compared over several consecutive invocations,
 # TFLM's interpreter invoked the same way.
-STATEFUL = ["keyword_scrambled", "keyword_scrambled_8bit"]
+STATEFUL = ["keyword_scrambled", "keyword_scrambled_8bit", "trained_lstm_int8", "micro_speech_lstm",
+            "dtln_noise_suppression"]
 
 
 def shared_model(name: str) -> Path:

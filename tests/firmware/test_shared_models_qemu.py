@@ -21,9 +21,10 @@ FIRMWARES = {
     "small": ["hello_world_int8", "simple_add_model", "micro_speech_quantized", "person_detect"],
     "mobilenet_v2": ["mobilenet_v2_quantized_1x3x224x224"],
     "stateful": ["keyword_scrambled", "keyword_scrambled_8bit"],
+    "lstm": ["trained_lstm_int8", "micro_speech_lstm", "dtln_noise_suppression"],
 }
 # Consecutive invocations per model: the stateful ones stream (their state carries over).
-INVOCATIONS = {"stateful": 6}
+INVOCATIONS = {"stateful": 6, "lstm": 6}
 
 
 @pytest.mark.parametrize("firmware", FIRMWARES)

@@ -1,0 +1,59 @@
+/* UNIDIRECTIONAL_SEQUENCE_LSTM, bit-exact with TFLM's integer kernel (lstm_eval.h, EvalLstm):
+ * int8 activations with int8 weights and int32 biases, or int16 activations (16x8) with int8
+ * weights and int64 biases; gates and the cell state are int16.
+ *
+ * Per time step and batch row, each gate is the sum of two fully connected layers (input x its
+ * weights + bias, hidden state x the recurrent weights), each rescaled to Q3.12 and clamped to
+ * int16, added with int16 saturation, then squashed: sigmoid for the forget, input and output
+ * gates, tanh for the cell gate, both TFLM's int16 table interpolation (Q0.15 out).
+ * The cell state becomes forget x cell + input x cell gate (two int16 multiplications, a
+ * saturating add), clipped to +-cell_clip when the model sets one; the hidden state is
+ * tanh(cell) x output gate, requantized to the hidden state's scale and zero point, and copied to
+ * the output at that time step. Hidden and cell states are the model's variable tensors: they
+ * carry over from one invocation to the next.
+ *
+ * The compiler folds the input and hidden-state zero points into the int8 biases
+ * (bias - zero_point x row sum; the recurrent layer's bias is that term alone), so the kernel
+ * sums weights x raw values. */
+#ifndef MICROBUILD_KERNELS_LSTM_H
+#define MICROBUILD_KERNELS_LSTM_H
+
+#include <stdint.h>
+
+/* Gate order in the arrays below, as TFLM computes them. */
+enum { MB_LSTM_FORGET = 0, MB_LSTM_INPUT = 1, MB_LSTM_CELL = 2, MB_LSTM_OUTPUT = 3 };
+
+typedef struct {
+    int32_t batches;
+    int32_t time_steps;
+    int32_t input_size;
+    int32_t units;
+    int32_t time_major; /* 1: input/output are [time][batch][...], else [batch][time][...] */
+    int32_t input_multiplier[4]; /* input x weights -> Q3.12, per gate */
+    int32_t input_shift[4];
+    int32_t recurrent_multiplier[4]; /* hidden x recurrent weights -> Q3.12, per gate */
+    int32_t recurrent_shift[4];
+    int32_t forget_multiplier;   /* forget gate (Q0.15) x cell -> cell */
+    int32_t forget_shift;
+    int32_t update_multiplier;   /* input gate x cell gate (Q0.15 x Q0.15) -> cell */
+    int32_t update_shift;
+    int32_t hidden_multiplier;   /* tanh(cell) x output gate (Q0.15 x Q0.15) -> hidden */
+    int32_t hidden_shift;
+    int32_t hidden_zero_point;
+    int32_t cell_clip;           /* 0: no clipping */
+    int32_t tanh_multiplier;     /* cell state -> tanh's fixed point (see sigmoid16.h) */
+    int32_t tanh_shift;
+} mb_lstm_params;
+
+/* weights: the 8 weight matrices, gates in MB_LSTM_* order: the input layers' ([units][input_size])
+ * then the recurrent layers' ([units][units]). bias: 8 x units values in the same order.
+ * scratch: 3 x units int16 values. */
+void mb_lstm_s8(const mb_lstm_params *params, const int8_t *input,
+                const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                int16_t *cell, int8_t *output, void *scratch);
+
+void mb_lstm_s16(const mb_lstm_params *params, const int16_t *input,
+                 const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                 int16_t *cell, int16_t *output, void *scratch);
+
+#endif
