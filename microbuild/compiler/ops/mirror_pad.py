@@ -45,6 +45,8 @@ def _paddings(op: Operator, graph: Graph) -> np.ndarray | None:
 
 @register
 class MirrorPad(OpLowering):
+    # Read at compile time only; refused in check when not constant.
+    parameter_inputs = (1,)
     opcode = "MIRROR_PAD"
     kernel_sources = ("table_gather.c",)
     headers = ("microbuild/kernels/table_gather.h",)

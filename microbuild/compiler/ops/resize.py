@@ -87,6 +87,8 @@ def bilinear_axis(out_size: int, in_size: int, align_corners: bool,
 
 
 class _Resize(OpLowering):
+    # Read at compile time only; refused in check when not constant.
+    parameter_inputs = (1,)
     value_kind = "values"
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
