@@ -221,3 +221,33 @@ def test_requantizing_depth_to_space_is_refused(tmp_path):
     b.operator("DEPTH_TO_SPACE", [x], [y], "DepthToSpaceOptions", blockSize=2)
     with pytest.raises(ModelError, match="quantized differently; TFLM copies values"):
         compile_model(_write(tmp_path, "d2s", b.build([x], [y])))
+
+
+# ---- resize geometry ------------------------------------------------------------------------
+GEOMETRIES = {(1, 3, 4, 2): [(1, 1), (2, 3), (6, 8), (5, 13), (13, 5), (3, 4), (2, 2), (1, 9)],
+              (1, 1, 5, 3): [(1, 5), (4, 9), (7, 2), (3, 1)],
+              (2, 7, 2, 1): [(3, 3), (20, 5)]}
+
+
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)],
+                         ids=["asymmetric", "align_corners", "half_pixel"])
+@pytest.mark.parametrize("opcode", ["RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"])
+def test_resize_geometries_bit_exact_with_tflm(opcode, flags, tmp_path):
+    """Up- and downscaling, to and from one pixel, both axes at once: one model with a resize
+    per geometry (TFLM's float and fixed-point positions are where such cases differ)."""
+    align, half = flags
+    options = ("ResizeBilinearOptions" if opcode == "RESIZE_BILINEAR"
+               else "ResizeNearestNeighborOptions")
+    b = ModelBuilder()
+    inputs, outputs = [], []
+    for k, (shape, sizes) in enumerate(GEOMETRIES.items()):
+        x = b.tensor(f"x{k}", shape, "int8", 0.05, -7)
+        inputs.append(x)
+        for j, (h, w) in enumerate(sizes):
+            size = b.constant(f"size{k}_{j}", np.array([h, w], np.int32))
+            y = b.tensor(f"y{k}_{j}", (shape[0], h, w, shape[3]), "int8", 0.05, -7)
+            b.operator(opcode, [x, size], [y], options, alignCorners=align,
+                       halfPixelCenters=half)
+            outputs.append(y)
+    path = _write(tmp_path, "geometries", b.build(inputs, outputs))
+    assert_bit_exact(path, n=5, seed=11, tmp_path=tmp_path)
