@@ -18,7 +18,9 @@
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
-6. **Dead operators removed**: what no graph output depends on.
+6. **Dilated convolutions fused** (:mod:`microbuild.compiler.dilated_conv`): the converter's
+   SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND pattern becomes one dilated convolution.
+7. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -30,6 +32,7 @@ import math
 
 import numpy as np
 
+from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
@@ -50,6 +53,7 @@ def prepare_graph(graph: Graph) -> Graph:
     _drop_unread_inputs(graph)
     graph = fold_constants(graph)
     graph = fold_transposes_into_weights(graph)
+    graph = fuse_dilated_convolutions(graph)
     return remove_dead_operators(graph)
 
 

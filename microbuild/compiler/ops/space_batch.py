@@ -19,8 +19,10 @@ The converter's dilated-convolution pattern SPACE_TO_BATCH_ND -> CONV_2D -> BATC
 appears for Keras models with an open batch size; the converter then records the intermediate
 tensors with batch 1 where the operators produce ``block_h * block_w`` batches, so the stored
 shapes contradict the operators. TFLM, which trusts the stored shapes, computes one batch of
-four and leaves three quarters of the output unwritten (stale arena contents). Such an operator is
-refused here with a message saying how to convert the model instead.
+four and leaves three quarters of the output unwritten (stale arena contents).
+microbuild/compiler/dilated_conv.py fuses the pattern into one dilated convolution before these
+lowerings see it; an operator whose recorded shape still contradicts what it computes is refused
+here with a message saying how to convert the model instead.
 """
 
 from __future__ import annotations

@@ -14,9 +14,11 @@ channel counts. Each model's operator list is checked.
   compared with it; tests/compiler/test_ops_spatial.py checks padding with a hand-built model.
 - MIRROR_PAD: tf.pad(mode="REFLECT" / "SYMMETRIC"), also padding the channels.
 
-Also ``refused/keras_dilated_conv_open_batch.tflite``: Keras Conv2D(dilation_rate=2) with an open
-batch size, which the converter emits as SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND with
-contradictory shapes (refused; not in ops/, so not in the sweep).
+Also ``dilated/``: Keras Conv2D / DepthwiseConv2D with ``dilation_rate``, each converted twice
+with the same weights and calibration data: with Keras' open batch size the converter emits
+SPACE_TO_BATCH_ND -> convolution -> BATCH_TO_SPACE_ND with contradictory shapes (TFLM computes it
+wrongly, so these are not in ops/ and not in the sweep; microbuild fuses the pattern back into a
+dilated convolution), with a fixed batch size one dilated convolution: the reference.
 
     /work/tfenv/bin/python tests/models/generate/ops_spatial.py
 """
@@ -162,14 +164,26 @@ def models() -> None:
         _function([1, 9, 4], lambda t: tf.pad(t, [[0, 0], [3, 8], [0, 0]], mode="REFLECT")),
         (1, 9, 4), "MIRROR_PAD")
 
-    # The converter's dilated-convolution pattern (open batch): refused, kept out of the sweep.
-    seed += 1
-    seed_everything(seed)
-    x = tf.keras.Input(shape=(9, 11, 3))
-    model = tf.keras.Model(x, tf.keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same")(x))
-    _save("keras_dilated_conv_open_batch", _convert(model, (1, 9, 11, 3), seed),
-          ["SPACE_TO_BATCH_ND", "CONV_2D", "BATCH_TO_SPACE_ND"], folder="refused")
-
+    # The converter's dilated-convolution pattern: Keras' open batch gives SPACE_TO_BATCH_ND ->
+    # convolution -> BATCH_TO_SPACE_ND (TFLM computes it wrongly: not in ops/, so not in the
+    # sweep); the same layer with a fixed batch gives one dilated convolution, the reference.
+    for name, make in (
+            ("conv", lambda: tf.keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same")),
+            ("depthwise", lambda: tf.keras.layers.DepthwiseConv2D(3, dilation_rate=(2, 3),
+                                                                  padding="same")),
+            ("conv_valid", lambda: tf.keras.layers.Conv2D(5, (3, 2), dilation_rate=(3, 2)))):
+        seed += 1
+        seed_everything(seed)
+        layer = make()
+        x = tf.keras.Input(shape=(9, 11, 3))
+        opened = tf.keras.Model(x, layer(x))
+        x1 = tf.keras.Input(shape=(9, 11, 3), batch_size=1)
+        fixed = tf.keras.Model(x1, layer(x1))
+        op = "DEPTHWISE_CONV_2D" if name == "depthwise" else "CONV_2D"
+        _save(f"keras_dilated_{name}_open_batch", _convert(opened, (1, 9, 11, 3), seed),
+              ["SPACE_TO_BATCH_ND", op, "BATCH_TO_SPACE_ND"], folder="dilated")
+        _save(f"keras_dilated_{name}_fixed_batch", _convert(fixed, (1, 9, 11, 3), seed), [op],
+              folder="dilated")
 
 if __name__ == "__main__":
     models()
