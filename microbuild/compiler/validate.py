@@ -105,6 +105,12 @@ def _dtype_line(opcode: str, dtypes: tuple[str, ...], takes: frozenset[str],
     if "int16" in dtypes:
         why = " (16-bit activations, the converter's 16x8 quantization, are not supported " \
               "for it yet)"
+    # A lowering names the dtypes TFLM itself has no kernel for (``tflm_lacks``).
+    lacking = sorted(set(dtypes) & set(getattr(REGISTRY.get(opcode), "tflm_lacks", ())))
+    if lacking:
+        why = (f" (TFLM has no {' or '.join(lacking)} {opcode} kernel either"
+               + ("; the converter's 16x8 quantization cannot be used for it)"
+                  if "int16" in lacking else ")"))
     return (f"{opcode} ({_where(indices)}): has {what} tensors at run time; microbuild's "
             f"{opcode} takes {' and '.join(sorted(takes))}{why}")
 
