@@ -291,3 +291,37 @@ def test_resize_geometries_bit_exact_with_tflm(opcode, flags, tmp_path):
             outputs.append(y)
     path = _write(tmp_path, "geometries", b.build(inputs, outputs))
     assert_bit_exact(path, n=5, seed=11, tmp_path=tmp_path)
+
+
+def test_a_chain_of_the_spatial_ops_is_bit_exact_with_tflm(tmp_path):
+    """Every operator of the group in one graph, each reading the previous one's output (and one
+    intermediate also a graph output), so the planner's buffer sharing meets the kernels."""
+    b = ModelBuilder()
+    q = (0.05, -7)
+
+    def t(name, shape):
+        return b.tensor(name, shape, "int8", *q)
+
+    def ints(name, values):
+        return b.constant(name, np.array(values, np.int32))
+
+    x = t("x", (1, 6, 5, 8))
+    d2s, mp, s2d = t("d2s", (1, 12, 10, 2)), t("mp", (1, 14, 12, 2)), t("s2d", (1, 7, 6, 8))
+    bl, nn = t("bl", (1, 9, 4, 8)), t("nn", (1, 3, 8, 8))
+    s2b, y = t("s2b", (6, 1, 4, 8)), t("y", (1, 1, 6, 8))
+    b.operator("DEPTH_TO_SPACE", [x], [d2s], "DepthToSpaceOptions", blockSize=2)
+    b.operator("MIRROR_PAD", [d2s, ints("p", [[0, 0], [1, 1], [2, 0], [0, 0]])], [mp],
+               "MirrorPadOptions", mode=0)
+    b.operator("SPACE_TO_DEPTH", [mp], [s2d], "SpaceToDepthOptions", blockSize=2)
+    b.operator("RESIZE_BILINEAR", [s2d, ints("s1", [9, 4])], [bl], "ResizeBilinearOptions",
+               halfPixelCenters=True)
+    b.operator("RESIZE_NEAREST_NEIGHBOR", [bl, ints("s2", [3, 8])], [nn],
+               "ResizeNearestNeighborOptions", alignCorners=True)
+    b.operator("SPACE_TO_BATCH_ND", [nn, ints("block", [3, 2]), ints("pads", [[0, 0], [0, 0]])],
+               [s2b], "SpaceToBatchNDOptions")
+    b.operator("BATCH_TO_SPACE_ND", [s2b, ints("block2", [3, 2]), ints("crops", [[1, 1], [0, 2]])],
+               [y], "BatchToSpaceNDOptions")
+    path = _write(tmp_path, "chain", b.build([x], [y, mp]))
+    compiled = compile_model(path)
+    assert len(compiled.summary()["ops"]) == 7
+    assert_bit_exact(path, n=6, seed=17, tmp_path=tmp_path)
