@@ -19,10 +19,12 @@
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
-6. **Pruned channels' biases shrunk** (:mod:`microbuild.compiler.pruned_channels`): a channel with
+6. **Dilated convolutions fused** (:mod:`microbuild.compiler.dilated_conv`): the converter's
+   SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND pattern becomes one dilated convolution.
+7. **Pruned channels' biases shrunk** (:mod:`microbuild.compiler.pruned_channels`): a channel with
    an all-zero filter outputs its requantized bias; the smallest bias with the same output
    replaces a huge one, so fast kernels are not refused the layer.
-7. **Dead operators removed**: what no graph output depends on.
+8. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -34,6 +36,7 @@ import math
 
 import numpy as np
 
+from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
@@ -55,6 +58,7 @@ def prepare_graph(graph: Graph) -> Graph:
     graph = fold_constants(graph)
     _drop_unread_inputs(graph)
     graph = fold_transposes_into_weights(graph)
+    graph = fuse_dilated_convolutions(graph)
     graph = shrink_pruned_channel_biases(graph)
     return remove_dead_operators(graph)
 

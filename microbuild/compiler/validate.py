@@ -57,7 +57,10 @@ def check_graph(graph: Graph) -> None:
         if lowering is None or (op.opcode == "CUSTOM"):
             missing.setdefault(_op_name(op), []).append(op.model_index)
             continue
-        dtypes = _unsupported_dtypes(op, graph, lowering.dtypes)
+        # Inputs a lowering reads only at compile time (sizes, paddings, block shapes) say why
+        # they are not constant in its own check, not as a wrong run-time dtype.
+        dtypes = _unsupported_dtypes(op, graph, lowering.dtypes,
+                                     getattr(lowering, "parameter_inputs", ()))
         if dtypes:
             float_problem |= any(d.startswith("float") for d in dtypes)
             wrong_types.setdefault((op.opcode, dtypes), []).append(op.model_index)
@@ -105,6 +108,12 @@ def _dtype_line(opcode: str, dtypes: tuple[str, ...], takes: frozenset[str],
     elif "int16" in dtypes:
         why = " (16-bit activations, the converter's 16x8 quantization, are not supported " \
               "for it yet)"
+    # A lowering names the dtypes TFLM itself has no kernel for (``tflm_lacks``).
+    lacking = sorted(set(dtypes) & set(getattr(REGISTRY.get(opcode), "tflm_lacks", ())))
+    if lacking:
+        why = (f" (TFLM has no {' or '.join(lacking)} {opcode} kernel either"
+               + ("; the converter's 16x8 quantization cannot be used for it)"
+                  if "int16" in lacking else ")"))
     return (f"{opcode} ({_where(indices)}): has {what} tensors at run time; microbuild's "
             f"{opcode} takes {' and '.join(sorted(takes))}{why}")
 
@@ -150,13 +159,15 @@ def _float_model_kind(graph: Graph) -> str | None:
     return None
 
 
-def _unsupported_dtypes(op: Operator, graph: Graph, dtypes: frozenset[str]) -> tuple[str, ...]:
+def _unsupported_dtypes(op: Operator, graph: Graph, dtypes: frozenset[str],
+                        parameter_inputs: tuple[int, ...] = ()) -> tuple[str, ...]:
     """The dtypes of the op's run-time tensors its lowering does not take (float32 at the graph's
-    edges is QUANTIZE's and DEQUANTIZE's to take)."""
+    edges is QUANTIZE's and DEQUANTIZE's to take), leaving out the inputs at the positions
+    ``parameter_inputs`` (the lowering's check refuses those when they are not constant)."""
     found = set()
     for role, indices in (("input", op.inputs), ("output", op.outputs)):
-        for t in indices:
-            if t < 0:
+        for k, t in enumerate(indices):
+            if t < 0 or (role == "input" and k in parameter_inputs):
                 continue
             tensor = graph.tensors[t]
             if tensor.is_constant or tensor.dtype in dtypes:
