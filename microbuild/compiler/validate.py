@@ -59,8 +59,7 @@ def check_graph(graph: Graph) -> None:
             continue
         # Inputs a lowering reads only at compile time (sizes, paddings, block shapes) say why
         # they are not constant in its own check, not as a wrong run-time dtype.
-        dtypes = _unsupported_dtypes(op, graph, lowering.dtypes,
-                                     getattr(lowering, "parameter_inputs", ()))
+        dtypes = _unsupported_dtypes(op, graph, lowering.dtypes, lowering.parameter_inputs)
         if dtypes:
             float_problem |= any(d.startswith("float") for d in dtypes)
             wrong_types.setdefault((op.opcode, dtypes), []).append(op.model_index)
@@ -71,8 +70,7 @@ def check_graph(graph: Graph) -> None:
     if not missing and not wrong_types and not op_reasons:
         return
     lines = [_missing_line(name, indices) for name, indices in sorted(missing.items())]
-    lines += [_dtype_line(opcode, dtypes, REGISTRY[opcode].dtypes, indices,
-                          REGISTRY[opcode].dtype_notes)
+    lines += [_dtype_line(opcode, dtypes, indices)
               for (opcode, dtypes), indices in sorted(wrong_types.items())]
     lines += op_reasons
     hints = []
@@ -99,23 +97,18 @@ def _where(indices: list[int]) -> str:
         f"ops {', '.join(str(i) for i in indices)}"
 
 
-def _dtype_line(opcode: str, dtypes: tuple[str, ...], takes: frozenset[str],
-                indices: list[int], notes: dict[str, str] | None = None) -> str:
+def _dtype_line(opcode: str, dtypes: tuple[str, ...], indices: list[int]) -> str:
+    lowering = REGISTRY[opcode]
     what = " and ".join(dtypes)
+    notes = [lowering.dtype_note(d) for d in dtypes]
     why = ""
-    if notes and all(d in notes for d in dtypes):
-        why = "".join(f" ({notes[d]})" for d in dtypes)
+    if all(notes):
+        why = "".join(f" ({note})" for note in notes)
     elif "int16" in dtypes:
         why = " (16-bit activations, the converter's 16x8 quantization, are not supported " \
               "for it yet)"
-    # A lowering names the dtypes TFLM itself has no kernel for (``tflm_lacks``).
-    lacking = sorted(set(dtypes) & set(getattr(REGISTRY.get(opcode), "tflm_lacks", ())))
-    if lacking:
-        why = (f" (TFLM has no {' or '.join(lacking)} {opcode} kernel either"
-               + ("; the converter's 16x8 quantization cannot be used for it)"
-                  if "int16" in lacking else ")"))
     return (f"{opcode} ({_where(indices)}): has {what} tensors at run time; microbuild's "
-            f"{opcode} takes {' and '.join(sorted(takes))}{why}")
+            f"{opcode} takes {' and '.join(sorted(lowering.dtypes))}{why}")
 
 
 def _missing_line(name: str, indices: list[int]) -> str:

@@ -71,12 +71,27 @@ class OpLowering:
     # Why a dtype outside ``dtypes`` is refused, when there is more to say than "not supported":
     # e.g. {"int16": "TFLM's REDUCE_MAX has no int16 kernel either"}. Shown in the refusal.
     dtype_notes: ClassVar[dict[str, str]] = {}
+    # The dtypes TFLM itself has no kernel for (the usual note, worded once in ``dtype_note``).
+    tflm_lacks: ClassVar[frozenset[str]] = frozenset()
+    # Inputs read only at compile time (sizes, paddings, block shapes): the generic dtype check
+    # skips them, so a non-constant one gets the lowering's own message from ``check``.
+    parameter_inputs: ClassVar[tuple[int, ...]] = ()
     # False for operators that are only ever evaluated at compile time (SHAPE): no kernel exists.
     runs_on_device: ClassVar[bool] = True
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         """Every reason this op instance cannot be compiled; empty when it can."""
         return []
+
+    def dtype_note(self, dtype: str) -> str | None:
+        """Why run-time tensors of ``dtype`` are refused, beyond "not supported", or None."""
+        if dtype in self.dtype_notes:
+            return self.dtype_notes[dtype]
+        if dtype in self.tflm_lacks:
+            return (f"TFLM has no {dtype} {self.opcode} kernel either"
+                    + ("; the converter's 16x8 quantization cannot be used for it"
+                       if dtype == "int16" else ""))
+        return None
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         """C statement(s) that run this operator; parameters are literal constants."""
