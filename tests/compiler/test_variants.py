@@ -133,3 +133,22 @@ def test_reference_everywhere_and_default_choices_are_recorded():
     assert all(e["kernel_choice"] == "default" for e in conv)
     assert all(e["kernel"] != REFERENCE for e in conv), conv
     assert m7.summary()["target"] == {"cpu": "cortex-m7", "features": ["dsp"]}
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps3-an547"])
+def test_16x8_convolutions_and_fully_connected_get_the_dsp_variant(board):
+    """16x8 models (int16 activations) get the SMLALD variants on DSP cores; int8 variants never
+    bind to them (tests/firmware/test_variants_qemu.py runs them against TFLM)."""
+    target = Target.of_board(load_board(board))
+    ops = HERE.parent / "models" / "ops"
+    for name, opcode in (("fc_s16_relu", "FULLY_CONNECTED"), ("fc_s16_nobias", "FULLY_CONNECTED"),
+                         ("conv_s16_3x3_same_relu", "CONV_2D"),
+                         ("conv_s16_5x3_valid_s2", "CONV_2D")):
+        summary = compile_model(ops / f"{name}.tflite", prefix="m",
+                                selection=Selection(target)).summary()
+        kernels = {op["opcode"]: op["kernel"] for op in summary["ops"]}
+        assert kernels[opcode] == "dsp_s16", (name, kernels)
+    m3 = Target.of_board(load_board("mps2-an385"))
+    summary = compile_model(ops / "fc_s16_relu.tflite", prefix="m",
+                            selection=Selection(m3)).summary()
+    assert summary["ops"][0]["kernel"] == REFERENCE

@@ -155,6 +155,30 @@ def _scratch_mve(op: Operator, graph: Graph) -> int:
     return (0 if _is_direct(op, graph, kp) else 2 * kp) + _round_up(oc, 4)
 
 
+def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
+    """One group (the filter's depth is the input's)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if len(w.shape) != 4 or w.data is None:
+        return Refusal("the filter is not a constant 4-D tensor")
+    if x.shape[3] != w.shape[3]:
+        return Refusal(f"grouped convolution ({x.shape[3] // w.shape[3]} groups)")
+    return True
+
+
+def _arrange_s16_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """conv2d_s16_dsp.c's layout: the [out, h * w * in] filter as fully_connected_s16_dsp.c
+    reads its weights."""
+    from microbuild.compiler.ops.fully_connected import arrange_rows_s16
+
+    return arrange_rows_s16(weights.reshape(weights.shape[0], -1), op, graph)
+
+
+def _scratch_s16_dsp(op: Operator, graph: Graph) -> int:
+    """One int16 window column."""
+    _, k, _ = _dims(op, graph)
+    return 2 * k
+
+
 VARIANTS = (
     KernelVariant(
         opcode="CONV_2D", name="gemm", function="mb_conv2d_s8_gemm",
@@ -178,6 +202,13 @@ VARIANTS = (
         sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_plain,
         arrange=_arrange_mve, scratch=_scratch_mve,
         description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 2 channels"),
+    KernelVariant(
+        opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
+        sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
+        rank=20, accepts=_one_group, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
+        activation_dtype="int16",
+        description="16x8, Arm DSP: an int16 window column per pixel, then SMLALD dot products "
+                    "into int64, 4 channels per pass"),
 )
 
 
@@ -218,7 +249,8 @@ class Conv2D(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if graph.tensor(op.inputs[0]).dtype == "int16":
-            return emit_s16(op, graph, ctx, "mb_conv2d_s16", "mb_conv2d_s8_params", depthwise=False)
+            return emit_s16(self, op, graph, ctx, "mb_conv2d_s16", "mb_conv2d_s8_params",
+                            depthwise=False)
         return self.emit_call(op, graph, ctx, "(const mb_residual_add_s8 *)0",
                               ctx.ptr(op.outputs[0]))
 
@@ -274,8 +306,8 @@ class Conv2D(OpLowering):
             shift, residual, output], weights=2)
 
 
-def emit_s16(op: Operator, graph: Graph, ctx: EmitContext, function: str, params_type: str,
-             depthwise: bool) -> str:
+def emit_s16(lowering: OpLowering, op: Operator, graph: Graph, ctx: EmitContext,
+             function: str, params_type: str, depthwise: bool) -> str:
     """The call of a 16x8 convolution kernel (conv2d_s16.c): the int8 kernels' parameter struct
     with zero offsets, the per-channel requantization, the model's int64 bias as it is."""
     inputs = graph.input_tensors(op)
@@ -310,5 +342,11 @@ def emit_s16(op: Operator, graph: Graph, ctx: EmitContext, function: str, params
     shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
     bias = ctx.ptr(op.inputs[2]) if len(inputs) > 2 and inputs[2] is not None \
         else "(const int64_t *)0"
-    return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, {bias}, "
-            f"{mult}, {shift}, {ctx.ptr(op.outputs[0])});")
+    # A variant that arranges the filter gets it in place of this argument (the model's layout
+    # is then not stored at all).
+    variant = getattr(ctx, "variant", None)
+    filter_arg = ("0" if variant is not None and variant.arrange is not None
+                  else ctx.ptr(op.inputs[1]))
+    return lowering.kernel_call(op, graph, ctx, function, [
+        f"&{params}", ctx.ptr(op.inputs[0]), filter_arg, bias, mult, shift,
+        ctx.ptr(op.outputs[0])], weights=2)

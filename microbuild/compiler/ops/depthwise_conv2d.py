@@ -190,7 +190,7 @@ class DepthwiseConv2D(OpLowering):
         if graph.tensor(op.inputs[0]).dtype == "int16":
             from microbuild.compiler.ops.conv2d import emit_s16
 
-            return emit_s16(op, graph, ctx, "mb_depthwise_conv2d_s16",
+            return emit_s16(self, op, graph, ctx, "mb_depthwise_conv2d_s16",
                             "mb_depthwise_conv2d_s8_params", depthwise=True)
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]

@@ -72,6 +72,20 @@ def arrange_rows(rows: int, chunk: int):
     return arrange
 
 
+def arrange_rows_s16(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """fully_connected_s16_dsp.c's layout: arrange_rows(4, 4), each whole 4-byte chunk's bytes
+    stored w0 w2 w1 w3 (so SXTB16 gives the pairs (w0, w1) and (w2, w3))."""
+    w = np.asarray(weights, dtype=np.int8)
+    out_depth, depth = w.shape
+    arranged = arrange_rows(4, 4)(w, op, graph).copy()
+    full = depth // 4 * 4
+    group_bytes = 4 * depth
+    for g in range(out_depth // 4):
+        chunks = arranged[g * group_bytes:g * group_bytes + 4 * full].reshape(-1, 4)
+        chunks[:] = chunks[:, [0, 2, 1, 3]]
+    return arranged
+
+
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
@@ -96,6 +110,12 @@ class FullyConnected(OpLowering):
             arrange=arrange_rows(4, 16),
             description="Helium: VMLADAVA on 16 int8 lanes, 4 output rows per pass, weights "
                         "interleaved in 16-byte chunks"),
+        KernelVariant(
+            opcode="FULLY_CONNECTED", name="dsp_s16", function="mb_fully_connected_s16_dsp",
+            sources=("fully_connected_s16_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            arrange=arrange_rows_s16, activation_dtype="int16",
+            description="16x8, Arm DSP: int16 input pairs against SXTB16-widened weight pairs, "
+                        "SMLALD into int64, 4 output rows per pass"),
     )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -211,5 +231,8 @@ class FullyConnected(OpLowering):
                   ("activation_max", act_max)] + per_tensor + per_channel
         ctx.static(f"static const mb_fully_connected_s16_params {params} = {c_struct(fields)};")
         bias = ctx.ptr(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else "NULL"
-        return (f"mb_fully_connected_s16(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(w.index)}, "
-                f"{bias}, {ctx.ptr(y.index)});")
+        variant = getattr(ctx, "variant", None)
+        weights = ("0" if variant is not None and variant.arrange is not None
+                   else ctx.ptr(w.index))
+        return self.kernel_call(op, graph, ctx, "mb_fully_connected_s16", [
+            f"&{params}", ctx.ptr(x.index), weights, bias, ctx.ptr(y.index)], weights=2)

@@ -61,6 +61,12 @@ void mb_conv2d_s16(const mb_conv2d_s8_params *params, const int16_t *input, cons
                    const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
                    int16_t *output);
 
+/* 16x8 variant dsp_s16 (conv2d_s16_dsp.c, Arm DSP; one group): the same arguments plus scratch
+ * for one int16 window column; the filter arranged as mb_fully_connected_s16_dsp reads it. */
+void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *params, const int16_t *input,
+                       const int8_t *filter, const int64_t *bias, const int32_t *multipliers,
+                       const int32_t *shifts, int16_t *output, void *scratch);
+
 /* ---- Kernel variants: the same arguments (and bytes out) plus the op's scratch area, with the
  * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group and no
  * dilation only. Every pixel is computed as sum(filter * column) + interior_bias over an im2col

@@ -64,4 +64,10 @@ void mb_fully_connected_s8_mve(const mb_fully_connected_s8_params *params, const
                                const int8_t *weights, const int32_t *bias, int8_t *output,
                                void *scratch);
 
+/* 16x8 variant: dsp_s16: Arm DSP (SXTB16 + SMLALD into int64), 4 rows per pass, the layout of
+ * dsp with every whole 4-byte chunk stored w0 w2 w1 w3 (fully_connected_s16_dsp.c). */
+void mb_fully_connected_s16_dsp(const mb_fully_connected_s16_params *params,
+                                const int16_t *input, const int8_t *weights, const int64_t *bias,
+                                int16_t *output, void *scratch);
+
 #endif
