@@ -443,6 +443,11 @@ def regenerate_command(spec) -> str:
         parts += ["--seed", str(spec.seed)]
     if spec.link_runtime:
         parts.append("--link-runtime")
+    # The kernel choice too: the tuning log copied into the project, every forced variant.
+    if spec.tuning:
+        parts += ["--tuning", spec.tuning]
+    for key, name in sorted(spec.variants.items(), key=lambda kv: str(kv[0])):
+        parts += ["--variant", f"{key}={name}"]
     return shlex.join(parts + ["-o", "."])
 
 

@@ -250,3 +250,33 @@ def test_platformio_environments_follow_the_board_yaml(tmp_path):
     ini = (tmp_path / "rv" / "platformio.ini").read_text()
     assert ini.count("[env:") == 1 and "default_envs = riscv32-virt\n" in ini
     shutil.rmtree(tmp_path / "rv")
+
+
+def test_regenerating_keeps_the_tuning_log_and_forced_variants(tmp_path, monkeypatch):
+    """`make regenerate` once dropped --tuning and --variant (and deleted the copied log)."""
+    from microbuild.compiler import compile_model
+    from microbuild.boards import load_board
+    from microbuild.compiler.variants import Selection, Target
+    from microbuild.tuning import TuningLog
+
+    target = Target.of_board(load_board("mps2-an500"))
+    graph = compile_model(DS_CNN, prefix="ds_cnn", selection=Selection(target)).summary()
+    log = TuningLog()
+    for op in graph["ops"]:
+        if op["opcode"] == "DEPTHWISE_CONV_2D":
+            log.record(target.cpu, op["signature"], {"best": "reference", "candidates": {}})
+    log.save(tmp_path / "tune.json")
+    project = tmp_path / "p"
+    generate_project("mps2-an500", DS_CNN, "make", project, tuning=tmp_path / "tune.json",
+                     variants={"FULLY_CONNECTED": "reference"})
+    before = text_files(project)
+    regenerate = (project / "Makefile").read_text().split("regenerate:\n\t", 1)[1].split("\n")[0]
+    argv = regenerate.split()[1:]
+    assert "--tuning" in argv and argv[argv.index("--tuning") + 1] == "model/tune.json"
+    assert "FULLY_CONNECTED=reference" in argv
+    monkeypatch.chdir(project)
+    parser = argparse.ArgumentParser()
+    add_generate_parser(parser.add_subparsers())
+    assert run_generate(parser.parse_args(argv)) == 0
+    assert text_files(project) == before
+    assert (project / "model" / "tune.json").is_file()
