@@ -161,6 +161,18 @@ def _run(target, source, env):
     return subprocess.call(command)
 
 
+def _print_size(target, source, env):
+    """`scons size`: the fit report as a table, one row per memory region."""
+    from microbuild.build.fit import TABLE_HEADER, analyze_elf
+
+    report = analyze_elf(str(source[0]), env["MICROBUILD_PROJECT_BOARD"])
+    rows = [TABLE_HEADER, *report.table_rows()]
+    widths = [max(len(str(row[k])) for row in rows) for k in range(len(TABLE_HEADER))]
+    for row in rows:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
 def scons_firmware(env, target: str, board: str, models: dict[str, str], sources: Sequence,
                    runtime: str, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
@@ -171,11 +183,13 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     MicroModel at build time), the executor's table, and the runtime files the board needs from
     ``runtime``. ``tuning`` (a `microbuild tune` log) and ``variants`` ({"CONV_2D": "dsp"}) choose
     the kernel variants; by default each op gets the default for the board's CPU.
-    Returns the nodes: {"elf", "bin", "hex", "size", "run"} (absent ones omitted)."""
+    Returns the nodes: {"elf", "bin", "hex", "size"} (files) and the aliases {"run", "flash",
+    "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
 
     from microbuild.project.common import (
         compiled_runtime_sources,
+        flash_commands,
         get_executor,
         run_command,
     )
@@ -242,6 +256,14 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                                     "$MICROOBJCOPYCOMSTR"))[0]
     if run_command(b, "x") is not None:
         nodes["run"] = benv.AlwaysBuild(benv.Alias("run", elf, SCons.Action.Action(_run, None)))
+    # `scons flash`: the board's first flash tool that one command line drives, the command
+    # `make flash` and `microbuild flash` run; `scons size`: the fit report.
+    tools = flash_commands(b, f"{target}.elf", f"{target}.bin", f"{target}.hex")
+    if tools and not b.is_host:
+        images = [node for key, node in nodes.items() if key in ("elf", "bin", "hex")]
+        nodes["flash"] = benv.AlwaysBuild(benv.Alias("flash", images, tools[0][1]))
+    nodes["size_report"] = benv.AlwaysBuild(benv.Alias(
+        "size", elf, SCons.Action.Action(_print_size, None)))
     return nodes
 
 

@@ -64,7 +64,7 @@ def generate(spec, files: ProjectFiles):
                                      f"build/{firmware.removesuffix('.elf')}.rpc.json")
                      if spec.executor.name == "rpc" else _run_section(board, run, tools, firmware)))
     return Instructions(build=["scons -j4"], run=["scons run"] if run else
-                        [tools[0][1]] if tools else [],
+                        ["scons flash"] if tools else [],
                         readme=template("scons", "README.md", **values))
 
 
@@ -75,8 +75,8 @@ def _run_section(board, run, tools, firmware) -> str:
         return (f"```sh\nscons run\n```\n\nruns `build/{firmware}` {where} (`{' '.join(run)}`). "
                 "It prints one `mb-aot` line per output (hex bytes), the timer ticks per "
                 "inference, and exits with status 0 when every model returned 0.")
-    text = (f"Flash it with {tools[0][0]}:\n\n```sh\n{tools[0][1]}\n```\n\n" if tools else
-            "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool, ")
+    text = (f"Flash it with {tools[0][0]}:\n\n```sh\nscons flash\n```\n\n(`{tools[0][1]}`), "
+            if tools else "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool, ")
     return text + f"then {console_hint(board)} to see its `mb-aot` lines."
 
 

@@ -356,3 +356,23 @@ def test_generated_project_builds_for_a_user_who_is_not_root(fmt):
         assert not Path("/firmware.map").exists()
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_scons_project_has_size_and_flash_targets(tmp_path):
+    """`scons size` prints the fit report; `scons flash` runs the board's flash tool (st-flash
+    for stm32f746), which fails here for want of a probe, with the tool's own message."""
+    project = tmp_path / "project"
+    result = generate_project("stm32f746", DS_CNN, "scons", project)
+    assert result.run == ["scons flash"]
+    scons = [sys.executable, "-m", "SCons", "-Q"]
+    subprocess.run(scons + ["-j2"], cwd=project, check=True, capture_output=True, timeout=300)
+    size = subprocess.run(scons + ["size"], cwd=project, capture_output=True, text=True,
+                          timeout=120)
+    assert size.returncode == 0, size.stderr
+    header, *rows = size.stdout.strip().splitlines()
+    assert header.split()[:4] == ["Region", "Used", "Size", "Use%"]
+    assert {row.split()[0] for row in rows} >= {"flash"}, size.stdout
+    flash = subprocess.run(scons + ["flash"], cwd=project, capture_output=True, text=True,
+                           timeout=120)
+    assert flash.returncode != 0
+    assert "st-flash" in flash.stdout and "build/firmware.bin" in flash.stdout, flash.stdout
