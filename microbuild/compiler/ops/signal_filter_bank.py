@@ -23,7 +23,8 @@ class SignalFilterBank(OpLowering):
     custom = True
     kernel_sources = ("signal_filter_bank.c",)
     headers = ("microbuild/kernels/signal_filter_bank.h",)
-    dtypes = frozenset({"uint32", "uint64"})
+    # int16: the channel tables, which check() requires constant (and says so).
+    dtypes = frozenset({"uint32", "uint64", "int16"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_reasons(op, graph, ("uint32",) + ("int16",) * 5, ("uint64",))
