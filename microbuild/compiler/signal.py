@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from microbuild.model.ir import Graph, Operator, Tensor
+from microbuild.model.ir import Graph, Operator
 
 
 def _decode(raw: bytes) -> dict[str, Any]:
@@ -102,10 +102,6 @@ def constant_reasons(graph: Graph, op: Operator, positions: tuple[int, ...]) -> 
     return [f"input {k} '{graph.tensor(op.inputs[k]).name}' is computed at run time; microbuild "
             "needs it constant to check its indices at compile time"
             for k in positions if not graph.tensor(op.inputs[k]).is_constant]
-
-
-def elements(t: Tensor) -> int:
-    return t.num_elements
 
 
 # ---- kiss_fft (fixed point, 16 bits): what TFLM's SignalRfft runs -----------------------------

@@ -214,7 +214,8 @@ def test_strided_slice_of_a_constant_folds(tmp_path):
     b = ModelBuilder()
     x = b.tensor("x", (3,), "int32")
     table = b.constant("table", np.arange(10, dtype=np.int32) * 3)
-    begin, end = b.constant("begin", np.array([8], np.int32)), b.constant("end", np.array([1], np.int32))
+    begin = b.constant("begin", np.array([8], np.int32))
+    end = b.constant("end", np.array([1], np.int32))
     strides = b.constant("strides", np.array([-3], np.int32))
     sliced = b.tensor("sliced", (3,), "int32")
     y = b.tensor("y", (3,), "int32")
@@ -327,3 +328,23 @@ def test_an_unknown_custom_operator_is_still_named(tmp_path):
     b.operator("CUSTOM", [x], [y], custom="SignalMystery", custom_options={})
     assert "custom operator 'SignalMystery' (op 0): TFLM has no kernel for it either" in \
         _refusal(b.build([x], [y]), tmp_path)
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_strided_slice_of_int8_and_int16_with_masks(cc, tmp_path):
+    """The same gather moves 1- and 2-byte values: begin_mask, end_mask, shrink_axis_mask and a
+    negative stride on a 4-D tensor."""
+    for dtype, scale in (("int8", 0.05), ("int16", 0.001)):
+        b = ModelBuilder()
+        x = b.tensor("x", (2, 5, 6, 3), dtype, scale, 0)
+        begin = b.constant("begin", np.array([1, -1, 1, 0], np.int32))
+        end = b.constant("end", np.array([2, 0, -1, 3], np.int32))
+        strides = b.constant("strides", np.array([1, -2, 2, 1], np.int32))
+        y = b.tensor("y", (3, 3, 3), dtype, scale, 0)
+        # axis 0 shrinks to index 1; axis 1 runs 4, 2, 0 (end_mask); axis 2 starts at 0
+        # (begin_mask) in steps of 2 up to 5.
+        b.operator("STRIDED_SLICE", [x, begin, end, strides], [y], "StridedSliceOptions",
+                   beginMask=0b0100, endMask=0b0010, shrinkAxisMask=0b0001)
+        path = tmp_path / f"slice_{dtype}_{cc}.tflite"
+        path.write_bytes(b.build([x], [y]))
+        assert_bit_exact(path, n=3, seed=5, cc=cc, tmp_path=tmp_path)

@@ -32,6 +32,3 @@ class SignalFftAutoScale(OpLowering):
         y = graph.tensor(op.outputs[0])
         return (f"mb_signal_fft_auto_scale({ctx.ptr(op.inputs[0])}, {y.shape[0]}, "
                 f"{ctx.ptr(op.outputs[0])}, {ctx.ptr(op.outputs[1])});")
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return False  # the maximum is found before any sample is written, but keep it simple

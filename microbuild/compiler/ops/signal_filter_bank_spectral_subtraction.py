@@ -47,8 +47,13 @@ class SignalFilterBankSpectralSubtraction(OpLowering):
         options, reasons = signal_options(op, _OPTIONS)
         if reasons:
             return reasons
-        if len(op.inputs) != 2:
-            return [f"expects 1 input, has {len(op.inputs) - (len(op.inputs) > 1)}"]
+        if options["num_channels"] < 1:
+            return [f"num_channels {options['num_channels']} is not positive"]
+        state = op.inputs[-1] if op.inputs else -1
+        has_state = state >= 0 and graph.tensor(state).is_variable and \
+            graph.tensor(state).name.endswith(STATE_SUFFIX)
+        if not has_state or len(op.inputs) != 2:
+            return [f"expects 1 input, has {len(op.inputs) - has_state}"]
         reasons = operand_reasons(op, graph, ("uint32", "uint32"), ("uint32", "uint32"))
         if reasons:
             return reasons

@@ -125,6 +125,3 @@ class StridedSlice(OpLowering):
         ctype = {1: "int8_t", 2: "int16_t", 4: "int32_t"}[item]
         source = f"(const {ctype} *)(const void *){ctx.ptr(op.inputs[0])} + {offset}"
         return f"mb_transpose(&{params}, {source}, {ctx.ptr(op.outputs[0])});"
-
-    def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
-        return list(op.inputs)
