@@ -348,3 +348,13 @@ def test_strided_slice_of_int8_and_int16_with_masks(cc, tmp_path):
         path = tmp_path / f"slice_{dtype}_{cc}.tflite"
         path.write_bytes(b.build([x], [y]))
         assert_bit_exact(path, n=3, seed=5, cc=cc, tmp_path=tmp_path)
+
+
+def test_the_operator_table_lists_the_signal_operators_as_tflm_custom_kernels():
+    from microbuild.compiler.op_table import operator_rows
+
+    rows = {r.opcode: r for r in operator_rows()}
+    for name in ("SignalWindow", "SignalRfft", "SignalFilterBankSpectralSubtraction"):
+        assert rows[name].status == "kernel" and rows[name].in_tflm, rows[name]
+    assert rows["CAST"].status == "kernel" and rows["DIV"].status == "kernel"
+    assert rows["FLOOR_DIV"].status == "compile time"
