@@ -53,6 +53,7 @@ _ZERO_POINT_RANGE = {
 def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
     graph = _copy_tensors(graph)
+    _name_custom_operators(graph)
     _apply_static_shapes(graph)
     check_quantization(graph)
     graph = fold_constants(graph)
@@ -73,6 +74,21 @@ def _copy_tensors(graph: Graph) -> Graph:
                    subgraph_count=graph.subgraph_count, source=graph.source,
                    notes=list(graph.notes))
     return result
+
+
+def _name_custom_operators(graph: Graph) -> None:
+    """A CUSTOM operator whose custom code microbuild has a lowering for (``custom = True``)
+    takes that code as its opcode, so the rest of the compiler finds the lowering like a
+    builtin's; its private state (if any) becomes a variable tensor (``add_state``)."""
+    from microbuild.compiler.ops import REGISTRY
+
+    for op in graph.operators:
+        if op.opcode != "CUSTOM":
+            continue
+        lowering = REGISTRY.get(str(op.options.get("custom_code")))
+        if lowering is not None and lowering.custom:
+            op.opcode = lowering.opcode
+            lowering.add_state(op, graph)
 
 
 def _drop_unread_inputs(graph: Graph) -> None:

@@ -131,6 +131,10 @@ def _parse(data: bytes) -> Graph:
         options = _read_builtin_options(op)
         if custom_code is not None:
             options["custom_code"] = custom_code
+            # A custom operator's options are a flexbuffer (custom_options), decoded by its
+            # lowering; kept here as raw bytes.
+            if op.CustomOptionsLength() > 0:
+                options["custom_options"] = op.CustomOptionsAsNumpy().tobytes()
         operators.append(Operator(index=i, opcode=opcode, version=version, inputs=inputs,
                                   outputs=outputs, options=options))
 

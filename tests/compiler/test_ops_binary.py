@@ -366,3 +366,23 @@ def test_comparison_of_run_time_bools_is_refused(tmp_path):
     text = _refusal(tmp_path, _binary("NOT_EQUAL", [(4,), (4,)], [(), ()], (4,), (),
                                       out_dtype="bool", dtype="bool"))
     assert "input 0 'x' is bool; only int8 is supported" in text
+
+
+def test_int32_run_time_arithmetic_matches_tflm_activations_included(tmp_path):
+    """int32 tensors at run time (the audio front end's feature scaling): ADD, SUB, MUL, DIV,
+    MINIMUM, MAXIMUM with RELU6 fused where the op has options. TFLM's int32 SUB, MUL and DIV
+    clamp to the activation; its int32 ADD ignores it."""
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 6), "int32")
+    c = b.constant("c", np.array([3, -7, 11, 2, -5, 9], np.int32))
+    outputs = []
+    for opcode, options in (("ADD", "AddOptions"), ("SUB", "SubOptions"),
+                            ("MUL", "MulOptions"), ("DIV", "DivOptions"),
+                            ("MINIMUM", None), ("MAXIMUM", None)):
+        y = b.tensor(f"{opcode.lower()}_out", (2, 6), "int32")
+        kwargs = {"fusedActivationFunction": 3} if options else {}
+        b.operator(opcode, [x, c], [y], options, **kwargs)
+        outputs.append(y)
+    path = tmp_path / "int32_ops.tflite"
+    path.write_bytes(b.build([x], outputs))
+    assert_bit_exact(path, n=6, seed=8, tmp_path=tmp_path)

@@ -78,6 +78,16 @@ class OpLowering:
     parameter_inputs: ClassVar[tuple[int, ...]] = ()
     # False for operators that are only ever evaluated at compile time (SHAPE): no kernel exists.
     runs_on_device: ClassVar[bool] = True
+    # True for a TFLite CUSTOM operator's lowering: ``opcode`` is then its custom code (e.g.
+    # "SignalRfft"), and microbuild/compiler/prepare.py names such ops by it.
+    custom: ClassVar[bool] = False
+
+    def add_state(self, op: Operator, graph: Graph) -> None:
+        """For an operator that keeps state between invocations inside its TFLM kernel (not in a
+        variable tensor of the model, e.g. SignalFilterBankSpectralSubtraction's noise
+        estimate): append a variable tensor for it to ``graph.tensors`` and to ``op.inputs``, so
+        it lives in the model's state buffer and ``<prefix>_reset`` clears it. Called once per
+        op by prepare_graph, before folding."""
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         """Every reason this op instance cannot be compiled; empty when it can."""

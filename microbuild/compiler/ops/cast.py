@@ -1,21 +1,56 @@
-"""CAST of a constant, evaluated at compile time as TFLM's kernel does it: a C ``static_cast``
-per element (float to integer truncates toward zero; anything non-zero to bool is true)."""
+"""CAST, as TFLM's kernel does it: a C ``static_cast`` per element (float to integer truncates
+toward zero; anything non-zero to bool is true; a narrower or differently signed integer type
+keeps the value modulo 2^bits). On constants it is evaluated at compile time (any of TFLM's
+types); at run time microbuild's kernel (runtime/kernels/cast.c) converts between the integer
+types int8, uint8, int16, int32 and uint32 (the audio front end's int16/uint32 -> int32 -> int8
+casts)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.ops.base import CompileTimeLowering, register
+from microbuild.compiler.ops.base import ANY_DTYPE, EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
 # The types TFLM's CAST reads and writes.
 _TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float32", "float64",
           "bool")
+# Run-time casts: the kernel's type codes (size in bytes, negative when signed).
+RUNTIME_TYPES = {"int8": -1, "uint8": 1, "int16": -2, "int32": -4, "uint32": 4}
 
 
 @register
-class Cast(CompileTimeLowering):
+class Cast(OpLowering):
     opcode = "CAST"
+    kernel_sources = ("cast.c",)
+    headers = ("microbuild/kernels/cast.h",)
+    # Every type passes the generic check; check() names what cannot run on the device.
+    dtypes = ANY_DTYPE
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
+            return [f"expects one input and one output, has {len(op.inputs)} and "
+                    f"{len(op.outputs)}"]
+        src, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        reasons = []
+        for role, t in (("input", src), ("output", out)):
+            if t.dtype not in RUNTIME_TYPES:
+                reasons.append(f"{role} is {t.dtype}; microbuild casts between "
+                               f"{', '.join(RUNTIME_TYPES)} at run time (other types only on "
+                               "constants, at compile time)")
+        if src.num_elements != out.num_elements:
+            reasons.append(f"input has {src.num_elements} elements, output {out.num_elements}")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        src, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        return (f"mb_cast_int({ctx.ptr(op.inputs[0])}, {RUNTIME_TYPES[src.dtype]}, "
+                f"{ctx.ptr(op.outputs[0])}, {RUNTIME_TYPES[out.dtype]}, {out.num_elements});")
+
+    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
+        # Element i is read before it is written; in place only when both have the same size
+        # (the planner checks the byte counts).
+        return not graph.tensor(op.inputs[0]).is_constant
 
     def fold(self, op: Operator, graph: Graph) -> list[np.ndarray] | None:
         if len(op.inputs) != 1 or len(op.outputs) != 1:

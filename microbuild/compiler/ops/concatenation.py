@@ -29,8 +29,9 @@ class Concatenation(OpLowering):
     opcode = "CONCATENATION"
     kernel_sources = ("concatenation.c",)
     headers = ("microbuild/kernels/concatenation.h",)
-    # The kernel moves bytes: int16 (16x8 models) blocks are passed in bytes.
-    dtypes = frozenset({"int8", "int16"})
+    # The kernel moves bytes: int16 (16x8 models) and int32 (non-quantized, e.g. the audio
+    # front end's spectrum) blocks are passed in bytes.
+    dtypes = frozenset({"int8", "int16", "int32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = []
@@ -41,9 +42,16 @@ class Concatenation(OpLowering):
         if reasons:
             return reasons
         out = graph.tensor(op.outputs[0])
-        reasons += activation_reasons("output", out, dtypes=("int8", "int16"))
-        for k, i in enumerate(op.inputs):
-            reasons += activation_reasons(f"input {k}", graph.tensor(i), dtypes=(out.dtype,))
+        raw = out.dtype == "int32"  # plain integers: TFLM copies them, nothing is quantized
+        if raw:
+            reasons += [f"input {k} '{graph.tensor(i).name}' is {graph.tensor(i).dtype}; the "
+                        "output is int32" for k, i in enumerate(op.inputs)
+                        if graph.tensor(i).dtype != "int32"]
+        else:
+            reasons += activation_reasons("output", out, dtypes=("int8", "int16"))
+            for k, i in enumerate(op.inputs):
+                reasons += activation_reasons(f"input {k}", graph.tensor(i),
+                                              dtypes=(out.dtype,))
         activation = op.options.get("fused_activation_function", "NONE")
         if activation != "NONE":
             reasons.append(f"fused activation {activation}; TFLM allows none on CONCATENATION")
@@ -62,7 +70,7 @@ class Concatenation(OpLowering):
                 + tuple(out.shape[axis + 1:])
             reasons += shape_reason(f"input {k}", t, expected)
             total += t.shape[axis] if len(t.shape) == rank else 0
-            if not same_quantization(t, out):
+            if not raw and not same_quantization(t, out):
                 reasons.append(
                     f"input {k} '{t.name}' (scale {t.scale}, zero point {t.zero_point}) is "
                     f"quantized differently from the output (scale {out.scale}, zero point "

@@ -1,13 +1,19 @@
 """DIV, FLOOR_DIV and FLOOR_MOD of constants, evaluated at compile time (shape arithmetic in
 int32, float32 tables): DIV truncates integers toward zero as C's ``/`` does, FLOOR_DIV rounds
-toward minus infinity, FLOOR_MOD takes the divisor's sign (TFLite's FloorMod)."""
+toward minus infinity, FLOOR_MOD takes the divisor's sign (TFLite's FloorMod).
+
+DIV of non-quantized int32 tensors also runs on the device (TFLM's int32 reference Div, with
+broadcasting and the fused activation's clamp; microbuild/compiler/int32_arith.py), as the
+audio front end's feature scaling needs. A constant divisor with a zero is refused (TFLM's
+kernel would trap); a zero divisor at run time gives 0."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from microbuild.compiler.elementwise import fold_arithmetic
-from microbuild.compiler.ops.base import CompileTimeLowering, register
+from microbuild.compiler import int32_arith
+from microbuild.compiler.ops.base import CompileTimeLowering, EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
 
@@ -39,8 +45,23 @@ def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @register
-class Div(CompileTimeLowering):
+class Div(OpLowering):
     opcode = "DIV"
+    kernel_sources = int32_arith.KERNEL_SOURCES
+    headers = (int32_arith.HEADER,)
+    dtypes = frozenset({"int32"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        reasons = int32_arith.int32_reasons(op, graph)
+        if not reasons:
+            divisor = graph.tensor(op.inputs[1])
+            if divisor.is_constant and np.any(divisor.data == 0):
+                reasons.append(f"the constant divisor '{divisor.name}' has a zero; TFLM's int32 "
+                               "DIV would divide by zero")
+        return reasons
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        return int32_arith.emit_int32(op, graph, ctx)
 
     def fold(self, op: Operator, graph: Graph):
         return fold_arithmetic(op, graph, _truncating)

@@ -1,5 +1,6 @@
-"""MAXIMUM and MINIMUM (int8, int16, broadcasting), bit-exact with TFLM's
-MaximumMinimumBroadcastSlow, which compares the raw quantized values and copies one.
+"""MAXIMUM and MINIMUM (int8, int16, and non-quantized int32 as the audio front end's
+clip_by_value uses it; broadcasting), bit-exact with TFLM's MaximumMinimumBroadcastSlow, which
+compares the raw values and copies one. The int32 path is microbuild/compiler/int32_arith.py.
 
 TFLM does not rescale (its MAXIMUM/MINIMUM have no prepare step): the result means something only
 when both inputs and the output share one quantization, which the converter arranges (inserting a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler import int32_arith
 from microbuild.compiler.elementwise import (
     binary_reasons,
     f32,
@@ -72,13 +74,15 @@ def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
 
 
 class _MaximumMinimum(OpLowering):
-    kernel_sources = ("maximum_minimum.c", "broadcast.c")
-    headers = ("microbuild/kernels/maximum_minimum.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER)
+    dtypes = frozenset({"int8", "int16", "int32"})
     function: str
     compute = None
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.int32_reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -93,6 +97,8 @@ class _MaximumMinimum(OpLowering):
         return fold_arithmetic(op, graph, compute) or fold_raw(op, graph, compute)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.emit_int32(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         shape = ctx.symbol("shape")

@@ -15,6 +15,7 @@ from microbuild.compiler.elementwise import (
     input0_not_broadcast,
     plan_broadcast,
 )
+from microbuild.compiler import int32_arith
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -36,12 +37,15 @@ def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 @register
 class Mul(OpLowering):
     opcode = "MUL"
-    kernel_sources = ("mul.c", "broadcast.c")
-    headers = ("microbuild/kernels/mul.h",)
+    # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
+    kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    headers = ("microbuild/kernels/mul.h", int32_arith.HEADER)
 
-    dtypes = frozenset({"int8", "int16"})
+    dtypes = frozenset({"int8", "int16", "int32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.int32_reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -62,6 +66,8 @@ class Mul(OpLowering):
         return fold_arithmetic(op, graph, lambda a, b: a * b)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.emit_int32(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler import int32_arith
 from microbuild.compiler.elementwise import (
     binary_reasons,
     c_designated,
@@ -41,11 +42,14 @@ _INT32_ACTIVATION_RANGE = {"NONE": (_INT32_MIN, _INT32_MAX), "RELU": (0, _INT32_
 @register
 class Sub(OpLowering):
     opcode = "SUB"
-    kernel_sources = ("sub.c", "broadcast.c")
-    headers = ("microbuild/kernels/sub.h",)
-    dtypes = frozenset({"int8", "int16"})
+    # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
+    kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    headers = ("microbuild/kernels/sub.h", int32_arith.HEADER)
+    dtypes = frozenset({"int8", "int16", "int32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.int32_reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -71,6 +75,8 @@ class Sub(OpLowering):
         return values
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if int32_arith.is_int32(op, graph):
+            return int32_arith.emit_int32(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,

@@ -32,7 +32,7 @@ def _schema():
 
 
 _TYPES = {"float32": 0, "float16": 1, "int32": 2, "uint8": 3, "int64": 4, "bool": 6,
-          "int16": 7, "int8": 9, "uint32": 15}
+          "int16": 7, "int8": 9, "uint64": 12, "uint32": 15}
 
 
 class ModelBuilder:
@@ -92,14 +92,21 @@ class ModelBuilder:
 
     def operator(self, opcode: str, inputs: Sequence[int], outputs: Sequence[int],
                  options_type: str | None = None, version: int = 1, custom: str | None = None,
-                 **options: Any) -> None:
+                 custom_options: dict | None = None, **options: Any) -> None:
         """An operator; ``options_type`` names the schema table (e.g. "Conv2DOptions") whose
-        fields are set from ``options`` (the schema's camelCase names)."""
+        fields are set from ``options`` (the schema's camelCase names). A custom operator is
+        ``opcode="CUSTOM"`` with its ``custom`` code; ``custom_options`` (a dict of ints/bools)
+        becomes its flexbuffer map, as TFLM's custom kernels read it."""
         s = self.schema
         op = s.OperatorT()
         op.opcodeIndex = self._opcode(opcode, custom, version)
         op.inputs = [int(i) for i in inputs]
         op.outputs = [int(i) for i in outputs]
+        if custom_options is not None:
+            from flatbuffers import flexbuffers
+
+            op.customOptions = list(flexbuffers.Dumps(custom_options))
+            op.customOptionsFormat = 0  # FLEXBUFFERS
         if options_type is not None:
             table = getattr(s, options_type + "T")()
             for key, value in options.items():

@@ -1,0 +1,57 @@
+/* Integer helpers shared by the signal-library kernels (signal_*.c, TFLM's Signal* custom
+ * operators): the C of TFLM's signal library relies on two's-complement behaviour that ISO C
+ * leaves to the implementation (narrowing to int16, right shifts of negative values); these spell
+ * it out so every compiler (avr-gcc with its 16-bit int included) computes the same bits. */
+#ifndef MICROBUILD_KERNELS_SIGNAL_COMMON_H
+#define MICROBUILD_KERNELS_SIGNAL_COMMON_H
+
+#include <stdint.h>
+
+/* Arithmetic (flooring) right shift of an int32, 0 <= shift < 32. */
+static inline int32_t mb_sig_asr32(int32_t x, int32_t shift)
+{
+    return x >= 0 ? (x >> shift) : (int32_t)~(~(uint32_t)x >> shift);
+}
+
+/* The low 16 bits of x as an int16 (what storing an int into a short does on TFLM's targets). */
+static inline int16_t mb_sig_wrap16(int32_t x)
+{
+    const uint16_t u = (uint16_t)((uint32_t)x & 0xFFFFu);
+    return u < 0x8000u ? (int16_t)u : (int16_t)((int32_t)u - (int32_t)65536);
+}
+
+/* The low 32 bits of x as an int32. */
+static inline int32_t mb_sig_wrap32(uint32_t u)
+{
+    return u < 0x80000000u ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+/* Bits needed to write x; 32 for x == 0 (TFLM's MostSignificantBit32 with GCC/Clang, which
+ * counts leading zeros). */
+static inline uint32_t mb_sig_msb32(uint32_t x)
+{
+    uint32_t n = 0;
+    if (x == 0) {
+        return 32;
+    }
+    while (x != 0) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+}
+
+/* The same for 64-bit values (64 for 0). */
+static inline uint32_t mb_sig_msb64(uint64_t x)
+{
+    const uint32_t high = (uint32_t)(x >> 32);
+    if (x == 0) {
+        return 64;
+    }
+    if (high != 0) {
+        return 32 + mb_sig_msb32(high);
+    }
+    return mb_sig_msb32((uint32_t)x);
+}
+
+#endif

@@ -1,0 +1,165 @@
+#include "microbuild/kernels/signal_rfft.h"
+
+#include <string.h>
+
+#include "microbuild/kernels/signal_common.h"
+
+typedef struct {
+    int16_t r;
+    int16_t i;
+} mb_cpx16;
+
+/* (x + 2^14) >> 15, kept to 16 bits: kiss_fft's sround. */
+static int16_t sround(int32_t x)
+{
+    return mb_sig_wrap16(mb_sig_asr32(x + ((int32_t)1 << 14), 15));
+}
+
+static mb_cpx16 cmul(mb_cpx16 a, const int16_t *tw)
+{
+    mb_cpx16 m;
+    m.r = sround((int32_t)a.r * tw[0] - (int32_t)a.i * tw[1]);
+    m.i = sround((int32_t)a.r * tw[1] + (int32_t)a.i * tw[0]);
+    return m;
+}
+
+/* kiss_fft's C_FIXDIV: multiply by 32767 / radix (integer division) with rounding. */
+static void fixdiv(mb_cpx16 *c, int32_t scale)
+{
+    c->r = sround((int32_t)c->r * scale);
+    c->i = sround((int32_t)c->i * scale);
+}
+
+static mb_cpx16 cadd(mb_cpx16 a, mb_cpx16 b)
+{
+    mb_cpx16 s;
+    s.r = mb_sig_wrap16((int32_t)a.r + b.r);
+    s.i = mb_sig_wrap16((int32_t)a.i + b.i);
+    return s;
+}
+
+static mb_cpx16 csub(mb_cpx16 a, mb_cpx16 b)
+{
+    mb_cpx16 s;
+    s.r = mb_sig_wrap16((int32_t)a.r - b.r);
+    s.i = mb_sig_wrap16((int32_t)a.i - b.i);
+    return s;
+}
+
+static mb_cpx16 load(const int16_t *c)
+{
+    mb_cpx16 v;
+    v.r = c[0];
+    v.i = c[1];
+    return v;
+}
+
+static void store(int16_t *c, mb_cpx16 v)
+{
+    c[0] = v.r;
+    c[1] = v.i;
+}
+
+/* Complex values are (re, im) pairs of int16: element k of a vector is at [2k], [2k + 1]. */
+static void radix2(int16_t *out, int32_t fstride, const int16_t *tw, int32_t m)
+{
+    for (int32_t k = 0; k < m; k++) {
+        mb_cpx16 a = load(&out[2 * k]);
+        mb_cpx16 b = load(&out[2 * (k + m)]);
+        fixdiv(&a, 32767 / 2);
+        fixdiv(&b, 32767 / 2);
+        const mb_cpx16 t = cmul(b, &tw[2 * k * fstride]);
+        store(&out[2 * (k + m)], csub(a, t));
+        store(&out[2 * k], cadd(a, t));
+    }
+}
+
+static void radix4(int16_t *out, int32_t fstride, const int16_t *tw, int32_t m)
+{
+    for (int32_t k = 0; k < m; k++) {
+        mb_cpx16 f0 = load(&out[2 * k]);
+        mb_cpx16 f1 = load(&out[2 * (k + m)]);
+        mb_cpx16 f2 = load(&out[2 * (k + 2 * m)]);
+        mb_cpx16 f3 = load(&out[2 * (k + 3 * m)]);
+        fixdiv(&f0, 32767 / 4);
+        fixdiv(&f1, 32767 / 4);
+        fixdiv(&f2, 32767 / 4);
+        fixdiv(&f3, 32767 / 4);
+        const mb_cpx16 s0 = cmul(f1, &tw[2 * k * fstride]);
+        const mb_cpx16 s1 = cmul(f2, &tw[2 * 2 * k * fstride]);
+        const mb_cpx16 s2 = cmul(f3, &tw[2 * 3 * k * fstride]);
+        const mb_cpx16 s5 = csub(f0, s1);
+        f0 = cadd(f0, s1);
+        const mb_cpx16 s3 = cadd(s0, s2);
+        const mb_cpx16 s4 = csub(s0, s2);
+        store(&out[2 * (k + 2 * m)], csub(f0, s3));
+        store(&out[2 * k], cadd(f0, s3));
+        f1.r = mb_sig_wrap16((int32_t)s5.r + s4.i);
+        f1.i = mb_sig_wrap16((int32_t)s5.i - s4.r);
+        f3.r = mb_sig_wrap16((int32_t)s5.r - s4.i);
+        f3.i = mb_sig_wrap16((int32_t)s5.i + s4.r);
+        store(&out[2 * (k + m)], f1);
+        store(&out[2 * (k + 3 * m)], f3);
+    }
+}
+
+/* One stage of kiss_fft's decimation in time: the radix-p split of the input (stride fstride)
+ * into p transforms of length m, each done recursively, then recombined. */
+static void fft_stage(int16_t *out, const int16_t *in, int32_t fstride, const int32_t *factors,
+                      const int16_t *tw)
+{
+    const int32_t p = factors[0];
+    const int32_t m = factors[1];
+    for (int32_t q = 0; q < p; q++) {
+        if (m == 1) {
+            out[2 * q] = in[2 * q * fstride];
+            out[2 * q + 1] = in[2 * q * fstride + 1];
+        } else {
+            fft_stage(out + 2 * q * m, in + 2 * q * fstride, fstride * p, factors + 2, tw);
+        }
+    }
+    if (p == 4) {
+        radix4(out, fstride, tw, m);
+    } else {
+        radix2(out, fstride, tw, m);
+    }
+}
+
+void mb_signal_rfft(const mb_signal_rfft_params *p, const int16_t *input, int16_t *output,
+                    void *scratch)
+{
+    const int32_t n = p->fft_length;
+    const int32_t ncfft = n / 2;
+    int16_t *work = (int16_t *)scratch;
+    int16_t *spectrum = work + n; /* ncfft complex values */
+    const int16_t *st = p->super_twiddles;
+    for (int32_t frame = 0; frame < p->frames; frame++) {
+        int16_t *y = output + frame * (n + 2);
+        memcpy(work, input + frame * p->input_length, sizeof(int16_t) * (size_t)p->input_length);
+        memset(work + p->input_length, 0, sizeof(int16_t) * (size_t)(n - p->input_length));
+        /* The samples in pairs are the complex input of a half-length FFT. */
+        fft_stage(spectrum, work, 1, p->factors, p->twiddles);
+
+        mb_cpx16 dc = load(&spectrum[0]);
+        fixdiv(&dc, 32767 / 2);
+        y[0] = mb_sig_wrap16((int32_t)dc.r + dc.i);
+        y[1] = 0;
+        y[2 * ncfft] = mb_sig_wrap16((int32_t)dc.r - dc.i);
+        y[2 * ncfft + 1] = 0;
+        for (int32_t k = 1; k <= ncfft / 2; k++) {
+            mb_cpx16 fpk = load(&spectrum[2 * k]);
+            mb_cpx16 fpnk;
+            fpnk.r = spectrum[2 * (ncfft - k)];
+            fpnk.i = mb_sig_wrap16(-(int32_t)spectrum[2 * (ncfft - k) + 1]);
+            fixdiv(&fpk, 32767 / 2);
+            fixdiv(&fpnk, 32767 / 2);
+            const mb_cpx16 f1k = cadd(fpk, fpnk);
+            const mb_cpx16 f2k = csub(fpk, fpnk);
+            const mb_cpx16 tw = cmul(f2k, &st[2 * (k - 1)]);
+            y[2 * k] = mb_sig_wrap16(mb_sig_asr32((int32_t)f1k.r + tw.r, 1));
+            y[2 * k + 1] = mb_sig_wrap16(mb_sig_asr32((int32_t)f1k.i + tw.i, 1));
+            y[2 * (ncfft - k)] = mb_sig_wrap16(mb_sig_asr32((int32_t)f1k.r - tw.r, 1));
+            y[2 * (ncfft - k) + 1] = mb_sig_wrap16(mb_sig_asr32((int32_t)tw.i - f1k.i, 1));
+        }
+    }
+}
