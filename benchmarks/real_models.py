@@ -10,7 +10,7 @@ on the command line, it records:
   the board's default kernels;
 - workspace bytes against the smallest arena TFLM works with (found by trial in child processes,
   benchmarks/tflm_reference.py);
-- instructions per inference on mps2-an500 (`-icount shift=0`: one SysTick tick per instruction)
+- instructions per inference on mps2-an500 (`-icount shift=0`: timer ticks x 1e9 / timer Hz)
   with the reference kernels and the defaults.
 
 Writes benchmarks/results/real_models.json and .md and prints the table.

@@ -185,11 +185,13 @@ def candidates(lowering: "OpLowering", op: Operator, graph: Graph,
 
 def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
              ) -> dict[str, str]:
-    """Every variant ``target``'s CPU could run that does not take ``op``, with the reason."""
+    """Every variant ``target``'s CPU could run that does not take ``op``, with the reason
+    (variants for another activation type, int8 ones for an int16 op, are not candidates)."""
     kop = lowering.kernel_op(op)
+    dtype = graph.tensors[kop.inputs[0]].dtype if kop.inputs and kop.inputs[0] >= 0 else None
     found = {}
     for variant in lowering.variants:
-        if variant.features <= target.features:
+        if variant.features <= target.features and dtype in (None, variant.activation_dtype):
             reason = variant.refusal(kop, graph)
             if reason is not None:
                 found[variant.name] = reason
