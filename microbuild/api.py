@@ -121,19 +121,9 @@ def build_firmware(board: str | Path | Board, models: list[str | Path], out_dir:
 def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
     """Boot a standalone (AOT) firmware on its emulated board or as a host process, wait for it
     to finish, and return its outputs and timer ticks (an AotResult)."""
-    from microbuild.device.aot_output import parse_aot_output
-    from microbuild.device.runners import runner_for
-    from microbuild.errors import DeviceError
+    from microbuild.device.aot_run import run_aot_firmware
 
-    board = build.board
-    if runner is None and not (board.is_host or board.is_emulated):
-        raise DeviceError(
-            f"board '{board.name}' is real hardware: --run boots emulated boards and the host. "
-            f"The firmware is built ({build.elf}); flash it with one of the board's runners "
-            f"({', '.join(r.runner for r in board.runners)}), and read its console at "
-            f"{board.transport.get('baud', 115200)} baud")
-    run = runner_for(build.board, runner).run_to_exit(build.elf, timeout=timeout)
-    return parse_aot_output(run.console, build.models, build.board, run.status)
+    return run_aot_firmware(build, runner=runner, timeout=timeout)
 
 
 def connect(board, firmware, runner: str | None = None, port: str | None = None,

@@ -178,8 +178,8 @@ def emulate_cells(cells: list[Cell], out_dir: Path, jobs: int | None = None,
                   progress: Callable[[str], None] | None = None) -> list[Cell]:
     """Run every ok cell of an emulated board (or the host) and compare its outputs with TFLM's
     for the same embedded input. A mismatch or a crash marks the cell failed."""
-    from microbuild.api import run_firmware
     from microbuild.boards import load_board
+    from microbuild.device.aot_run import run_aot_firmware
     from microbuild.reference import tflm_outputs
 
     out_dir = Path(out_dir).resolve()
@@ -192,7 +192,7 @@ def emulate_cells(cells: list[Cell], out_dir: Path, jobs: int | None = None,
         build = load_firmware_build(board, out_dir / "cells" / cell.cell_id, FIRMWARE,
                                     [cell.model], cell.toolchain, cell.executor)
         try:
-            result = run_firmware(build, timeout=300)
+            result = run_aot_firmware(build, timeout=300)
         except MicrobuildError as err:
             cell.status, cell.message = "failed", f"run: {err}"
             return

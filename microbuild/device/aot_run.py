@@ -1,0 +1,23 @@
+"""Running a standalone (AOT) firmware to its end: boot it on its emulated board (or as a host
+process), collect its console, parse the outputs and timer ticks it prints. Used by the API
+(``microbuild.api.run_firmware``) and by the CI room, which depends on this room rather than on
+the API facade."""
+
+from __future__ import annotations
+
+from microbuild.device.aot_output import parse_aot_output
+from microbuild.device.runners import runner_for
+from microbuild.errors import DeviceError
+
+
+def run_aot_firmware(build, runner: str | None = None, timeout: float = 300.0):
+    """The AotResult of one run of ``build`` (a FirmwareBuild with the aot executor)."""
+    board = build.board
+    if runner is None and not (board.is_host or board.is_emulated):
+        raise DeviceError(
+            f"board '{board.name}' is real hardware: --run boots emulated boards and the host. "
+            f"The firmware is built ({build.elf}); flash it with one of the board's runners "
+            f"({', '.join(r.runner for r in board.runners)}), and read its console at "
+            f"{board.transport.get('baud', 115200)} baud")
+    run = runner_for(board, runner).run_to_exit(build.elf, timeout=timeout)
+    return parse_aot_output(run.console, build.models, board, run.status)
