@@ -110,8 +110,85 @@ def transpose_conv_models() -> None:
           _convert(model, seed, [(1, 4, 4, 3)], [(-2.0, 1.0)]), ["TRANSPOSE_CONV"])
 
 
+def _matmul_layers():
+    import tensorflow as tf
+
+    class MatMul(tf.keras.layers.Layer):
+        """tf.linalg.matmul of two model inputs (what tf.matmul in a Keras model does)."""
+
+        def __init__(self, adj_x: bool = False, adj_y: bool = False, **kwargs):
+            super().__init__(**kwargs)
+            self.adj_x, self.adj_y = adj_x, adj_y
+
+        def call(self, a, b):
+            return tf.linalg.matmul(a, b, adjoint_a=self.adj_x, adjoint_b=self.adj_y)
+
+    class ConstMatMul(tf.keras.layers.Layer):
+        """An input times a weight of its own (rank 2 or more): a constant rhs."""
+
+        def __init__(self, shape, adj_y: bool = False, **kwargs):
+            super().__init__(**kwargs)
+            self.rhs_shape, self.adj_y = tuple(shape), adj_y
+
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=self.rhs_shape, initializer="glorot_uniform")
+
+        def call(self, a):
+            return tf.linalg.matmul(a, self.w, adjoint_b=self.adj_y)
+
+    return MatMul, ConstMatMul
+
+
+def batch_matmul_models() -> None:
+    import tensorflow as tf
+
+    MatMul, ConstMatMul = _matmul_layers()
+    seeds = _Seeds(2700)
+    # Inputs are named in order: the converter orders a model's inputs by name.
+    two = [
+        # name, lhs shape, rhs shape (both without the batch), adj_x, adj_y, 16x8
+        ("bmm_3x4_4x5", (3, 4), (4, 5), False, False, False),
+        ("bmm_adj_x", (6, 3), (6, 5), True, False, False),
+        ("bmm_adj_y", (3, 7), (4, 7), False, True, False),
+        ("bmm_adj_xy", (4, 3), (5, 4), True, True, False),
+        ("bmm_bcast_rank4", (2, 3, 4), (1, 4, 5), False, False, False),
+        ("bmm_bcast_rank5", (1, 3, 2, 5), (2, 1, 3, 5), False, True, False),
+        ("bmm_s16_3x4_4x5", (3, 4), (4, 5), False, False, True),
+        ("bmm_s16_adj_xy_bcast", (2, 6, 3), (1, 4, 6), True, True, True),
+    ]
+    for name, ls, rs, adj_x, adj_y, int16 in two:
+        seed = seeds.next()
+        a, b = tf.keras.Input(ls, name="lhs"), tf.keras.Input(rs, name="rhs")
+        model = tf.keras.Model([a, b], MatMul(adj_x, adj_y)(a, b))
+        _save(name, _convert(model, seed, [(1,) + ls, (1,) + rs], [(-1.0, 1.5), (-2.0, 1.0)],
+                             int16), ["BATCH_MATMUL"])
+    const = [
+        # name, lhs shape (without the batch), rhs (constant) shape, adj_y, 16x8
+        ("bmm_const_rhs_bcast", (2, 3, 4), (2, 4, 6), False, False),
+        ("bmm_const_rhs_adj_y", (5, 8), (1, 6, 8), True, False),
+    ]
+    for name, ls, rs, adj_y, int16 in const:
+        seed = seeds.next()
+        a = tf.keras.Input(ls, name="lhs")
+        model = tf.keras.Model(a, ConstMatMul(rs, adj_y)(a))
+        _save(name, _convert(model, seed, [(1,) + ls], [(-1.0, 1.0)], int16), ["BATCH_MATMUL"])
+
+    # tf.matmul of a matrix by a stack of matrices (ranks 2 and 3, the lhs broadcast), fixed
+    # shapes in a tf.function.
+    seeds.next()
+
+    @tf.function(input_signature=[tf.TensorSpec([3, 4], tf.float32, name="lhs"),
+                                  tf.TensorSpec([2, 4, 5], tf.float32, name="rhs")])
+    def rank2_by_rank3(lhs, rhs):
+        return tf.matmul(lhs, rhs)
+
+    _save("bmm_rank2_by_rank3", _convert(rank2_by_rank3, seeds.value, [(3, 4), (2, 4, 5)],
+                                         [(-1.0, 1.0), (-1.5, 1.5)]), ["BATCH_MATMUL"])
+
+
 def models() -> None:
     transpose_conv_models()
+    batch_matmul_models()
 
 
 if __name__ == "__main__":
