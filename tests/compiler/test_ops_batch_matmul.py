@@ -23,7 +23,8 @@ from tflite_builder import ModelBuilder  # noqa: E402
 def test_the_batch_matmul_sweep_is_there():
     assert {p.stem for p in SWEEP} == {
         "bmm_3x4_4x5", "bmm_adj_x", "bmm_adj_y", "bmm_adj_xy", "bmm_bcast_rank4",
-        "bmm_bcast_rank5", "bmm_s16_3x4_4x5", "bmm_s16_adj_xy_bcast", "bmm_const_rhs_bcast",
+        "bmm_bcast_rank5", "bmm_s16_3x4_4x5", "bmm_s16_adj_y_bcast", "bmm_s16_adj_x",
+        "bmm_const_rhs_bcast",
         "bmm_const_rhs_adj_y", "bmm_rank2_by_rank3"}
 
 

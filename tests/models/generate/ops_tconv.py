@@ -52,9 +52,16 @@ def _convert(model_or_fn, seed: int, shapes, ranges, int16: bool = False,
 
 
 def _save(name: str, data: bytes, expected: list[str]) -> None:
+    import tensorflow as tf
+
     ops = op_names(data)
     if ops != expected:
         raise SystemExit(f"{name}: expected operators {expected}, the converter emitted {ops}")
+    # A calibration gone wrong shows as an absurd output scale (every output value 0).
+    for detail in tf.lite.Interpreter(model_content=data).get_output_details():
+        scale = detail["quantization"][0]
+        if not 0 < scale < 1e3:
+            raise SystemExit(f"{name}: output scale {scale} from the converter's calibration")
     save(f"ops/{name}.tflite", data)
 
 
@@ -154,7 +161,10 @@ def batch_matmul_models() -> None:
         ("bmm_bcast_rank4", (2, 3, 4), (1, 4, 5), False, False, False),
         ("bmm_bcast_rank5", (1, 3, 2, 5), (2, 1, 3, 5), False, True, False),
         ("bmm_s16_3x4_4x5", (3, 4), (4, 5), False, False, True),
-        ("bmm_s16_adj_xy_bcast", (2, 6, 3), (1, 4, 6), True, True, True),
+        # 16x8 with adj_x and a broadcast batch is left out: TF 2.21's calibration of it gives
+        # a garbage output scale (1e21 one run, sensible the next).
+        ("bmm_s16_adj_y_bcast", (2, 3, 6), (1, 4, 6), False, True, True),
+        ("bmm_s16_adj_x", (6, 3), (6, 4), True, False, True),
     ]
     for name, ls, rs, adj_x, adj_y, int16 in two:
         seed = seeds.next()
@@ -186,9 +196,51 @@ def batch_matmul_models() -> None:
                                          [(-1.0, 1.0), (-1.5, 1.5)]), ["BATCH_MATMUL"])
 
 
+def softmax_s16_models() -> None:
+    import tensorflow as tf
+    from ops_core import _patch_softmax_beta
+
+    class ScaledSoftmax(tf.keras.layers.Layer):
+        """softmax(beta * x)."""
+
+        def __init__(self, beta: float, **kwargs):
+            super().__init__(**kwargs)
+            self.beta = beta
+
+        def call(self, x):
+            return tf.nn.softmax(self.beta * x)
+
+    seeds = _Seeds(2800)
+    cases = [
+        # name, shape (without the batch), calibration span, beta (patched into the options)
+        ("softmax_s16_1x10", (10,), 4.0, 1.0),
+        ("softmax_s16_5x12", (5, 12), 8.0, 1.0),
+        ("softmax_s16_3x4x7_wide", (3, 4, 7), 30.0, 1.0),
+        ("softmax_s16_1x64_narrow", (64,), 0.5, 1.0),
+        ("softmax_s16_1x10_beta0p5", (10,), 4.0, 0.5),
+        ("softmax_s16_1x10_beta2", (10,), 4.0, 2.0),
+        ("softmax_s16_1x300", (300,), 6.0, 1.0),
+    ]
+    for name, shape, span, beta in cases:
+        seed = seeds.next()
+        x = tf.keras.Input(shape=shape)
+        model = tf.keras.Model(x, tf.keras.layers.Softmax()(x))
+        data = _convert(model, seed, [(1,) + shape], [(-span, span)], int16=True)
+        if beta != 1.0:
+            data = _patch_softmax_beta(data, beta)
+        _save(name, data, ["SOFTMAX"])
+    # softmax(3 * x): the 16x8 converter keeps the multiplication (int8 would fold it into beta).
+    seed = seeds.next()
+    x = tf.keras.Input(shape=(12,))
+    model = tf.keras.Model(x, ScaledSoftmax(3.0)(x))
+    _save("softmax_s16_1x12_times3",
+          _convert(model, seed, [(1, 12)], [(-2.0, 2.0)], int16=True), ["MUL", "SOFTMAX"])
+
+
 def models() -> None:
     transpose_conv_models()
     batch_matmul_models()
+    softmax_s16_models()
 
 
 if __name__ == "__main__":
