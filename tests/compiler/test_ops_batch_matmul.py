@@ -63,7 +63,12 @@ def _matmul(lhs_shape, rhs_shape, out_shape, adj_x=False, adj_y=False, dtype="in
     dict(lhs_shape=(4, 3), rhs_shape=(2, 5, 4), out_shape=(2, 3, 5), adj_x=True, adj_y=True),
     dict(lhs_shape=(2, 3, 7), rhs_shape=(7, 5), out_shape=(2, 3, 5), dtype="int16",
          rhs_quant=(0.001, 0)),
-], ids=["both_broadcast", "rank2_adj_xy", "s16_rank2_rhs"])
+    dict(lhs_shape=(2, 3, 7), rhs_shape=(7, 5), out_shape=(2, 3, 5), dtype="int16",
+         rhs_quant=(0.001, 0),
+         rhs_constant=np.random.default_rng(1).integers(-32768, 32768, (7, 5), dtype=np.int16)),
+    dict(lhs_shape=(3, 4), rhs_shape=(2, 4, 6), out_shape=(2, 3, 6),
+         lhs_constant=np.random.default_rng(2).integers(-128, 128, (3, 4), dtype=np.int8)),
+], ids=["both_broadcast", "rank2_adj_xy", "s16_rank2_rhs", "s16_constant_rhs", "constant_lhs"])
 def test_hand_built_batch_matmul_is_bit_exact(case, tmp_path):
     data, _ = _matmul(**case)
     path = tmp_path / "bmm.tflite"
