@@ -82,8 +82,10 @@ def _tconv(x_shape=(1, 4, 5, 3), out_shape=(1, 8, 10, 4), kernel=(3, 3), stride=
     dict(x_shape=(1, 5, 3, 2), out_shape=(1, 9, 5, 3), kernel=(4, 2)),
     dict(x_shape=(1, 3, 3, 2), out_shape=(1, 12, 11, 2), kernel=(2, 2), stride=(4, 3),
          padding="VALID"),
+    # The int16 bias of older 16x8 converters: TFLM widens it to int64.
+    dict(dtype="int16", bias_dtype="int16"),
 ], ids=["relu6", "relu_n1_to_1", "s16_relu", "batch2_valid", "s16_batch2_nobias",
-        "same_odd_output", "stride_beyond_kernel"])
+        "same_odd_output", "stride_beyond_kernel", "s16_int16_bias"])
 def test_hand_built_transpose_conv_is_bit_exact(case, tmp_path):
     path = tmp_path / "tconv.tflite"
     path.write_bytes(_tconv(**case))

@@ -1,6 +1,6 @@
 """TRANSPOSE_CONV (int8 activations with int8 filters per channel or per tensor and an optional
-int32 bias; 16x8: int16 activations, int8 filters, an optional int64 bias), bit-exact with TFLM's
-reference_integer_ops::TransposeConv.
+int32 bias; 16x8: int16 activations, int8 filters, an optional int64 (or legacy int16) bias),
+bit-exact with TFLM's reference_integer_ops::TransposeConv.
 
 TFLM sums each output in a scratch buffer the size of the output (int32 for int8, int64 for
 16x8) by scattering every input pixel through the filter, then requantizes with one multiplier
@@ -83,7 +83,12 @@ class TransposeConv(OpLowering):
             return reasons
         reasons += filter_reasons(w, channel_axis=0)
         out_c, _, _, filter_c = w.shape
-        reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
+        # 16x8: an int64 bias, or the int16 one older converters made (TFLM widens it to int64
+        # at every invocation; here it is widened once, at compile time).
+        bias_dtype = "int32"
+        if x.dtype == "int16":
+            bias_dtype = "int16" if bias is not None and bias.dtype == "int16" else "int64"
+        reasons += bias_reasons(bias, out_c, bias_dtype)
         if x.shape[3] != filter_c:
             reasons.append(f"input depth {x.shape[3]} differs from the filter depth {filter_c}")
         if out.shape[0] != x.shape[0] or out.shape[3] != out_c:
@@ -132,7 +137,13 @@ class TransposeConv(OpLowering):
         mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
         shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
         acc = "int64_t" if s16 else "int32_t"
-        bias_ptr = ctx.ptr(op.inputs[BIAS]) if bias is not None else f"(const {acc} *)0"
+        if bias is None:
+            bias_ptr = f"(const {acc} *)0"
+        elif bias.dtype == "int16":
+            bias_ptr = ctx.const_array(ctx.symbol("bias_s64"),
+                                       bias.data.reshape(-1).astype(np.int64), "int64_t")
+        else:
+            bias_ptr = ctx.ptr(op.inputs[BIAS])
         function = "mb_transpose_conv_s16" if s16 else "mb_transpose_conv_s8"
         return (f"{function}(&{params}, {ctx.ptr(op.inputs[INPUT])}, "
                 f"{ctx.ptr(op.inputs[FILTER])}, {bias_ptr}, {mult}, {shift}, "
