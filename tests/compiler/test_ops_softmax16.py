@@ -100,10 +100,21 @@ def test_a_wide_row_sums_many_exps(tmp_path):
 
 
 def test_runs_in_place_when_the_input_dies(tmp_path):
-    path = tmp_path / "softmax16.tflite"
-    path.write_bytes(_softmax((4, 10), 0.001))
+    """ADD -> SOFTMAX: the sum dies at the softmax, which overwrites it (each element is read
+    before it is written), and the result is still TFLM's."""
+    b = ModelBuilder()
+    x = b.tensor("x", (6, 10), "int16", 0.0005, 0)
+    t = b.tensor("t", (6, 10), "int16", 0.001, 0)
+    y = b.tensor("y", (6, 10), "int16", 1.0 / 32768, 0)
+    b.operator("ADD", [x, x], [t], "AddOptions")
+    b.operator("SOFTMAX", [t], [y], "SoftmaxOptions", beta=1.0)
+    path = tmp_path / "add_softmax16.tflite"
+    path.write_bytes(b.build([x], [y]))
     compiled = compile_model(path)
     assert "mb_softmax_s16(" in compiled.sources["model.c"]
+    softmax = [op for op in compiled.summary()["ops"] if op["opcode"] == "SOFTMAX"][0]
+    assert (softmax["index"], t, y) in compiled.plan.in_place
+    assert_bit_exact(path, n=6, seed=3, tmp_path=tmp_path)
 
 
 def test_refuses_another_output_quantization(tmp_path):
