@@ -29,7 +29,7 @@ def test_the_transpose_conv_sweep_is_there():
         "tconv_4x4_same_s2_nobias_pc", "tconv_3x3_valid_s1_nobias_pt",
         "tconv_3x3_same_s2_relu_pt", "tconv_2x3_same_s2x1_relu6_pc", "tconv_3x3_valid_s3_pc",
         "tconv_s16_3x3_same_s2_relu", "tconv_s16_4x4_valid_s2_nobias", "tconv_s16_3x3_same_s1",
-        "tconv_3x3_same_s2_fixed_batch_pc"}
+        "tconv_3x3_same_s2_fixed_batch_pc", "tconv_autoencoder_pc", "tconv_s16_autoencoder"}
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])

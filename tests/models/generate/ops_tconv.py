@@ -237,10 +237,33 @@ def softmax_s16_models() -> None:
           _convert(model, seed, [(1, 12)], [(-2.0, 2.0)], int16=True), ["MUL", "SOFTMAX"])
 
 
+def autoencoder_models() -> None:
+    """Last, so that the Keras name counters of the models before stay as they were."""
+    import tensorflow as tf
+
+    L = tf.keras.layers
+    seeds = _Seeds(2900)
+    # A small convolutional autoencoder: two strided convolutions down, two transposed ones up.
+    for name, int16 in (("tconv_autoencoder_pc", False), ("tconv_s16_autoencoder", True)):
+        seed = seeds.next()
+        x = tf.keras.Input(shape=(16, 16, 3))
+        h = L.Conv2D(8, 3, strides=2, padding="same", activation="relu")(x)
+        h = L.Conv2D(16, 3, strides=2, padding="same", activation="relu")(h)
+        h = L.Conv2DTranspose(8, 3, strides=2, padding="same", activation="relu")(h)
+        h = L.Conv2DTranspose(4, 4, strides=2, padding="same")(h)
+        y = L.Conv2D(3, 3, padding="same", activation="sigmoid")(h)
+        model = tf.keras.Model(x, y)
+        randomize_biases(model, seed)
+        _save(name, _convert(model, seed, [(1, 16, 16, 3)], [(0.0, 1.0)], int16),
+              ["CONV_2D", "CONV_2D"] + OPEN_BATCH_TCONV + OPEN_BATCH_TCONV
+              + ["CONV_2D", "LOGISTIC"])
+
+
 def models() -> None:
     transpose_conv_models()
     batch_matmul_models()
     softmax_s16_models()
+    autoencoder_models()
 
 
 if __name__ == "__main__":
