@@ -7,6 +7,9 @@ and outputs, the batch left open as Keras leaves it.
 
 Conv2DTranspose with an open batch comes out as SHAPE -> STRIDED_SLICE -> PACK -> TRANSPOSE_CONV
 (the output shape computed from the batch); with a fixed batch the output shape is a constant.
+Besides the single-operator models, a small convolutional autoencoder (int8 and 16x8) puts two
+TRANSPOSE_CONVs between convolutions; it is made last so that the Keras name counters, which end
+up in tensor names, leave the other models' bytes as they are.
 """
 
 from __future__ import annotations
