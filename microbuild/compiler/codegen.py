@@ -326,7 +326,11 @@ class _Generator:
         signature = self._signature(inputs, outputs)
         # Only arrays the code names are stored: a kernel variant that takes its weights
         # pre-arranged leaves the model's own layout unreferenced, and it must cost no flash.
-        used_text = "\n".join(body + self.statics)
+        # Variables with a starting value (resource variables): reset copies it from flash.
+        self._initial_symbols = {
+            t: self.const_array(f"t{t}_initial", g.tensors[t].initial, CTYPES[g.tensors[t].dtype])
+            for t in sorted(self.plan.state_locations) if g.tensors[t].initial is not None}
+        used_text = "\n".join(body + self.statics + list(self._initial_symbols.values()))
         self.arrays = [a for a in self.arrays
                        if re.search(rf"\b{re.escape(a[0])}\b", used_text)]
         weights_bytes = sum(int(v.nbytes) for _, _, v, _ in self.arrays)
@@ -483,6 +487,10 @@ class _Generator:
                       "    uint8_t *const st = (uint8_t *)state;"]
             for t, loc in sorted(self.plan.state_locations.items()):
                 tensor = self.graph.tensors[t]
+                if t in self._initial_symbols:
+                    lines.append(f"    memcpy(st + {loc.offset}, {self._initial_symbols[t]}, "
+                                 f"{tensor.nbytes}); /* tensor {t} '{_comment(tensor.name)}' */")
+                    continue
                 lines.append(f"    memset(st + {loc.offset}, {reset_fill(tensor)}, "
                              f"{tensor.nbytes}); /* tensor {t} '{_comment(tensor.name)}' */")
             lines += ["}", ""]

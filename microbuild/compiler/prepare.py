@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
+from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Tensor
@@ -45,6 +46,7 @@ _ZERO_POINT_RANGE = {
 def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
     graph = _copy_tensors(graph)
+    quantize_variables(graph)
     _apply_static_shapes(graph)
     check_quantization(graph)
     _drop_unread_inputs(graph)

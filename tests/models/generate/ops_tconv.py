@@ -262,11 +262,81 @@ def autoencoder_models() -> None:
               + ["CONV_2D", "LOGISTIC"])
 
 
+def variable_models() -> None:
+    """Resource variables: tf.Variable state in a tf.Module, assigned on every call, converted
+    with experimental_enable_resource_variables (CALL_ONCE initializes the variables; the
+    converter keeps them float32 between a DEQUANTIZE and a QUANTIZE). Fixed shapes."""
+    import tensorflow as tf
+
+    class Smoother(tf.Module):
+        """v = decay * v + x, returned; v starts at ``start``."""
+
+        def __init__(self, shape, decay: float, start: float):
+            super().__init__()
+            self.decay = decay
+            self.v = tf.Variable(tf.fill(shape, start))
+            self.call = tf.function(self._call, input_signature=[tf.TensorSpec(shape, tf.float32)])
+
+        def _call(self, x):
+            v = self.v * self.decay + x
+            self.v.assign(v)
+            return v
+
+    class TwoStage(tf.Module):
+        """Two chained smoothers, both kept between calls."""
+
+        def __init__(self, shape):
+            super().__init__()
+            self.a = tf.Variable(tf.zeros(shape))
+            self.b = tf.Variable(tf.fill(shape, -0.25))
+            self.call = tf.function(self._call, input_signature=[tf.TensorSpec(shape, tf.float32)])
+
+        def _call(self, x):
+            a = self.a * 0.5 + x
+            b = self.b * 0.75 + a * 0.25
+            self.a.assign(a)
+            self.b.assign(b)
+            return b
+
+    seeds = _Seeds(3000)
+    cases = [("var_smoother", Smoother((1, 8), 0.5, 0.0), (1, 8), False),
+             ("var_smoother_start", Smoother((2, 5), 0.8, 0.4), (2, 5), False),
+             ("var_two_stage", TwoStage((1, 6)), (1, 6), False),
+             ("var_s16_smoother", Smoother((1, 8), 0.5, 0.1), (1, 8), True)]
+    for name, module, shape, int16 in cases:
+        seed = seeds.next()
+        rng = np.random.default_rng(seed)
+
+        def representative():
+            for _ in range(40):
+                yield [rng.uniform(-1.0, 1.0, shape).astype(np.float32)]
+
+        converter = tf.lite.TFLiteConverter.from_concrete_functions(
+            [module.call.get_concrete_function()], module)
+        converter.experimental_enable_resource_variables = True
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        converter.representative_dataset = representative
+        if int16:
+            converter.target_spec.supported_ops = [
+                tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8]
+            converter.inference_input_type = converter.inference_output_type = tf.int16
+        else:
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            converter.inference_input_type = converter.inference_output_type = tf.int8
+        data = converter.convert()
+        ops = op_names(data)
+        if ops[:1] != ["CALL_ONCE"] or "VAR_HANDLE" not in ops or "ASSIGN_VARIABLE" not in ops:
+            raise SystemExit(f"{name}: expected resource variables, the converter emitted {ops}")
+        print(f"{name}: {ops}")
+        _save(name, data, ops)
+
+
 def models() -> None:
     transpose_conv_models()
     batch_matmul_models()
     softmax_s16_models()
     autoencoder_models()
+    variable_models()
 
 
 if __name__ == "__main__":
