@@ -1,4 +1,5 @@
-"""Single-operator TRANSPOSE_CONV, BATCH_MATMUL and 16x8 SOFTMAX models, made as users make them:
+"""Single-operator TRANSPOSE_CONV, BATCH_MATMUL and 16x8 SOFTMAX models, and resource-variable
+models (tf.Variable state in a tf.Module, variable_models), made as users make them:
 Keras layers (and tf ops in a tf.function where Keras has no layer) through the stock converter
 with a seeded representative dataset, int8 (or, for the _s16 models, 16x8 with int16) inputs
 and outputs, the batch left open as Keras leaves it.
