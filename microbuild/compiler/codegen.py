@@ -115,11 +115,18 @@ class CompiledModel:
 
     def state_tensors(self) -> list[dict[str, Any]]:
         """Each variable tensor's place in the state buffer and the byte ``<prefix>_reset`` fills
-        it with (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0)."""
-        return [{"tensor": t, "name": self.graph.tensors[t].name, "offset": loc.offset,
-                 "bytes": self.graph.tensors[t].nbytes, "fill": reset_fill(self.graph.tensors[t])}
-                for t, loc in sorted(self.plan.state_locations.items(),
-                                     key=lambda item: item[1].offset)]
+        it with (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0), or, for a
+        variable with a starting value (a resource variable), those bytes in hex ("initial")."""
+        entries = []
+        for t, loc in sorted(self.plan.state_locations.items(), key=lambda item: item[1].offset):
+            tensor = self.graph.tensors[t]
+            entry = {"tensor": t, "name": tensor.name, "offset": loc.offset,
+                     "bytes": tensor.nbytes, "fill": reset_fill(tensor)}
+            if tensor.initial is not None:
+                entry["initial"] = np.ascontiguousarray(
+                    tensor.initial, dtype=np.dtype(tensor.dtype).newbyteorder("<")).tobytes().hex()
+            entries.append(entry)
+        return entries
 
     def summary_json(self) -> str:
         return json.dumps(self.summary(), indent=2)
