@@ -115,11 +115,18 @@ class CompiledModel:
 
     def state_tensors(self) -> list[dict[str, Any]]:
         """Each variable tensor's place in the state buffer and the byte ``<prefix>_reset`` fills
-        it with (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0)."""
-        return [{"tensor": t, "name": self.graph.tensors[t].name, "offset": loc.offset,
-                 "bytes": self.graph.tensors[t].nbytes, "fill": reset_fill(self.graph.tensors[t])}
-                for t, loc in sorted(self.plan.state_locations.items(),
-                                     key=lambda item: item[1].offset)]
+        it with (TFLM's ResetVariableTensors: an int8 tensor's zero point, else 0), or, for a
+        variable with a starting value (a resource variable), those bytes in hex ("initial")."""
+        entries = []
+        for t, loc in sorted(self.plan.state_locations.items(), key=lambda item: item[1].offset):
+            tensor = self.graph.tensors[t]
+            entry = {"tensor": t, "name": tensor.name, "offset": loc.offset,
+                     "bytes": tensor.nbytes, "fill": reset_fill(tensor)}
+            if tensor.initial is not None:
+                entry["initial"] = np.ascontiguousarray(
+                    tensor.initial, dtype=np.dtype(tensor.dtype).newbyteorder("<")).tobytes().hex()
+            entries.append(entry)
+        return entries
 
     def summary_json(self) -> str:
         return json.dumps(self.summary(), indent=2)
@@ -329,7 +336,11 @@ class _Generator:
         signature = self._signature(inputs, outputs)
         # Only arrays the code names are stored: a kernel variant that takes its weights
         # pre-arranged leaves the model's own layout unreferenced, and it must cost no flash.
-        used_text = "\n".join(body + self.statics)
+        # Variables with a starting value (resource variables): reset copies it from flash.
+        self._initial_symbols = {
+            t: self.const_array(f"t{t}_initial", g.tensors[t].initial, CTYPES[g.tensors[t].dtype])
+            for t in sorted(self.plan.state_locations) if g.tensors[t].initial is not None}
+        used_text = "\n".join(body + self.statics + list(self._initial_symbols.values()))
         self.arrays = [a for a in self.arrays
                        if re.search(rf"\b{re.escape(a[0])}\b", used_text)]
         weights_bytes = sum(int(v.nbytes) for _, _, v, _ in self.arrays)
@@ -488,6 +499,10 @@ class _Generator:
                       "    uint8_t *const st = (uint8_t *)state;"]
             for t, loc in sorted(self.plan.state_locations.items()):
                 tensor = self.graph.tensors[t]
+                if t in self._initial_symbols:
+                    lines.append(f"    memcpy(st + {loc.offset}, {self._initial_symbols[t]}, "
+                                 f"{tensor.nbytes}); /* tensor {t} '{_comment(tensor.name)}' */")
+                    continue
                 lines.append(f"    memset(st + {loc.offset}, {reset_fill(tensor)}, "
                              f"{tensor.nbytes}); /* tensor {t} '{_comment(tensor.name)}' */")
             lines += ["}", ""]

@@ -39,6 +39,7 @@ import numpy as np
 from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
+from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Tensor
@@ -54,6 +55,7 @@ def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
     graph = _copy_tensors(graph)
     _name_custom_operators(graph)
+    quantize_variables(graph)
     _apply_static_shapes(graph)
     check_quantization(graph)
     graph = fold_constants(graph)

@@ -135,7 +135,9 @@ class Device:
             return
         image = bytearray(state["bytes"])
         for t in m.summary["state"]:
-            image[t["offset"]:t["offset"] + t["bytes"]] = bytes([t["fill"]]) * t["bytes"]
+            value = (bytes.fromhex(t["initial"]) if "initial" in t
+                     else bytes([t["fill"]]) * t["bytes"])
+            image[t["offset"]:t["offset"] + t["bytes"]] = value
         self.client.write(state["offset"], bytes(image))
 
     def write_inputs(self, model: str | Path | None, x) -> None:

@@ -40,6 +40,9 @@ class Tensor:
     # the file gives none, which means the shape is static.
     shape_signature: tuple[int, ...] | None = None
     is_variable: bool = False  # a TFLite variable tensor (state kept between invocations)
+    # A variable's starting value (a resource variable's initializer), which reset copies in;
+    # None: reset fills the tensor as TFLM resets variable tensors.
+    initial: np.ndarray | None = None
 
     @property
     def is_dynamic(self) -> bool:

@@ -145,9 +145,76 @@ def _parse(data: bytes) -> Graph:
             raise ModelError(f"a graph input/output refers to tensor {t}, the subgraph has "
                              f"{n_tensors}")
     description = model.Description()
-    return Graph(tensors=tensors, operators=operators, inputs=graph_inputs, outputs=graph_outputs,
-                 description=description.decode("utf-8", "replace") if description else "",
-                 subgraph_count=model.SubgraphsLength())
+    graph = Graph(tensors=tensors, operators=operators, inputs=graph_inputs, outputs=graph_outputs,
+                  description=description.decode("utf-8", "replace") if description else "",
+                  subgraph_count=model.SubgraphsLength())
+    _resolve_resource_variables(graph, model, opcodes, buffers, data)
+    return graph
+
+
+def _variable_key(options: dict[str, Any]) -> str:
+    return f"{options.get('container') or ''}/{options.get('shared_name') or ''}"
+
+
+def _resolve_resource_variables(graph: Graph, model, opcodes, buffers, data: bytes) -> None:
+    """Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE, initialized by a
+    CALL_ONCE subgraph that assigns constants) become variable tensors: one per variable, with
+    the constant its initializer assigns as ``initial``; READ_VARIABLE and ASSIGN_VARIABLE then
+    take that tensor instead of the handle, and CALL_ONCE and VAR_HANDLE go. The initializer
+    subgraphs no longer count in ``subgraph_count``. Anything else (an initializer that computes,
+    a variable without one) is left as it is, for the compiler to refuse."""
+    ops = graph.operators
+    once = [op for op in ops if op.opcode == "CALL_ONCE"]
+    if not once or not any(op.opcode == "VAR_HANDLE" for op in ops):
+        return
+    initial: dict[str, Tensor] = {}
+    init_subgraphs = set()
+    for op in once:
+        index = op.options.get("init_subgraph_index")
+        if not isinstance(index, int) or not 0 < index < model.SubgraphsLength():
+            return
+        sub = model.Subgraphs(index)
+        sub_tensors = [_read_tensor(sub.Tensors(i), i, buffers, data)
+                       for i in range(sub.TensorsLength())]
+        handles: dict[int, str] = {}
+        for i in range(sub.OperatorsLength()):
+            sub_op = sub.Operators(i)
+            opcode = opcodes[sub_op.OpcodeIndex()][0]
+            inputs = [int(t) for t in _int_vector(sub_op.InputsAsNumpy())]
+            outputs = [int(t) for t in _int_vector(sub_op.OutputsAsNumpy())]
+            if opcode == "VAR_HANDLE" and len(outputs) == 1:
+                handles[outputs[0]] = _variable_key(_read_builtin_options(sub_op))
+            elif (opcode == "ASSIGN_VARIABLE" and len(inputs) == 2 and inputs[0] in handles
+                  and sub_tensors[inputs[1]].is_constant):
+                initial[handles[inputs[0]]] = sub_tensors[inputs[1]]
+            else:
+                return  # an initializer that computes: not resolved
+        init_subgraphs.add(index)
+    variables: dict[str, int] = {}  # key -> the new variable tensor
+    handle_of: dict[int, str] = {}  # handle tensor -> key
+    for op in ops:
+        if op.opcode == "VAR_HANDLE" and len(op.outputs) == 1:
+            handle_of[op.outputs[0]] = _variable_key(op.options)
+    if any(key not in initial for key in handle_of.values()):
+        return
+    for key in sorted(set(handle_of.values())):
+        value = initial[key]
+        variables[key] = len(graph.tensors)
+        graph.tensors.append(Tensor(index=len(graph.tensors), name=f"variable {key}",
+                                    shape=value.shape, dtype=value.dtype, quant=value.quant,
+                                    is_variable=True, initial=value.data.copy()))
+    kept = []
+    for op in ops:
+        if op.opcode in ("CALL_ONCE", "VAR_HANDLE"):
+            continue
+        if op.opcode in ("READ_VARIABLE", "ASSIGN_VARIABLE") and op.inputs \
+                and op.inputs[0] in handle_of:
+            op.inputs = [variables[handle_of[op.inputs[0]]]] + op.inputs[1:]
+        kept.append(op)
+    for i, op in enumerate(kept):
+        op.index = i
+    graph.operators = kept
+    graph.subgraph_count -= len(init_subgraphs)
 
 
 def _int_vector(values: Any) -> np.ndarray:

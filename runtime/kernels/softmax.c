@@ -297,3 +297,56 @@ void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *inp
         }
     }
 }
+
+/* ---- int16 -> int16 (TFLM's SoftmaxInt16) ---------------------------------------------------- */
+
+/* TFLM's lut_lookup for an int16 input: segment 256 + value / 128 (floor), the table value there
+ * plus the int16 slope to the next one times the position in the segment (0..127), rounded. */
+static int16_t lut_lookup_s16(int32_t value, const int16_t *table)
+{
+    const int32_t biased = value + 32768; /* 0..65535: no shift of a negative value */
+    const int32_t index = biased >> 7;
+    const int32_t offset = biased & 0x7f;
+    const int16_t base = table[index];
+    const int16_t slope = (int16_t)(table[index + 1] - base);
+    const int32_t delta = ((int32_t)slope * offset + 64) >> 7;
+    return (int16_t)(base + delta);
+}
+
+static int32_t clamp_s16(int32_t v)
+{
+    return v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+}
+
+void mb_softmax_s16(const mb_softmax_s16_params *p, const int16_t *input, int16_t *output)
+{
+    for (int32_t row = 0; row < p->rows; row++) {
+        const int16_t *in = input + row * p->depth;
+        int16_t *out = output + row * p->depth;
+        int16_t max = INT16_MIN;
+        for (int32_t c = 0; c < p->depth; c++) {
+            max = in[c] > max ? in[c] : max;
+        }
+        /* The exp values (Q0.15) go to the output first, as in TFLM; their sum is Q16.15. */
+        int32_t sum = 0;
+        for (int32_t c = 0; c < p->depth; c++) {
+            const int32_t diff = (int32_t)in[c] - (int32_t)max;
+            const int32_t scaled = mb_mul_by_quantized_multiplier(diff, p->input_multiplier,
+                                                                  (int)p->input_shift);
+            out[c] = lut_lookup_s16(clamp_s16(scaled + 32767), mb_softmax16_exp_table);
+            sum += out[c];
+        }
+        /* 1 / sum: sum normalized to [2^14, 2^15) Q1.14 steps, x = sum - 1 recentred on int16. */
+        const int headroom_plus_one = count_leading_zeros((uint32_t)sum);
+        const int32_t shifted = (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) +
+                                           ((int64_t)1 << 13)) >> 14);
+        const int32_t x = clamp_s16(shifted - (((int32_t)1 << 15) + ((int32_t)1 << 16)));
+        const int16_t reciprocal = lut_lookup_s16(x, mb_softmax16_reciprocal_table);
+        const int right_shift = 31 - headroom_plus_one;
+        const int64_t round = (int64_t)1 << (right_shift - 1);
+        for (int32_t c = 0; c < p->depth; c++) {
+            const int32_t v = (int32_t)(((int64_t)out[c] * reciprocal + round) >> right_shift);
+            out[c] = (int16_t)(v < 0 ? 0 : (v > 32767 ? 32767 : v));
+        }
+    }
+}

@@ -108,9 +108,10 @@ CROSS = [
 @pytest.mark.parametrize("target", CROSS, ids=lambda c: c[0])
 def test_generated_c_and_kernels_cross_compile(target, tmp_path):
     model = compile_model(OPS_DIR / "fc_reshape_chain.tflite", prefix="chain")
-    # The reference kernels (FULLY_CONNECTED's int8 and 16x8 files), and the portable variant a
-    # generic CPU gets by default.
+    # The reference kernels (FULLY_CONNECTED's int8 and 16x8 files, SOFTMAX's with the 16x8
+    # tables), and the portable variant a generic CPU gets by default.
     assert set(model.kernel_sources) == {"kernels/fully_connected.c", "kernels/softmax.c",
+                                         "kernels/softmax16_tables.c",
                                          "kernels/fully_connected_s16.c",
                                          "kernels/fully_connected_portable.c"}
     model.write(tmp_path)

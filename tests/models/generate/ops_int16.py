@@ -94,8 +94,7 @@ def models() -> None:
     build("logistic_s16", lambda x: L.Activation("sigmoid")(x), [(4, 8, 8)], [(-6, 6)],
           ["LOGISTIC"])
     build("tanh_s16", lambda x: L.Activation("tanh")(x), [(4, 8, 8)], [(-3, 4)], ["TANH"])
-    # No int16 -> int16 SOFTMAX yet: microbuild refuses it (TFLM's int16 softmax interpolates in
-    # two float-generated lookup tables; tests/compiler/test_ops_int16.py checks the refusal).
+    # The int16 -> int16 SOFTMAX models are made by ops_tconv.py (softmax_s16_*).
     build("avgpool_s16_2x2", lambda x: L.AveragePooling2D(2)(x), [(8, 6, 5)], [(-1, 1)],
           ["AVERAGE_POOL_2D"])
     build("maxpool_s16_3x3_same_s2", lambda x: L.MaxPooling2D(3, strides=2, padding="same")(x),
