@@ -43,6 +43,7 @@ typedef struct {
 
 void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *input,
                        int8_t *output);
+
 /* Int16 -> int16 SOFTMAX (16x8 models; output scale 1/32768, zero point 0), bit-exact with TFLM's
  * reference_ops::SoftmaxInt16. Per row: each difference to the row maximum is rescaled (Q31
  * multiplier and shift, beta * input_scale / (10 / 65535)) so that [-65535, 0] spans exp's
