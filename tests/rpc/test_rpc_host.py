@@ -46,7 +46,9 @@ def test_profile_accounts_for_the_whole_model(device):
     profile = device.profile("ds_cnn", x, repeat=9, warmup=1)
     assert [o.opcode for o in profile.ops][:2] == ["CONV_2D", "DEPTHWISE_CONV_2D"]
     assert len(profile.ops) == 12 and all(o.ticks > 0 for o in profile.ops)
-    assert 0.95 <= profile.ratio <= 1.05, profile.to_dict()
+    # The host's ticks are wall-clock nanoseconds: no assertion on how they add up (that is
+    # checked exactly on the emulated boards under -icount, tests/rpc/test_run_command.py).
+    assert profile.model_ticks > 0 and profile.rounds == 9
     # One repeat and no warm-up: the operator-by-operator outputs are checked against RUN's.
     single = device.profile("ds_cnn", x)
     np.testing.assert_array_equal(single.outputs[0], run_tflm(MODELS[1], x)[0])
