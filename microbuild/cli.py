@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -117,6 +118,21 @@ def cmd_compile(args: argparse.Namespace) -> int:
     out.print("wrote " + ", ".join(str(p) for p in written))
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")
+    return 0
+
+
+def cmd_platformio_core(args: argparse.Namespace) -> int:
+    from microbuild.project.platformio_core import seed_offline_core
+
+    try:
+        core = seed_offline_core(args.dir)
+    except ImportError:
+        raise MicrobuildError("PlatformIO is not installed in microbuild's Python: "
+                              f"{sys.executable} -m pip install platformio") from None
+    # The message on stderr, the export line alone on stdout: eval "$(microbuild platformio-core)".
+    err.print(f"PlatformIO core folder ready, no network needed: {core}")
+    print(f"export PLATFORMIO_CORE_DIR={shlex.quote(str(core))} "
+          "PLATFORMIO_SETTING_ENABLE_TELEMETRY=No")
     return 0
 
 
@@ -567,6 +583,13 @@ def build_parser() -> argparse.ArgumentParser:
                                    "portable C only)")
     add_kernel_arguments(p)
     p.set_defaults(func=cmd_compile)
+
+    p = commands.add_parser("platformio-core",
+                            help="seed a PlatformIO core folder so `pio run` needs no network")
+    p.add_argument("dir", nargs="?", default=str(Path.home() / ".cache" / "microbuild" /
+                                                 "platformio-core"),
+                   help="the folder (default: ~/.cache/microbuild/platformio-core)")
+    p.set_defaults(func=cmd_platformio_core)
 
     p = commands.add_parser("ops", help="every TFLM operator and what microbuild does with it")
     p.add_argument("--markdown", action="store_true", help="as the README's Markdown table")

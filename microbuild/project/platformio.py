@@ -205,6 +205,20 @@ def _run_section(board, local, official_env, run, tools) -> str:
                    "output (hex bytes) and the timer ticks per inference.")
 
 
+def build_environment(manifest: dict, env: dict, out: Path) -> dict:
+    """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
+    environment already names the user's own PLATFORMIO_CORE_DIR."""
+    from microbuild.project.platformio_core import (
+        PROJECT_CORE,
+        offline_environment,
+        seed_offline_core,
+    )
+
+    if env.get("PLATFORMIO_CORE_DIR"):
+        return env
+    return offline_environment(seed_offline_core(Path(out) / PROJECT_CORE), env)
+
+
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:
     try:
         import platformio  # noqa: F401

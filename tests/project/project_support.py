@@ -37,10 +37,10 @@ class PlatformIO:
 
     def __init__(self, core: Path):
         self.core = core
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("PLATFORMIO_", "MICROBUILD_"))}
-        self.env.update(PLATFORMIO_CORE_DIR=str(core), PLATFORMIO_SETTING_ENABLE_TELEMETRY="No",
-                        PLATFORMIO_DISABLE_UPGRADE_CHECK="true")
+        from microbuild.project.platformio_core import offline_environment
+
+        self.env = offline_environment(core, {
+            k: v for k, v in os.environ.items() if not k.startswith(("PLATFORMIO_", "MICROBUILD_"))})
 
     def __call__(self, project: Path, *args: str, check: bool = True
                  ) -> subprocess.CompletedProcess:
@@ -53,24 +53,11 @@ class PlatformIO:
 
 
 def offline_platformio(root: Path) -> PlatformIO:
-    """Seed a PlatformIO core dir in ``root`` as the notes say, and return `pio` using it."""
-    from platformio import __version__ as pio_version
-    from platformio.dependencies import get_core_dependencies
+    """`pio` with a core dir in ``root`` seeded the way microbuild does it for users
+    (microbuild/project/platformio_core.py): no network needed."""
+    from microbuild.project.platformio_core import seed_offline_core
 
-    core, shim = root / "core", root / "tool-scons"
-    (core / "packages").mkdir(parents=True)
-    shim.mkdir()
-    version = get_core_dependencies()["tool-scons"].lstrip("~^=<> ")
-    (shim / "package.json").write_text(json.dumps(
-        {"name": "tool-scons", "version": version, "system": "*"}))
-    (shim / "scons.py").write_text("import sys\n\nfrom SCons.Script.Main import main\n\n"
-                                   "sys.exit(main())\n")
-    (core / "packages" / "tool-scons.pio-link").write_text(json.dumps(
-        {"cwd": "/", "spec": {"owner": "platformio", "id": None, "name": "tool-scons",
-                              "requirements": None, "uri": f"symlink://{shim}"}}))
-    (core / "appstate.json").write_text(json.dumps(
-        {"last_version": pio_version, "settings": {"check_platformio_interval": 3650}}))
-    return PlatformIO(core)
+    return PlatformIO(seed_offline_core(root / "core"))
 
 
 _reference_cache: dict[tuple[str, int], list[np.ndarray]] = {}

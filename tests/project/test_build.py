@@ -376,3 +376,29 @@ def test_scons_project_has_size_and_flash_targets(tmp_path):
                            timeout=120)
     assert flash.returncode != 0
     assert "st-flash" in flash.stdout and "build/firmware.bin" in flash.stdout, flash.stdout
+
+
+def test_platformio_core_command_and_generate_build_need_no_network(tmp_path, capsys):
+    """`microbuild platformio-core DIR` seeds a core folder and prints the export line alone on
+    stdout; a project built with it (and `generate --build`'s own, in .pio/, when the
+    environment names no core) builds without PlatformIO's registry, which this machine cannot
+    reach: a download attempt would fail the build."""
+    import os
+
+    from microbuild import cli
+    from microbuild.project.platformio_core import PROJECT_CORE
+
+    assert cli.main(["platformio-core", str(tmp_path / "core")]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == (f"export PLATFORMIO_CORE_DIR={tmp_path / 'core'} "
+                           "PLATFORMIO_SETTING_ENABLE_TELEMETRY=No\n")
+    assert (tmp_path / "core" / "packages" / "tool-scons.pio-link").is_file()
+    # Seeding again changes nothing and still works.
+    assert cli.main(["platformio-core", str(tmp_path / "core")]) == 0
+
+    project = tmp_path / "project"
+    generate_project("host", TINY_FC, "platformio", project)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLATFORMIO_")}
+    build_project(project, env=env)
+    assert (project / PROJECT_CORE / "packages" / "tool-scons.pio-link").is_file()
+    run_and_check("host", project / ".pio" / "build" / "host" / "firmware", TINY_FC, "tiny_fc")
