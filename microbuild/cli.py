@@ -454,8 +454,16 @@ def cmd_flash(args: argparse.Namespace) -> int:
 # --- ci ----------------------------------------------------------------------------------------
 
 def _default_models() -> list[str]:
-    bundled = Path(__file__).resolve().parent.parent / "tests" / "models"
-    return [str(p) for p in sorted(bundled.glob("*.tflite"))]
+    """Without --models: microbuild's own test models, but only when run inside microbuild's
+    checkout; anywhere else that would silently test models the user never chose."""
+    checkout = Path(__file__).resolve().parent.parent
+    bundled = checkout / "tests" / "models"
+    here = Path.cwd().resolve()
+    if bundled.is_dir() and (here == checkout or checkout in here.parents):
+        return [str(p) for p in sorted(bundled.glob("*.tflite"))]
+    raise MicrobuildError("ci: name the models to build with --models (e.g. --models "
+                          "models/*.tflite); without it ci uses microbuild's own test models, "
+                          "and only inside microbuild's checkout")
 
 
 def cmd_ci(args: argparse.Namespace) -> int:

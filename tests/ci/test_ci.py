@@ -172,3 +172,11 @@ def test_emulate_runs_cells_against_tflm(project):
     assert by[("host", "host-gcc")].extra["emulated"] == "bit-exact with TFLM"
     assert by[("stm32f746", "gcc-arm-none-eabi")].extra["emulated"] == "not emulated (real board)"
     assert all(c.status == "ok" for c in cells)
+
+
+def test_ci_without_models_outside_microbuilds_checkout_is_an_error(tmp_path, monkeypatch,
+                                                                     capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["ci", "--boards", "host", "--out", "ci", "-q"]) != 0
+    assert "name the models to build with --models" in capsys.readouterr().err
+    assert not (tmp_path / "ci").exists()
