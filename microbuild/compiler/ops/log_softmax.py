@@ -34,7 +34,9 @@ def log_softmax_params(input_scale: float) -> tuple[int, int, int, int, int]:
 @register
 class LogSoftmax(OpLowering):
     opcode = "LOG_SOFTMAX"
-    kernel_sources = ("softmax.c",)
+    # softmax.c shares SOFTMAX's fixed-point exp; it also holds the int16 SOFTMAX, which reads
+    # the tables file (a linker that drops unused sections drops both).
+    kernel_sources = ("softmax.c", "softmax16_tables.c")
     headers = ("microbuild/kernels/softmax.h",)
     dtypes = frozenset({"int8"})
     dtype_notes = {"int16": "TFLM's LOG_SOFTMAX has no int16 kernel either, only float32 and "
