@@ -5,7 +5,7 @@ This package is also microbuild's SCons tool, so a user's SConstruct can say
     import microbuild
     env = Environment(tools=["default", "microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])
 
-(see SConstruct.example and microbuild/build/scons_tool.py for the builders it adds).
+(see SConstruct.example and microbuild/firmware/scons_tool.py for the builders it adds).
 """
 
 from pathlib import Path as _Path
@@ -13,13 +13,13 @@ from pathlib import Path as _Path
 __version__ = "0.1.0"
 
 # The directory holding this package: as an SCons toolpath it makes `tools=["microbuild"]` find
-# this package, whose generate()/exists() below delegate to microbuild.build.scons_tool.
+# this package, whose generate()/exists() below delegate to microbuild.firmware.scons_tool.
 SCONS_TOOLPATH = str(_Path(__file__).resolve().parent.parent)
 
 
 def generate(env):
     """SCons tool entry point (env.Tool('microbuild'))."""
-    from microbuild.build.scons_tool import generate as _generate
+    from microbuild.firmware.scons_tool import generate as _generate
 
     _generate(env)
 

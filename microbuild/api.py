@@ -112,8 +112,8 @@ title: "{name} (based on {base_board.title})"
 
 def build_firmware(board: str | Path | Board, models: list[str | Path], out_dir: str | Path,
                    **options: Any):
-    """Build a standalone firmware; see microbuild.build.firmware.build_firmware for options."""
-    from microbuild.build.firmware import build_firmware as _build
+    """Build a standalone firmware; see microbuild.firmware.build.build_firmware for options."""
+    from microbuild.firmware.build import build_firmware as _build
 
     return _build(board, models, out_dir, **options)
 
@@ -141,7 +141,7 @@ def flash_firmware(board, firmware, runner: str | None = None, port: str | None 
     """Program a real board with ``firmware`` (a FirmwareBuild or the path of its .elf/.bin/.hex)
     using ``runner`` (default: the board's first flash runner); returns the runner's name.
     Raises FlashError with the tool's own output when the tool fails (no probe, ...)."""
-    from microbuild.build.firmware import FirmwareBuild, resolve_board
+    from microbuild.firmware.build import FirmwareBuild, resolve_board
     from microbuild.device.runners import FirmwareImage, FlashToolRunner, runner_for
     from microbuild.errors import DeviceError
 

@@ -68,7 +68,7 @@ def cmd_boards_new(args: argparse.Namespace) -> int:
 # --- compile -----------------------------------------------------------------------------------
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from microbuild.build.firmware import resolve_board
+    from microbuild.firmware.build import resolve_board
     from microbuild.compiler import compile_model
     from microbuild.compiler.variants import Selection, Target
     from microbuild.tuning import TuningLog
@@ -162,7 +162,7 @@ def cmd_ops(args: argparse.Namespace) -> int:
 def _render_fit(build) -> None:
     # The ELF's path is printed on a line of its own (a table title is cut to the table's width).
     table = Table(title=f"{build.board.name} ({build.toolchain})", title_justify="left")
-    from microbuild.build.fit import TABLE_HEADER
+    from microbuild.firmware.fit import TABLE_HEADER
 
     for i, column in enumerate(TABLE_HEADER):
         table.add_column(column, justify="right" if i in (1, 2, 3) else "left")
@@ -381,7 +381,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from microbuild.build.firmware import resolve_board
+    from microbuild.firmware.build import resolve_board
     from microbuild.tuning.tuner import short_signature, tune
 
     board = resolve_board(args.board)
@@ -423,7 +423,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def _firmware_to_flash(args: argparse.Namespace):
-    from microbuild.build.firmware import resolve_board
+    from microbuild.firmware.build import resolve_board
 
     board = resolve_board(args.board)
     if args.firmware:

@@ -65,7 +65,7 @@ class Cell:
 
 
 def apply_fit_report(cell: Cell, size: dict[str, Any]) -> None:
-    """Fill ``cell``'s sizes from a fit report (microbuild.build.fit FitReport.to_dict()).
+    """Fill ``cell``'s sizes from a fit report (microbuild.firmware.fit FitReport.to_dict()).
 
     Classic columns as `size` would report them: text = code; rodata = constants + weights;
     data = initialised data; bss = everything else in RAM (zeroed data, workspace, stack, heap).

@@ -7,7 +7,7 @@ Layout (the same for both engines):
   expressions), so each cell has its own name, log, re-run button and artifact, and the commands
   in the file are exactly what runs;
 * each cell job installs the Debian packages of the cell's toolchain family
-  (microbuild.build.toolchains.DEBIAN_PACKAGES) and microbuild (``pip install -e .``), then runs
+  (microbuild.firmware.toolchains.DEBIAN_PACKAGES) and microbuild (``pip install -e .``), then runs
   ``microbuild ci`` restricted to its one cell, which writes ``out/<cell id>/cell.json`` (a JSON
   list of one cell) and exits 0 for ok, does-not-fit and not-applicable, 1 for a real failure;
 * if the job stops before that file exists (apt or pip failed), a step that always runs writes a
@@ -35,7 +35,7 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from microbuild.build.toolchains import debian_packages
+from microbuild.firmware.toolchains import debian_packages
 from microbuild.ci.cells import Cell
 from microbuild.ci.matrix import EXECUTORS
 from microbuild.errors import MicrobuildError

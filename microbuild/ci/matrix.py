@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from microbuild.boards import available_boards, load_board
-from microbuild.build.scons_tool import model_prefix
+from microbuild.firmware.scons_tool import model_prefix
 from microbuild.ci.cells import Cell
 from microbuild.errors import MicrobuildError, ModelError, ToolchainError
 
@@ -34,7 +34,7 @@ def plan_cells(boards: Sequence[str], models: Sequence[str | Path],
     """Every (board, toolchain, model, executor) cell. A toolchain the user asked for that a board
     does not list becomes a not-applicable cell (said, not hidden); a toolchain a board lists but
     this machine lacks is a failed cell whose message names the package to install."""
-    from microbuild.build.toolchains import toolchain_setup
+    from microbuild.firmware.toolchains import toolchain_setup
 
     paths = []
     for model in models:

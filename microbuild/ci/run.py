@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from microbuild.build.firmware import load_firmware_build, scons
+from microbuild.firmware.build import load_firmware_build, scons
 from microbuild.ci.cells import Cell, apply_fit_report
 from microbuild.errors import MicrobuildError
 

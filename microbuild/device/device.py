@@ -112,7 +112,7 @@ class Device:
             return next(iter(self._models.values()))
         name = str(model)
         if name.endswith(".tflite"):
-            from microbuild.build.scons_tool import model_prefix
+            from microbuild.firmware.scons_tool import model_prefix
             name = model_prefix(name)
         if name not in self._models:
             raise MicrobuildError(f"the firmware has no model '{name}'; it has: "
@@ -225,7 +225,7 @@ class Device:
 
 def _description_for(firmware) -> tuple[dict[str, Any], Path]:
     """(rpc description, ELF) from a FirmwareBuild or the path of an RPC firmware's ELF."""
-    from microbuild.build.firmware import FirmwareBuild
+    from microbuild.firmware.build import FirmwareBuild
 
     if isinstance(firmware, FirmwareBuild):
         return firmware.rpc_description, firmware.elf
@@ -254,7 +254,7 @@ def connect(board: str | Path | Board, firmware, runner: str | None = None,
     ``flash=False``, then reached on ``port`` (default: found from the board's USB ids).
     ``description``: the firmware's .rpc.json when it is not next to the ELF (a generated
     Make project keeps it in generated/)."""
-    from microbuild.build.firmware import resolve_board
+    from microbuild.firmware.build import resolve_board
     from microbuild.device.runners import runner_for
 
     board = resolve_board(board)

@@ -33,14 +33,14 @@ def fail(err: MicrobuildError) -> None:
 
 
 def load_board(path: str | Path) -> Board:
-    from microbuild.build.firmware import resolve_board
+    from microbuild.firmware.build import resolve_board
 
     return resolve_board(str(path))
 
 
 def model_prefixes(models: Sequence[str]) -> dict[str, str]:
     """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
-    from microbuild.build.scons_tool import model_prefix
+    from microbuild.firmware.scons_tool import model_prefix
 
     named: dict[str, str] = {}
     for path in models:
@@ -65,7 +65,7 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
     """Write mb_board_config.h, mb_board_init.c and the linker script (or the additions to the
     toolchain's own script) for ``board`` into ``folder``; returns {"config", "init", "ld"}
     ("ld" absent on the host)."""
-    from microbuild.build import board_files, linker_script
+    from microbuild.firmware import board_files, linker_script
 
     folder = Path(folder)
     written = {
@@ -85,8 +85,8 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
 def _table_action(target, source, env):
     import numpy as np
 
-    from microbuild.build import aot
-    from microbuild.build.scons_tool import report_error
+    from microbuild.firmware import aot
+    from microbuild.firmware.scons_tool import report_error
     from microbuild.project.common import get_executor
 
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
@@ -136,8 +136,8 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
 
 # ---- an SCons project -----------------------------------------------------------------------------
 def _fit_report(target, source, env):
-    from microbuild.build.fit import analyze_elf, fit_error
-    from microbuild.build.scons_tool import report_error
+    from microbuild.firmware.fit import analyze_elf, fit_error
+    from microbuild.firmware.scons_tool import report_error
 
     board = env["MICROBUILD_PROJECT_BOARD"]
     report = analyze_elf(str(source[0]), board)
@@ -163,7 +163,7 @@ def _run(target, source, env):
 
 def _print_size(target, source, env):
     """`scons size`: the fit report as a table, one row per memory region."""
-    from microbuild.build.fit import TABLE_HEADER, analyze_elf
+    from microbuild.firmware.fit import TABLE_HEADER, analyze_elf
 
     report = analyze_elf(str(source[0]), env["MICROBUILD_PROJECT_BOARD"])
     rows = [TABLE_HEADER, *report.table_rows()]
@@ -347,7 +347,7 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
     compiler and flags (``replace_tools``: microbuild's platform; else flags are appended to an
     official platform's), the board files generated from the YAML, start-up code, drivers and
     print helpers. Returns the generated board files."""
-    from microbuild.build import board_files
+    from microbuild.firmware import board_files
 
     folder = Path(env.subst("$BUILD_DIR")) / "microbuild" / "board"
     generated = board_files_into(board, setup.uses_linker_script, setup.insert_after, folder)
@@ -379,7 +379,7 @@ def _pio_fit(target, source, env):
     """After linking: the fit report (firmware.size.json), an error when it does not fit. A
     module-level function without closure: SCons hashes an action's code into the target's
     signature, and a closure over the board would relink on every run."""
-    from microbuild.build.fit import analyze_elf, fit_error
+    from microbuild.firmware.fit import analyze_elf, fit_error
 
     report = analyze_elf(str(target[0]), load_board(env["MICROBUILD_PIO_BOARD"]))
     Path(str(target[0])).with_suffix(".size.json").write_text(
@@ -399,7 +399,7 @@ def pio_platform(env) -> None:
 
     from SCons.Script import Default
 
-    from microbuild.build.toolchains import toolchain_setup
+    from microbuild.firmware.toolchains import toolchain_setup
     from microbuild.project.common import flash_commands, run_command
 
     try:
@@ -443,7 +443,7 @@ def pio_models(env) -> None:
     and adds them, the kernels and (for an official platform, which knows the chip but not
     microbuild's runtime) the board's start-up code, drivers and flags to the build."""
     import microbuild
-    from microbuild.build.toolchains import toolchain_setup
+    from microbuild.firmware.toolchains import toolchain_setup
     from microbuild.project.common import compiled_runtime_sources, get_executor
 
     try:

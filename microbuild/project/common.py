@@ -27,7 +27,7 @@ import numpy as np
 
 from microbuild import __version__
 from microbuild.boards import Board
-from microbuild.build import aot, board_files, rpc_table
+from microbuild.firmware import aot, board_files, rpc_table
 from microbuild.errors import MicrobuildError
 from microbuild.paths import project_templates_dir, runtime_dir
 
@@ -381,7 +381,7 @@ def console_hint(board: Board) -> str:
 
 
 def toolchain_packages(board: Board, family: str | None) -> str:
-    from microbuild.build.toolchains import debian_packages, select_toolchain
+    from microbuild.firmware.toolchains import debian_packages, select_toolchain
 
     return " ".join(debian_packages(select_toolchain(board, family).family))
 

@@ -11,8 +11,8 @@ import re
 import shlex
 from pathlib import Path
 
-from microbuild.build import aot, board_files, linker_script
-from microbuild.build.toolchains import toolchain_setup
+from microbuild.firmware import aot, board_files, linker_script
+from microbuild.firmware.toolchains import toolchain_setup
 from microbuild.project.common import (
     APP_MAIN,
     BOARD_DIR,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from microbuild.build import board_files
+from microbuild.firmware import board_files
 from microbuild.errors import BoardError, ToolchainError
 from microbuild.project.common import (
     APP_MAIN,

@@ -155,7 +155,7 @@ def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[i
     """One RPC firmware holding copy k of each model for every k in ``batch``: copy k runs
     candidate k of each of its measured signatures (the reference where a signature has fewer
     candidates, and for every other op)."""
-    from microbuild.build.firmware import build_firmware
+    from microbuild.firmware.build import build_firmware
 
     firmware_models: dict[str, str] = {}
     forced: dict[str, dict[str, str]] = {}
@@ -178,7 +178,7 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
          repeat: int = 5, runner: str | None = None, port: str | None = None,
          toolchain: str | None = None, timeout: float = 10.0, seed: int = 0,
          progress: Callable[[str], None] | None = None) -> TuneReport:
-    from microbuild.build.scons_tool import model_prefix
+    from microbuild.firmware.scons_tool import model_prefix
     from microbuild.device.device import connect
 
     say = progress or (lambda _line: None)

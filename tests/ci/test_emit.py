@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from microbuild import api
-from microbuild.build.toolchains import DEBIAN_PACKAGES
+from microbuild.firmware.toolchains import DEBIAN_PACKAGES
 from microbuild.ci import emit
 from microbuild.ci.cells import Cell
 from microbuild.errors import MicrobuildError

@@ -17,7 +17,7 @@ from elftools.elf.elffile import ELFFile
 
 from microbuild import api
 from microbuild.boards import load_board, load_board_file
-from microbuild.build import board_files, linker_script, toolchains
+from microbuild.firmware import board_files, linker_script, toolchains
 from microbuild.compiler import quant
 from microbuild.device.runners.simavr import uart_text
 from microbuild.errors import BoardError, FitError, ToolchainError

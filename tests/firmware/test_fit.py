@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from microbuild.boards import load_board, load_board_file
-from microbuild.build.fit import analyze_elf, fit_error, section_totals
+from microbuild.firmware.fit import analyze_elf, fit_error, section_totals
 from microbuild.errors import FitError, MicrobuildError
 
 ARM_GCC = shutil.which("arm-none-eabi-gcc")

@@ -12,7 +12,7 @@ from elftools.elf.elffile import ELFFile
 
 from microbuild import api
 from microbuild.boards import load_board
-from microbuild.build.fit import analyze_elf
+from microbuild.firmware.fit import analyze_elf
 from microbuild.compiler import compile_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))

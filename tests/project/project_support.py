@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from microbuild.boards import load_board
-from microbuild.build import aot
+from microbuild.firmware import aot
 from microbuild.compiler import compile_model
 from microbuild.device.aot_output import parse_aot_output
 from microbuild.device.runners import runner_for

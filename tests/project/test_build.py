@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from microbuild.boards import load_board
-from microbuild.build import aot
+from microbuild.firmware import aot
 from microbuild.compiler import compile_model
 from microbuild.paths import runtime_dir
 from microbuild.project import build_project, generate_project

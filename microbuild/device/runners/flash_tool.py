@@ -47,7 +47,7 @@ class FirmwareImage:
 
     @classmethod
     def from_build(cls, build: Any) -> FirmwareImage:
-        """From a :class:`microbuild.build.firmware.FirmwareBuild` (or anything with elf,
+        """From a :class:`microbuild.firmware.build.FirmwareBuild` (or anything with elf,
         binary and hex)."""
         return cls(Path(build.elf), _path_or_none(build.binary), _path_or_none(build.hex))
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from microbuild.boards import Board, load_board, load_board_file
-from microbuild.build.toolchains import select_toolchain, toolchain_setup
+from microbuild.firmware.toolchains import select_toolchain, toolchain_setup
 from microbuild.errors import (BoardError, BuildError, FitError, MicrobuildError, ModelError,
                                ToolchainError)
 
@@ -32,7 +32,7 @@ class FirmwareBuild:
     elf: Path
     binary: Path | None
     hex: Path | None
-    size: dict[str, Any]  # the fit report (microbuild.build.fit), as JSON
+    size: dict[str, Any]  # the fit report (microbuild.firmware.fit), as JSON
     models: list[dict[str, Any]]  # the compiler's summary of each model, in firmware order
     input_file: Path | None  # AOT: .npz of the embedded inputs, keyed "<prefix>.input<k>"
     log: str = ""
@@ -40,7 +40,7 @@ class FirmwareBuild:
 
     @property
     def rpc_description(self) -> dict[str, Any]:
-        """What microbuild/build/rpc_table.py wrote for the host (RPC firmware only)."""
+        """What microbuild/firmware/rpc_table.py wrote for the host (RPC firmware only)."""
         if self.rpc_file is None:
             raise MicrobuildError(f"{self.elf} is an {self.executor} firmware, not an RPC one; "
                                   "build it with --executor rpc")
@@ -48,8 +48,8 @@ class FirmwareBuild:
 
     @property
     def size_rows(self) -> list[tuple[str, ...]]:
-        """The fit report as table rows (microbuild.build.fit.TABLE_HEADER)."""
-        from microbuild.build.fit import analyze_elf
+        """The fit report as table rows (microbuild.firmware.fit.TABLE_HEADER)."""
+        from microbuild.firmware.fit import analyze_elf
 
         return analyze_elf(self.elf, self.board).table_rows()
 
@@ -191,11 +191,11 @@ def build_firmware(board: str | Path | Board,
     ``models`` may map C prefixes to paths (the same model twice under two prefixes, e.g. with
     different kernels). Kernel variants: the board CPU's defaults, or a ``tuning`` log's measured
     winners; ``variants`` forces choices ({"CONV_2D": "dsp"}), ``model_variants`` per prefix."""
-    from microbuild.build.scons_tool import model_prefix
+    from microbuild.firmware.scons_tool import model_prefix
     from microbuild.compiler import compile_model
     from microbuild.tensor_files import load_inputs
 
-    from microbuild.build.scons_tool import EXECUTORS
+    from microbuild.firmware.scons_tool import EXECUTORS
 
     board = resolve_board(board)
     if executor not in EXECUTORS:

@@ -122,7 +122,7 @@ def runtime_files(board: Board, family: str | None = None,
     toolchain or ``family`` and an executor whose own files are ``executor_files``: the start-up
     code, the console/timer/exit drivers and print helpers, every operator kernel (another model
     may need others), the executor's files, and the headers all of these include."""
-    from microbuild.build.toolchains import startup_sources
+    from microbuild.firmware.toolchains import startup_sources
 
     sources = (startup_sources(board, family) + driver_sources(board) + kernel_sources()
                + list(executor_files))

@@ -34,8 +34,8 @@ import SCons.Builder
 import SCons.Script
 
 from microbuild.boards import Board
-from microbuild.build import aot, board_files, linker_script, rpc_table, toolchains
-from microbuild.build.firmware import resolve_board
+from microbuild.firmware import aot, board_files, linker_script, rpc_table, toolchains
+from microbuild.firmware.build import resolve_board
 from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.compiler.variants import Target, selection_spec
 from microbuild.errors import MicrobuildError
@@ -262,7 +262,7 @@ def _link_with_fit_check(target, source, env):
     overlap checks off) to get an ELF anyway, and explain from it what does not fit, instead of
     the linker's one-liner. (GNU ld's --noinhibit-exec would do for ld, but lld refuses to write
     an output after a region overflow; widening works for both.)"""
-    from microbuild.build.fit import analyze_elf, fit_error
+    from microbuild.firmware.fit import analyze_elf, fit_error
 
     command = env.subst_list("$MB_LINKLINE", target=target, source=source)[0]
     command = [str(c) for c in command]
@@ -308,7 +308,7 @@ def _check_object_sizes(target, source, env):
     32767 bytes), check its arrays: one over the limit would stop the build with the compiler's
     "size of array is too large". Such a model is too big for the board anyway; say so with the
     fit error, counted from the model alone (a lower bound: no code, strings or C library)."""
-    from microbuild.build.fit import (CATEGORIES, Contribution, FitReport, Overflow,
+    from microbuild.firmware.fit import (CATEGORIES, Contribution, FitReport, Overflow,
                                       RegionUsage, Symbol, fit_error, nbytes)
 
     board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
@@ -385,7 +385,7 @@ def _check_object_sizes(target, source, env):
 
 
 def _fit_report(target, source, env):
-    from microbuild.build.fit import analyze_elf, fit_error
+    from microbuild.firmware.fit import analyze_elf, fit_error
 
     board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
     report = analyze_elf(str(source[0]), board)
