@@ -294,7 +294,7 @@ def pio_options(env) -> dict[str, Any]:
 
 
 def _variants(text: str) -> dict[str, str]:
-    from microbuild.cli_kernels import parse_variants
+    from microbuild.cli.kernel_options import parse_variants
 
     return parse_variants(text.split())
 

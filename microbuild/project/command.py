@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from microbuild.cli_kernels import add_kernel_arguments, kernel_options
+from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
 from microbuild.project import FORMATS, build_project, generate_project
 from microbuild.project.common import EXECUTORS, NOT_YET
 

@@ -1,0 +1,77 @@
+"""`microbuild build`: a firmware for a board, and with --run its outputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from microbuild import api
+from microbuild.cli.console import err, out
+from microbuild.cli.firmware import (build_incrementally, check_output_name, render_fit,
+                                     render_result, save_outputs)
+from microbuild.cli.kernel_options import add_kernel_arguments
+from microbuild.errors import MicrobuildError
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    if args.output and not args.run:
+        raise MicrobuildError("--output saves the outputs of a run: add --run")
+    check_output_name(args.output)
+    build = build_incrementally(args, args.executor, args.input)
+    result = None
+    if args.run:
+        if not args.json and (build.board.is_host or build.board.is_emulated):
+            err.print(f"running on {build.board.name}...")
+        result = api.run_firmware(build, timeout=args.timeout)
+        if args.output:
+            save_outputs(args.output, build, result.outputs)
+    if args.json:
+        document = {"board": build.board.name, "toolchain": build.toolchain,
+                    "executor": build.executor, "elf": str(build.elf),
+                    "bin": str(build.binary) if build.binary else None,
+                    "hex": str(build.hex) if build.hex else None,
+                    "input": str(build.input_file) if build.input_file else None,
+                    "size": build.size,
+                    "models": [{k: m[k] for k in ("prefix", "model", "workspace_bytes",
+                                                  "weights_bytes", "inputs", "outputs")}
+                               for m in build.models]}
+        if result is not None:
+            document["run"] = result.to_dict()
+        print(json.dumps(document, indent=2))
+        return 0
+    render_fit(build)
+    out.print(f"firmware: {build.elf}" + (" (+ .bin, .hex)" if build.binary else ""),
+              soft_wrap=True)
+    if result is not None:
+        render_result(result, build.board)
+        if args.output:
+            out.print(f"outputs saved to {args.output}")
+    return 0
+
+
+def add_parser(commands) -> None:
+    p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
+    p.add_argument("--board", required=True, help="board name (see `microbuild boards list`) or a "
+                                                  "board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several models in one firmware)")
+    p.add_argument("--executor", default="aot", choices=["aot", "rpc"],
+                   help="aot: standalone firmware that runs the model once and exits; rpc: a "
+                        "server the host drives (see `microbuild run`)")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD)")
+    p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "
+                                       "(default: the board's first)")
+    p.add_argument("--input", help=".npy/.npz input embedded in the firmware (default: random, "
+                                   "seeded by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
+    p.add_argument("--run", action="store_true",
+                   help="boot it in the emulator (or as a host process) and print the outputs")
+    p.add_argument("--output", help="with --run: save the outputs (.npy, or .npz for several; "
+                   "several models: one .npz keyed <model>.output<k>)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds to wait for the run to finish (default: 300)")
+    p.add_argument("--json", action="store_true", help="print sizes (and the run) as JSON")
+    p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
+    add_kernel_arguments(p)
+    p.set_defaults(func=cmd_build)

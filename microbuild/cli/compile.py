@@ -1,0 +1,79 @@
+"""`microbuild compile`: a model to C, with the table of operators and kernels."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from microbuild.cli.console import out
+from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from microbuild.firmware.build import resolve_board
+    from microbuild.compiler import compile_model
+    from microbuild.compiler.variants import Selection, Target
+    from microbuild.tuning import TuningLog
+
+    options = kernel_options(args)
+    target = Target.of_board(resolve_board(args.board)) if args.board else Target()
+    tuning = TuningLog.load(options["tuning"]) if "tuning" in options else None
+    selection = Selection(target, tuning=tuning, force=options.get("variants", {}))
+    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection)
+    written = compiled.write(Path(args.output))
+    if args.plan_svg:
+        Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
+    summary = compiled.summary()
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    table = Table(title=f"{args.model}: {len(summary['ops'])} operators", title_justify="left")
+    # "#" is the operator's place in the generated code (what --variant N and profiles use);
+    # "model op" is its index in the .tflite file, shown when folding or fusion moved them apart.
+    renumbered = any(op["index"] != op["model_index"] for op in summary["ops"])
+    columns = ["#"] + (["model op"] if renumbered else []) + \
+        ["operator", "inputs", "outputs", f"kernel ({target.cpu})"]
+    for column in columns:
+        table.add_column(column)
+    for op in summary["ops"]:
+        model_op = [", ".join(map(str, op.get("fused_from", [op["model_index"]])))] \
+            if renumbered else []
+        table.add_row(str(op["index"]), *model_op, op["opcode"],
+                      ", ".join(map(str, op["inputs"])), ", ".join(map(str, op["outputs"])),
+                      f"{op['kernel']} ({op['kernel_choice']})")
+    out.print(table)
+    for note in summary["notes"]:
+        out.print(f"note: {note}")
+    for op in summary["ops"]:  # no silent fallback: say why a fast kernel did not take an op
+        if op["kernel"] == "reference" and op.get("variants_refused"):
+            by_reason: dict[str, list[str]] = {}
+            for name, why in op["variants_refused"].items():
+                by_reason.setdefault(why, []).append(name)
+            reasons = "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())
+            out.print(f"op {op['index']} {op['opcode']} runs the reference kernel on "
+                      f"{target.cpu}: {reasons}")
+    for kind in ("inputs", "outputs"):
+        for i, t in enumerate(summary[kind]):
+            out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "
+                      f"zero_point={t['zero_point']}")
+    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {summary['workspace_bytes']:,} bytes")
+    out.print("wrote " + ", ".join(str(p) for p in written))
+    if args.plan_svg:
+        out.print(f"memory plan drawn in {args.plan_svg}")
+    return 0
+
+
+def add_parser(commands) -> None:
+    p = commands.add_parser("compile", help="compile an int8 .tflite model to C")
+    p.add_argument("model", help="the .tflite file")
+    p.add_argument("-o", "--output", default="out", help="folder for the generated C (default: out)")
+    p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
+    p.add_argument("--board", help="choose kernel variants for this board's CPU (default: "
+                                   "portable C only)")
+    add_kernel_arguments(p)
+    p.set_defaults(func=cmd_compile)

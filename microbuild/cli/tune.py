@@ -1,0 +1,79 @@
+"""`microbuild tune`: time every kernel variant on the board and log the fastest correct one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.markup import escape
+from rich.table import Table
+
+from microbuild.cli.console import err, out
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from microbuild.firmware.build import resolve_board
+    from microbuild.tuning.tuner import short_signature, tune
+
+    board = resolve_board(args.board)
+    show = not args.json
+
+    def progress(line: str) -> None:
+        if show:
+            err.print(escape(line), highlight=False)
+
+    report = tune(board, args.model, args.log, out_dir=args.out_dir, trials=args.trials,
+                  warmup=args.warmup, repeat=args.repeat, runner=args.runner, port=args.port,
+                  toolchain=args.toolchain, timeout=args.timeout, seed=args.seed,
+                  progress=progress)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    out.print(f"{board.name} ({report.cpu}): median timer ticks per operator call at "
+              f"{report.timer_hz:,} Hz")
+    table = Table()
+    for column, right in (("operator signature", False), ("ops", True), ("candidates", False),
+                          ("best", False), ("vs reference", True)):
+        table.add_column(column, justify="right" if right else "left")
+    for m in report.measured:
+        cells = []
+        for c in m.candidates:
+            cells.append(f"{c.variant} {c.ticks:,}" if c.correct else f"{c.variant} wrong")
+        best = m.best
+        ratio = (f"{best.ticks / m.reference.ticks:.2f}x" if best and best.ticks is not None
+                 and m.reference.ticks else "")
+        table.add_row(escape(short_signature(m.signature)), str(1 + m.also), "; ".join(cells),
+                      best.variant if best else "-", ratio)
+    out.print(table)
+    wrong = [(m, c) for m in report.measured for c in m.candidates if c.correct is False]
+    for m, c in wrong:
+        out.print(f"[yellow]{c.variant} is not bit-exact on {escape(short_signature(m.signature))}"
+                  f" ({c.problem}); it was not chosen[/]")
+    out.print(f"tuning log: {report.log} (use it with --tuning {report.log})", soft_wrap=True)
+    return 0
+
+
+def add_parser(commands) -> None:
+    p = commands.add_parser("tune", help="time every kernel variant of the model's operators "
+                                         "on the board and log the fastest correct one")
+    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--model", required=True, action="append",
+                   help=".tflite model (repeat for several; one log serves them all)")
+    p.add_argument("--log", default="tune.json",
+                   help="tuning log to write, merged with what it holds (default: tune.json)")
+    p.add_argument("--trials", type=int,
+                   help="candidates timed per operator signature, the reference included "
+                        "(default: every legal variant)")
+    p.add_argument("--repeat", type=int, default=5,
+                   help="timed runs per candidate; the median counts (default: 5)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed runs before timing each candidate (default: 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the input the check uses")
+    p.add_argument("--runner", help="how to start or flash the board (default: its first)")
+    p.add_argument("--port", help="real boards: serial port or HOST:PORT")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-tune)")
+    p.add_argument("--toolchain", help="one of the board's toolchain families")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for each reply before resending (default: 10)")
+    p.add_argument("--json", action="store_true", help="print the measurements as JSON")
+    p.set_defaults(func=cmd_tune)
