@@ -226,7 +226,7 @@ def test_the_register_model_catches_a_wrong_address_and_a_missing_wait(tmp_path)
     with pytest.raises(AssertionError, match="1000000 == "):  # VCO input 1 MHz: PLLM at reset
         check_stm32f746_bringup(board, model)
     board = load_board("stm32f746")
-    no_wait = re.sub(r"  while \(\(\*pwr_csr1 & \(1u << 16\)\) == 0u\) \{ \}[^\n]*\n", "", board.init)
+    no_wait = re.sub(r"while \(\(\*pwr_csr1 & \(1u << 16\)\) == 0u\) \{ \}[^\n]*\n", "", board.init)
     assert no_wait != board.init
     board.data["init"] = no_wait.replace("*pwr_cr1 |= 1u << 16;", "")  # ODEN never set either
     model = run_init(board, tmp_path / "nowait", Stm32F7())
