@@ -36,20 +36,24 @@ def clock_problems(data: dict[str, Any], add: Callable[[tuple, str], None],
                    where: Callable[[tuple], str]) -> None:
     """Call ``add(key_path, message)`` for each disagreement in the resolved board ``data``;
     ``where(key_path)`` gives the file:line that set a key (for naming the other side)."""
+    _timer_problems(data, add, where)
+    _irq_count_problems(data["cpu"], add)
+
+
+def _timer_problems(data: dict[str, Any], add: Callable[[tuple, str], None],
+                    where: Callable[[tuple], str]) -> None:
     cpu, timer = data["cpu"], data["timer"]
     clock, frequency, driver = cpu["clock_hz"], timer["frequency_hz"], timer["driver"]
     clock_at = f"cpu.clock_hz is {clock} Hz ({where(('cpu', 'clock_hz'))})"
 
     if driver == "mcycle" and "qemu" in data:
+        # Without icount, QEMU's mcycle follows the host: nothing to compare.
         shift = icount_shift(_BoardView(data))
-        if shift is not None:
-            expected = NS_PER_SECOND >> shift
-            if frequency != expected:
-                add(("timer", "frequency_hz"),
-                    f"{frequency} Hz, but under QEMU's -icount shift={shift} mcycle advances once "
-                    f"per instruction of 2^{shift} ns: set it to {expected}")
-            return
-        return  # without icount, QEMU's mcycle follows the host: nothing to compare
+        if shift is not None and frequency != NS_PER_SECOND >> shift:
+            add(("timer", "frequency_hz"),
+                f"{frequency} Hz, but under QEMU's -icount shift={shift} mcycle advances once "
+                f"per instruction of 2^{shift} ns: set it to {NS_PER_SECOND >> shift}")
+        return
     if driver in CORE_CLOCK_TIMERS and frequency != clock:
         add(("timer", "frequency_hz"),
             f"{frequency} Hz differs from the core clock: the {driver} timer counts core cycles "
@@ -60,6 +64,8 @@ def clock_problems(data: dict[str, Any], add: Callable[[tuple, str], None],
             f"{frequency} Hz is not the CPU clock divided by a Timer1 prescaler "
             f"({'/'.join(map(str, AVR_TIMER1_PRESCALERS))}); {clock_at}, so it can be {choices}")
 
+
+def _irq_count_problems(cpu: dict[str, Any], add: Callable[[tuple, str], None]) -> None:
     irq_count = cpu.get("irq_count")
     limit = MAX_IRQS.get(cpu["arch"])
     if irq_count is not None:
