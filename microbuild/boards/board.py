@@ -11,6 +11,8 @@ from microbuild.boards.sizes import parse_size
 SECTIONS = ("text", "rodata", "data", "bss", "stack", "heap", "workspace", "weights")
 # Sections that are written at run time and so need a writable region.
 WRITABLE_SECTIONS = ("data", "bss", "stack", "heap", "workspace")
+# Interrupt entries in a Cortex-M vector table when the board does not say (cpu.irq_count).
+DEFAULT_IRQ_COUNT = 32
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,11 @@ class Board:
     @property
     def float_abi(self) -> str:
         return self.cpu.get("float_abi", "soft")
+
+    @property
+    def irq_count(self) -> int:
+        """External interrupts the Cortex-M vector table has entries for (``cpu.irq_count``)."""
+        return int(self.cpu.get("irq_count", DEFAULT_IRQ_COUNT))
 
     @property
     def is_host(self) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 
 from microbuild.boards.board import WRITABLE_SECTIONS, Board
+from microbuild.boards.clocks import clock_problems
 from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, format_key_path,
                                       read_board_source)
 from microbuild.boards.sizes import parse_size
@@ -265,6 +266,8 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
         add(("exit", "driver"), f"semihosting exit is for Arm cores; this board is {arch}")
     if exit_driver == "process" and arch != "x86_64":
         add(("exit", "driver"), "the process exit driver is for the host board only")
+
+    clock_problems(data, add, lambda key_path: str(resolved.location(key_path)))
 
     runners = [f["runner"] for f in data["flash"]]
     if "qemu" in runners and "qemu" not in data:

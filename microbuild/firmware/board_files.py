@@ -45,6 +45,8 @@ def board_config_h(board: Board) -> str:
     for key, value in sorted(transport.get("options", {}).items()):
         macro = re.sub(r"[^A-Za-z0-9]", "_", key).upper()
         lines.append(f"#define MB_CONSOLE_OPT_{macro} {_c_value(value)}")
+    if board.arch.startswith("armv"):
+        lines += [""] + _vector_table_macros(board.irq_count)
     lines += ["", f"/* timer: {timer['driver']} */",
               f"#define MB_TIMER_HZ {_c_value(timer['frequency_hz'])}",
               "", f"/* exit: {exit_['driver']} */"]
@@ -52,6 +54,28 @@ def board_config_h(board: Board) -> str:
         lines.append(f"#define MB_EXIT_BASE {_c_value(exit_['base'])}")
     lines += ["", "#endif /* MB_BOARD_CONFIG_H */", ""]
     return "\n".join(lines)
+
+
+def vector_table_alignment(irq_count: int) -> int:
+    """Bytes a Cortex-M vector table of 16 + ``irq_count`` entries must be aligned to for VTOR:
+    its size rounded up to a power of two, at least 128 (Armv7-M ARM B3.2.5, VTOR.TBLOFF)."""
+    size = 4 * (16 + irq_count)
+    align = 128
+    while align < size:
+        align *= 2
+    return align
+
+
+def _vector_table_macros(irq_count: int) -> list[str]:
+    """MB_IRQ_LIST(X) expands X(0) ... X(n-1): runtime/startup/cortex_m.c declares a weak
+    mb_irq<n>_handler and a vector-table entry for each."""
+    numbers = [f"X({n})" for n in range(irq_count)]
+    rows = [" ".join(numbers[i:i + 12]) for i in range(0, len(numbers), 12)]
+    return ([f"/* vector table: 16 system exceptions + {irq_count} interrupts (cpu.irq_count) */",
+             f"#define MB_IRQ_COUNT {irq_count}",
+             f"#define MB_VECTOR_TABLE_ALIGN {vector_table_alignment(irq_count)}",
+             "#define MB_IRQ_LIST(X) \\"]
+            + [f"    {row} \\" for row in rows[:-1]] + [f"    {rows[-1]}"])
 
 
 def board_init_c(board: Board) -> str:

@@ -10,10 +10,25 @@
  *
  * Every exception and interrupt except reset goes to a weak alias of mb_default_handler, so a
  * driver takes one over by defining it (e.g. the SysTick timer defines mb_systick_handler).
+ *
+ * The table has 16 system entries and one entry per interrupt the chip has: the board's
+ * cpu.irq_count, which mb_board_config.h passes as MB_IRQ_LIST(X) (X(0) ... X(n-1)), with
+ * MB_IRQ_COUNT and the alignment VTOR needs, MB_VECTOR_TABLE_ALIGN.
  */
 #include <stdint.h>
 
+#include "mb_board_config.h"
 #include "microbuild/platform.h"
+
+#ifndef MB_IRQ_LIST
+/* A configuration without the list (written by hand, or by an older microbuild): 32 interrupts,
+ * the table size before boards could say. */
+#define MB_IRQ_COUNT 32
+#define MB_VECTOR_TABLE_ALIGN 256
+#define MB_IRQ_LIST(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) \
+    X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+#endif
 
 int main(void);
 void mb_reset_handler(void) __attribute__((noreturn));
@@ -56,38 +71,8 @@ MB_WEAK_HANDLER(mb_svcall_handler);
 MB_WEAK_HANDLER(mb_debugmon_handler);
 MB_WEAK_HANDLER(mb_pendsv_handler);
 MB_WEAK_HANDLER(mb_systick_handler);
-MB_WEAK_HANDLER(mb_irq0_handler);
-MB_WEAK_HANDLER(mb_irq1_handler);
-MB_WEAK_HANDLER(mb_irq2_handler);
-MB_WEAK_HANDLER(mb_irq3_handler);
-MB_WEAK_HANDLER(mb_irq4_handler);
-MB_WEAK_HANDLER(mb_irq5_handler);
-MB_WEAK_HANDLER(mb_irq6_handler);
-MB_WEAK_HANDLER(mb_irq7_handler);
-MB_WEAK_HANDLER(mb_irq8_handler);
-MB_WEAK_HANDLER(mb_irq9_handler);
-MB_WEAK_HANDLER(mb_irq10_handler);
-MB_WEAK_HANDLER(mb_irq11_handler);
-MB_WEAK_HANDLER(mb_irq12_handler);
-MB_WEAK_HANDLER(mb_irq13_handler);
-MB_WEAK_HANDLER(mb_irq14_handler);
-MB_WEAK_HANDLER(mb_irq15_handler);
-MB_WEAK_HANDLER(mb_irq16_handler);
-MB_WEAK_HANDLER(mb_irq17_handler);
-MB_WEAK_HANDLER(mb_irq18_handler);
-MB_WEAK_HANDLER(mb_irq19_handler);
-MB_WEAK_HANDLER(mb_irq20_handler);
-MB_WEAK_HANDLER(mb_irq21_handler);
-MB_WEAK_HANDLER(mb_irq22_handler);
-MB_WEAK_HANDLER(mb_irq23_handler);
-MB_WEAK_HANDLER(mb_irq24_handler);
-MB_WEAK_HANDLER(mb_irq25_handler);
-MB_WEAK_HANDLER(mb_irq26_handler);
-MB_WEAK_HANDLER(mb_irq27_handler);
-MB_WEAK_HANDLER(mb_irq28_handler);
-MB_WEAK_HANDLER(mb_irq29_handler);
-MB_WEAK_HANDLER(mb_irq30_handler);
-MB_WEAK_HANDLER(mb_irq31_handler);
+#define MB_WEAK_IRQ_HANDLER(n) MB_WEAK_HANDLER(mb_irq##n##_handler);
+MB_IRQ_LIST(MB_WEAK_IRQ_HANDLER)
 
 /* Entry 0 is a data address and the rest are functions; ISO C has no conversion between the two,
  * so each entry is a union. */
@@ -96,10 +81,11 @@ typedef union {
     void (*handler)(void);
 } mb_vector;
 
-/* 16 system entries + 32 interrupts = 192 bytes. VTOR needs the table aligned to its size rounded
- * up to a power of two. */
-__attribute__((section(".mb_vectors"), used, aligned(256)))
-const mb_vector mb_vectors[16 + 32] = {
+/* VTOR needs the table aligned to its size rounded up to a power of two (at least 128 bytes). */
+#define MB_IRQ_VECTOR(n) {.handler = mb_irq##n##_handler},
+
+__attribute__((section(".mb_vectors"), used, aligned(MB_VECTOR_TABLE_ALIGN)))
+const mb_vector mb_vectors[] = {
     {.stack_top = __mb_stack_top},
     {.handler = mb_reset_handler},
     {.handler = mb_nmi_handler},
@@ -116,18 +102,13 @@ const mb_vector mb_vectors[16 + 32] = {
     {.handler = 0},
     {.handler = mb_pendsv_handler},
     {.handler = mb_systick_handler},
-    {.handler = mb_irq0_handler},  {.handler = mb_irq1_handler},  {.handler = mb_irq2_handler},
-    {.handler = mb_irq3_handler},  {.handler = mb_irq4_handler},  {.handler = mb_irq5_handler},
-    {.handler = mb_irq6_handler},  {.handler = mb_irq7_handler},  {.handler = mb_irq8_handler},
-    {.handler = mb_irq9_handler},  {.handler = mb_irq10_handler}, {.handler = mb_irq11_handler},
-    {.handler = mb_irq12_handler}, {.handler = mb_irq13_handler}, {.handler = mb_irq14_handler},
-    {.handler = mb_irq15_handler}, {.handler = mb_irq16_handler}, {.handler = mb_irq17_handler},
-    {.handler = mb_irq18_handler}, {.handler = mb_irq19_handler}, {.handler = mb_irq20_handler},
-    {.handler = mb_irq21_handler}, {.handler = mb_irq22_handler}, {.handler = mb_irq23_handler},
-    {.handler = mb_irq24_handler}, {.handler = mb_irq25_handler}, {.handler = mb_irq26_handler},
-    {.handler = mb_irq27_handler}, {.handler = mb_irq28_handler}, {.handler = mb_irq29_handler},
-    {.handler = mb_irq30_handler}, {.handler = mb_irq31_handler},
+    MB_IRQ_LIST(MB_IRQ_VECTOR)
 };
+
+/* The list and the count come from the same board setting; a mismatch (a hand-written
+ * configuration) would leave interrupts without entries. Negative array size = compile error. */
+typedef char mb_vector_table_has_irq_count_entries
+    [(sizeof(mb_vectors) / sizeof(mb_vectors[0]) == 16u + (MB_IRQ_COUNT)) ? 1 : -1];
 
 /* Any exception nobody handles ends the program with 128 + its exception number (3 = HardFault,
  * 16 + n = interrupt n), so a fault under QEMU is a distinct exit status rather than a hang.

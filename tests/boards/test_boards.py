@@ -16,7 +16,7 @@ from microbuild.errors import BoardError
 
 REQUIRED_BOARDS = ["host", "host-clang", "mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547",
                    "netduinoplus2", "riscv32-virt", "stm32f746", "nucleo-f746zg", "nrf52840dk",
-                   "rp2040-pico", "sparkfun-edge", "atmega328p"]
+                   "rp2040-pico", "sparkfun-edge", "atmega328p", "nucleo-h743zi"]
 
 
 @pytest.fixture(autouse=True)

@@ -25,7 +25,8 @@ from compiler_support import run_tflm  # noqa: E402
 MODELS = sorted((Path(__file__).resolve().parent.parent / "models").glob("*.tflite"))
 EMULATED = ["host", "host-clang", "mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547",
             "netduinoplus2", "riscv32-virt"]
-REAL = ["stm32f746", "nucleo-f746zg", "nrf52840dk", "rp2040-pico", "sparkfun-edge"]
+REAL = ["stm32f746", "nucleo-f746zg", "nucleo-h743zi", "nrf52840dk", "rp2040-pico",
+        "sparkfun-edge"]
 
 
 def _build_and_check(board: str, out: Path, toolchain: str | None = None, seed: int = 1) -> dict:

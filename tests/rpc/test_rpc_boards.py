@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import run_tflm  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-REAL = ["stm32f746", "nucleo-f746zg", "nrf52840dk", "rp2040-pico", "sparkfun-edge"]
+REAL = ["stm32f746", "nucleo-f746zg", "nucleo-h743zi", "nrf52840dk", "rp2040-pico",
+        "sparkfun-edge"]
 EMULATED = ["host-clang", "mps2-an386", "netduinoplus2"]
 
 
