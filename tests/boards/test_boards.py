@@ -263,7 +263,7 @@ def test_missing_required_key(tmp_path):
 
 def test_enum_value_suggests(tmp_path):
     (problem,) = problems_of(tmp_path, GOOD.replace("endian: little", "endian: litle"))
-    assert "myboard.yaml:8: cpu.endian: 'litle' is not one of: little, big" in problem
+    assert "myboard.yaml:7: cpu.endian: 'litle' is not one of: little, big" in problem
     assert problem.endswith("(did you mean little?)")
 
 
