@@ -371,6 +371,9 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
     rels = setup.startup + board_files.driver_sources(board)
     sources = [(f"{runtime}/{rel}", f"runtime/{rel}") for rel in rels]
     sources.append((str(generated["init"]), "board/mb_board_init.c"))
+    # The board's own drivers and init code (beside its YAML, board/src/ in a project).
+    sources += [(str(path), f"board/{kind}_{path.stem}.c")
+                for kind, path in board.local_sources.items()]
     env.Append(PIOBUILDFILES=_pio_objects(env, sources))
     return generated
 
