@@ -268,3 +268,22 @@ def test_diagnosis(cls, args, output, kind, tmp_path):
                                                       tmp_path / "fw.hex"))
     assert diagnosis.kind == kind
     assert diagnosis.headline and diagnosis.advice
+
+
+def test_cli_flash_with_a_board_that_names_esptool(stm32_build, tmp_path, monkeypatch, capsys):
+    """A user's board YAML names esptool; `microbuild flash --port` reaches the real esptool, and
+    the CLI prints our one message (no traceback) and fails."""
+    from microbuild.cli import main
+
+    board = tmp_path / "boards" / "my-esp.yaml"
+    board.parent.mkdir()
+    board.write_text("name: my-esp\nextends: stm32f746\ntitle: esptool stand-in\nflash:\n"
+                     "  - runner: esptool\n    args: {chip: esp32c3}\n")
+    monkeypatch.chdir(tmp_path)
+    port = tmp_path / "ttyUSB9"
+    status = main(["flash", "--board", "my-esp", "--firmware", str(stm32_build.elf),
+                   "--port", str(port)])
+    err = capsys.readouterr().err
+    assert status != 0
+    assert f"with runner esptool failed: the serial port {port} does not exist" in err
+    assert "Traceback" not in err
