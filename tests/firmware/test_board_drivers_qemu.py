@@ -102,10 +102,10 @@ def test_ds_cnn_runs_bit_exact_on_lm3s6965evb(tmp_path):
     assert abs(again.ticks["ds_cnn"] - result.ticks["ds_cnn"]) <= 1 and result.ticks["ds_cnn"] > 0
 
 
-def test_lm3s6965evb_with_clang_and_picolibc(tmp_path):
-    build = api.build_firmware("lm3s6965evb", [TINY_FC], tmp_path, name="tiny_fc",
+def test_ds_cnn_on_lm3s6965evb_with_clang_and_picolibc(tmp_path):
+    build = api.build_firmware("lm3s6965evb", [DS_CNN], tmp_path, name="ds_cnn",
                                toolchain="clang", seed=3)
-    _assert_bit_exact(build, TINY_FC)
+    _assert_bit_exact(build, DS_CNN)
 
 
 # --- a user's board folder ------------------------------------------------------------------------
