@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from microbuild.boards import scan_boards as _scan_boards
 from microbuild.boards import (Board, Problem, available_boards, check_board_file, load_board,
                                load_board_file)
 from microbuild.errors import BoardError, MicrobuildError
@@ -27,6 +28,12 @@ def get_board(name: str) -> Board:
 def list_boards() -> list[Board]:
     """Every board on the search path, resolved; a broken user file raises BoardError naming it."""
     return [load_board_file(path) for path in available_boards().values()]
+
+
+def scan_boards() -> tuple[list[Board], list[str]]:
+    """The valid boards on the search path, and one error line per board file that is not valid
+    (what `boards list` shows: one broken file in a folder does not hide the others)."""
+    return _scan_boards()
 
 
 def validate_board_files(paths: list[Path]) -> list[Problem | str]:

@@ -56,6 +56,9 @@ class Board:
 
     data: dict[str, Any]  # the resolved definition, as ``boards show`` prints it
     files: list[Path]  # the file that defines it, then the files it extends, in order
+    # The board's own C sources, absolute, by kind (console, timer, exit, init): the drivers and
+    # init code it names as files instead of built-in drivers (see boards/drivers.py).
+    local_sources: dict[str, Path] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

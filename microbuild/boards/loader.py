@@ -21,8 +21,10 @@ import jsonschema
 
 from microbuild.boards.board import WRITABLE_SECTIONS, Board
 from microbuild.boards.clocks import clock_problems
-from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, format_key_path,
-                                      read_board_source)
+from microbuild.boards.drivers import (DRIVER_KEYS, SOURCE_KEYS, builtin_drivers, names_a_file,
+                                       value_at)
+from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, ReplaceMapping,
+                                      format_key_path, plain, read_board_source)
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
 from microbuild.paths import board_defs_dir
@@ -116,19 +118,36 @@ def _origins_of(source: BoardSource) -> dict[KeyPath, Location]:
     return {path: Location(source.path, line) for path, line in source.lines.items()}
 
 
-def _merge(base: _Resolved, child: BoardSource) -> _Resolved:
+def _merge(base: _Resolved, child: BoardSource, base_name: str) -> _Resolved:
+    """``child`` over ``base``: mappings merge key by key, anything else (lists included) replaces
+    the inherited value; ``key: null`` removes the inherited key and ``key: !replace {...}`` takes
+    the mapping as written instead of merging it."""
     data = copy.deepcopy(base.data)
     origins = dict(base.origins)
+
+    def forget(key_path: KeyPath) -> None:
+        for stale in [p for p in origins if p[:len(key_path)] == key_path]:
+            del origins[stale]
 
     def merge_into(target: dict, overlay: dict, path: KeyPath) -> None:
         for key, value in overlay.items():
             key_path = path + (key,)
-            if isinstance(value, dict) and isinstance(target.get(key), dict):
+            if value is None:
+                if key not in target:
+                    where = child.location(key_path)
+                    raise BoardError(
+                        f"{where}: {format_key_path(key_path)}: null removes an inherited key, but "
+                        f"'{base_name}' ({base.files[0]}) has no such key"
+                        f"{_did_you_mean(str(key), target)}")
+                del target[key]
+                forget(key_path)
+                continue
+            if (isinstance(value, dict) and not isinstance(value, ReplaceMapping)
+                    and isinstance(target.get(key), dict)):
                 merge_into(target[key], value, key_path)
             else:
-                # A replaced value (lists included) forgets where the old one's parts came from.
-                for stale in [p for p in origins if p[:len(key_path)] == key_path]:
-                    del origins[stale]
+                # A replaced value forgets where the old one's parts came from.
+                forget(key_path)
                 target[key] = copy.deepcopy(value)
             origins.update({p: Location(child.path, line) for p, line in child.lines.items()
                             if p[:len(key_path)] == key_path})
@@ -142,7 +161,7 @@ def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
     source = read_board_source(path)
     base_name = source.data.get("extends")
     if base_name is None:
-        return _Resolved(copy.deepcopy(source.data), _origins_of(source), [source.path])
+        return _Resolved(plain(source.data), _origins_of(source), [source.path])
     where = source.location(("extends",))
     if not isinstance(base_name, str):
         raise BoardError(f"{where}: extends: must be a board name (a string), not {base_name!r}")
@@ -155,7 +174,8 @@ def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
         cycle = " -> ".join(str(p) for p in chain + (path, base_path))
         raise BoardError(f"{where}: extends: inheritance cycle: {cycle}")
     base = _resolve(base_path, chain + (path,))
-    resolved = _merge(base, source)
+    resolved = _merge(base, source, base_name)
+    resolved.data = plain(resolved.data)
     resolved.data.pop("extends", None)
     return resolved
 
@@ -229,6 +249,11 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                        f"a board's name is its file name")
 
     family, arch = data["toolchain"]["family"], data["cpu"]["arch"]
+    known_arches = sorted({a for arches in FAMILY_ARCHES.values() for a in arches})
+    if arch not in known_arches:
+        add(("cpu", "arch"), f"no toolchain microbuild knows builds for '{arch}'"
+                             f"{_did_you_mean(arch, known_arches)}; known: {', '.join(known_arches)}")
+        return problems
     for i, tc in enumerate([data["toolchain"]] + data["toolchain"].get("alternatives", [])):
         path = ("toolchain", "family") if i == 0 else ("toolchain", "alternatives", i - 1, "family")
         if arch not in FAMILY_ARCHES[tc["family"]]:
@@ -245,9 +270,19 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
             end = start + parse_size(region["length"])
             for other, (o_start, o_end) in spans:
                 if start < o_end and o_start < end:
-                    add(("memory", "regions", name),
-                        f"region '{name}' [{start:#010x}, {end:#010x}) overlaps region '{other}' "
-                        f"[{o_start:#010x}, {o_end:#010x})")
+                    # Blame the region whose address or size was set last in the extends chain
+                    # (the one the board's own file touched), and say where the other one is.
+                    blamed, innocent = sorted((name, other), key=lambda r: _closeness(resolved, r))
+                    spans_of = {name: (start, end), other: (o_start, o_end)}
+                    b_start, b_end = spans_of[blamed]
+                    i_start, i_end = spans_of[innocent]
+                    elsewhere = resolved.location(("memory", "regions", innocent))
+                    if elsewhere.file == resolved.location(("memory", "regions", blamed)).file:
+                        elsewhere = None
+                    add(("memory", "regions", blamed),
+                        f"region '{blamed}' [{b_start:#010x}, {b_end:#010x}) overlaps region "
+                        f"'{innocent}' [{i_start:#010x}, {i_end:#010x})"
+                        + (f" (set at {elsewhere})" if elsewhere else ""))
             spans.append((name, (start, end)))
         for section, region_name in memory["placement"].items():
             path = ("memory", "placement", section)
@@ -269,12 +304,70 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
 
     clock_problems(data, add, lambda key_path: str(resolved.location(key_path)))
 
+    for kind, key_path in DRIVER_KEYS.items():
+        value = value_at(data, key_path)
+        if value is None or names_a_file(value):
+            continue
+        builtin = builtin_drivers(kind)
+        if value not in builtin:
+            add(key_path, f"no built-in {kind} driver '{value}'{_did_you_mean(value, builtin)}; "
+                          f"built-in: {', '.join(builtin)}; or name a C file of the board's own, "
+                          f"relative to the board file (e.g. my_{kind}.c)")
+    for kind, key_path in SOURCE_KEYS.items():
+        value = value_at(data, key_path)
+        if value is not None and names_a_file(value):
+            file = _source_file(resolved, key_path, value)
+            if not file.is_file():
+                add(key_path, f"no file {file} (a board's own {kind} source is relative to the "
+                              f"board file that names it)")
+    if "init" in data and "init_source" in data:
+        add(("init_source",), "a board has either an `init:` snippet or an `init_source:` file, "
+                              "not both; write `init: null` to drop an inherited snippet")
+
+    from microbuild.device.runners import RUNNERS  # the device room registers runners by name
+
     runners = [f["runner"] for f in data["flash"]]
+    for i, runner in enumerate(runners):
+        if runner not in RUNNERS:
+            add(("flash", i, "runner"), f"no runner '{runner}'{_did_you_mean(runner, RUNNERS)}; "
+                                        f"runners: {', '.join(sorted(RUNNERS))}")
     if "qemu" in runners and "qemu" not in data:
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
     if len(set(runners)) != len(runners):
         add(("flash",), f"a runner is listed twice: {', '.join(runners)}")
     return problems
+
+
+def _closeness(resolved: _Resolved, region: str) -> int:
+    """How far up the extends chain a region's address and size were last set: 0 for the board's
+    own file, 1 for the board it extends, ..."""
+    files = [f.resolve() for f in resolved.files]
+    path = ("memory", "regions", region)
+    return min(files.index(resolved.location(path + (key,)).file.resolve())
+               for key in ("origin", "length"))
+
+
+def _source_file(resolved: _Resolved, key_path: KeyPath, value: str) -> Path:
+    """A board's own C file: relative to the folder of the board file that wrote the key."""
+    return (resolved.location(key_path).file.parent / value).resolve()
+
+
+def _local_sources(resolved: _Resolved) -> dict[str, Path]:
+    sources = {}
+    for kind, key_path in SOURCE_KEYS.items():
+        value = value_at(resolved.data, key_path)
+        if value is not None and names_a_file(value):
+            sources[kind] = _source_file(resolved, key_path, value)
+    return sources
+
+
+def _with_inheritance(problem: Problem, board_file: Path) -> Problem:
+    """A problem set in a file the board extends also names the board's own file, which
+    inherited it (the user may never have opened the built-in file the line is in)."""
+    if problem.location.file.resolve() == board_file.resolve():
+        return problem
+    return Problem(problem.location, problem.key_path,
+                   f"{problem.message} (inherited by {board_file})")
 
 
 def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:
@@ -285,8 +378,27 @@ def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:
     if not problems:
         problems = _semantic_problems(resolved, path.stem)
     if problems:
-        return None, problems
-    return Board(data=resolved.data, files=resolved.files), []
+        return None, [_with_inheritance(p, path) for p in problems]
+    return Board(data=resolved.data, files=resolved.files,
+                 local_sources=_local_sources(resolved)), []
+
+
+def scan_boards() -> tuple[list[Board], list[str]]:
+    """Every board on the search path that is valid, and one line per file that is not (its
+    first problem), so one broken file in a folder does not hide the others."""
+    boards, errors = [], []
+    for path in available_boards().values():
+        try:
+            board, problems = check_board_file(path)
+        except BoardError as exc:
+            errors.append(str(exc).splitlines()[0])
+            continue
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            errors.append(f"{problems[0]}{more}; `microbuild boards validate {path}` lists all")
+        else:
+            boards.append(board)
+    return boards, errors
 
 
 def load_board_file(path: Path) -> Board:
@@ -311,4 +423,4 @@ def load_board(name: str) -> Board:
 
 
 __all__ = ["available_boards", "board_schema", "builtin_boards_dir", "check_board_file",
-           "load_board", "load_board_file", "search_path", "format_key_path"]
+           "load_board", "load_board_file", "scan_boards", "search_path", "format_key_path"]

@@ -3,6 +3,9 @@
 Errors about boards must say ``file:line: key.path: message``. PyYAML's ``safe_load`` forgets line
 numbers, so the file is also composed into YAML nodes and walked in parallel to record the line of
 every key path. Duplicate keys, which PyYAML silently collapses, are reported here too.
+
+One tag is understood beyond plain YAML: ``!replace`` on a mapping (``memory: !replace {...}``)
+tells ``extends:`` to take that mapping as it is instead of merging it into the inherited one.
 """
 
 from __future__ import annotations
@@ -16,6 +19,37 @@ import yaml
 from microbuild.errors import BoardError
 
 KeyPath = tuple  # of str keys and int list indices
+
+REPLACE_TAG = "!replace"
+
+
+class ReplaceMapping(dict):
+    """A mapping written with ``!replace``: it replaces the inherited mapping wholesale."""
+
+
+class _BoardLoader(yaml.SafeLoader):
+    """The safe loader plus ``!replace`` (nothing else: board files stay plain data)."""
+
+
+def _construct_replace(loader: _BoardLoader, node: yaml.Node) -> ReplaceMapping:
+    if not isinstance(node, yaml.MappingNode):
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{REPLACE_TAG} goes on a mapping (key: {REPLACE_TAG} {{...}}), "
+                        f"not on a {node.id}", node.start_mark)
+    return ReplaceMapping(loader.construct_mapping(node, deep=True))
+
+
+_BoardLoader.add_constructor(REPLACE_TAG, _construct_replace)
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every ReplaceMapping turned back into a dict (once extends: is resolved the
+    marker has done its work, and YAML dumpers refuse dict subclasses)."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
 
 
 def format_key_path(path: KeyPath) -> str:
@@ -89,8 +123,8 @@ def read_board_source(path: Path) -> BoardSource:
     except (OSError, UnicodeDecodeError) as exc:
         raise BoardError(f"{path}: cannot read board file: {exc}") from None
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=_BoardLoader)  # noqa: S506 (a SafeLoader + !replace)
+        node = yaml.compose(text, Loader=_BoardLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1

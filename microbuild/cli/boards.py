@@ -14,7 +14,7 @@ from microbuild.cli.console import out
 
 
 def cmd_boards_list(args: argparse.Namespace) -> int:
-    boards = api.list_boards()
+    boards, broken = api.scan_boards()
     table = Table(title=f"{len(boards)} boards", title_justify="left")
     for column in ("name", "core", "flash", "RAM", "toolchain", "default runner", "emulated"):
         table.add_column(column)
@@ -24,6 +24,8 @@ def cmd_boards_list(args: argparse.Namespace) -> int:
                       format_size(b.ram_bytes) if b.ram_bytes else "-", b.toolchain.family,
                       b.default_runner, emulated)
     out.print(table)
+    for line in broken:  # an invalid file is reported, not fatal: the others are still listed
+        print(f"error: {line}", file=sys.stderr)
     return 0
 
 

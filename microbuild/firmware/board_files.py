@@ -3,12 +3,15 @@
 - ``mb_board_config.h``: addresses, clocks and driver options as macros for runtime/drivers/;
 - ``mb_board_init.c``: the board's `init:` snippet inside ``void mb_board_init(void)``;
 - which runtime sources to compile: start-up for the architecture, and the one console, timer
-  and exit driver the YAML names.
+  and exit driver the YAML names;
+- which of the board's own C files to compile (drivers and init code it names as files, next to
+  its YAML; see microbuild/boards/drivers.py), and the headers they include from their folder.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from microbuild.boards import Board
 from microbuild.errors import BoardError
@@ -79,6 +82,15 @@ def _vector_table_macros(irq_count: int) -> list[str]:
 
 
 def board_init_c(board: Board) -> str:
+    if "init" in board.local_sources:
+        # The board's own file defines mb_board_init; this one only keeps the build's file list
+        # the same for every board (a translation unit that declares it is valid C).
+        return "\n".join([
+            f"/* Board '{board.name}': mb_board_init is defined in the board's own",
+            f" * {board.local_sources['init'].name} (init_source: in {board.files[0].name}). */",
+            '#include "microbuild/platform.h"',
+            "",
+        ])
     body = board.init.strip("\n") or "    /* nothing to bring up */"
     body = "\n".join(("    " + line if line.strip() else "") for line in body.splitlines())
     return "\n".join([
@@ -97,11 +109,13 @@ def board_init_c(board: Board) -> str:
 
 
 def driver_sources(board: Board) -> list[str]:
-    """The console, timer and exit drivers and the print helpers, relative to runtime/."""
-    wanted = [f"drivers/console/{board.transport['driver']}.c",
-              f"drivers/timer/{board.timer['driver']}.c",
-              f"drivers/exit/{board.exit['driver']}.c",
-              "support/print.c"]
+    """The built-in console, timer and exit drivers the board uses and the print helpers,
+    relative to runtime/ (drivers the board brings as its own files are in local_sources)."""
+    named = {"console": board.transport["driver"], "timer": board.timer["driver"],
+             "exit": board.exit["driver"]}
+    wanted = [f"drivers/{kind}/{name}.c" for kind, name in named.items()
+              if kind not in board.local_sources]
+    wanted.append("support/print.c")
     root = runtime_dir()
     for rel in wanted:
         if not (root / rel).is_file():
@@ -111,6 +125,27 @@ def driver_sources(board: Board) -> list[str]:
             raise BoardError(f"board '{board.name}': {key} names a driver microbuild has no C "
                              f"implementation of yet ({root / rel} is missing)")
     return wanted
+
+
+def local_sources(board: Board) -> list[Path]:
+    """The board's own C files (drivers, init code), absolute, in a stable order."""
+    return [board.local_sources[kind] for kind in ("console", "timer", "exit", "init")
+            if kind in board.local_sources]
+
+
+def local_headers(board: Board) -> list[Path]:
+    """Headers the board's own C files include with ``#include "x.h"`` from their folder (or a
+    subfolder), directly or through one another: a generated project copies them along."""
+    found: list[Path] = []
+    pending = local_sources(board)
+    while pending:
+        path = pending.pop()
+        for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(), re.MULTILINE):
+            candidate = (path.parent / name).resolve()
+            if candidate.is_file() and candidate not in found:
+                found.append(candidate)
+                pending.append(candidate)
+    return sorted(found)
 
 
 def kernel_sources() -> list[str]:

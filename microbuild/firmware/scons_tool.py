@@ -139,7 +139,9 @@ def board_environment(env, board, toolchain: str | None = None):
     setup = toolchains.toolchain_setup(board, toolchain)
     default = board.toolchain.family == setup.family
     variant = board.name if default else f"{board.name}+{setup.family}"
-    key = f"{id(env)}:{variant}:{json.dumps(board.data, sort_keys=True)}"
+    # The board's own source files take part: two boards written alike in two folders differ.
+    local = {kind: str(path) for kind, path in board.local_sources.items()}
+    key = f"{id(env)}:{variant}:{json.dumps([board.data, local], sort_keys=True)}"
     _board_keys[early] = key
     if key in _boards:
         return _boards[key][1]
@@ -198,6 +200,10 @@ def micro_runtime(env, board, toolchain: str | None = None):
     root = benv["MICROBUILD_VARIANT_DIR"]
     objects = [_object(benv, rel) for rel in board_files.kernel_sources()]
     objects += [_object(benv, rel) for rel in board_files.driver_sources(b)]
+    # The board's own drivers and init code, from its folder (named by kind: two boards' files
+    # may share a name).
+    objects += [benv.Object(root.Dir("obj").Dir("board").File(f"{kind}_{path.stem}.o"), str(path))[0]
+                for kind, path in b.local_sources.items()]
     init = benv["MICROBUILD_CONFIG_FILES"]["mb_board_init.c"]
     objects.append(benv.Object(root.Dir("obj").File("mb_board_init.o"), init)[0])
     library = benv.StaticLibrary(root.File("libmicrobuild.a"), objects)

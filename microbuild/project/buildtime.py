@@ -234,6 +234,9 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
     objects.append(obj(config["mb_board_init.c"], "board/mb_board_init.c"))
+    # The board's own drivers and init code (beside its YAML, board/src/ in a project).
+    for kind, path in b.local_sources.items():
+        objects.append(obj(str(path), f"board/{kind}_{path.stem}.c"))
 
     ld = config.get(f"{b.name}.ld") or config.get(f"{b.name}.additions.ld")
     elf_path = target if b.is_host else f"{target}.elf"
@@ -371,6 +374,9 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
     rels = setup.startup + board_files.driver_sources(board)
     sources = [(f"{runtime}/{rel}", f"runtime/{rel}") for rel in rels]
     sources.append((str(generated["init"]), "board/mb_board_init.c"))
+    # The board's own drivers and init code (beside its YAML, board/src/ in a project).
+    sources += [(str(path), f"board/{kind}_{path.stem}.c")
+                for kind, path in board.local_sources.items()]
     env.Append(PIOBUILDFILES=_pio_objects(env, sources))
     return generated
 

@@ -15,8 +15,11 @@ and refuses to overwrite a file it did not write.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import json
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -294,11 +297,47 @@ def add_runtime(files: ProjectFiles, rels: Sequence[str], link_runtime: bool,
     return folder
 
 
+BOARD_SOURCES_DIR = "src"  # the board's own C files, under board/ (beside its YAML)
+
+
+def board_own_files(board: Board) -> dict[str, Path]:
+    """The board's own C files (drivers, init code) and the headers they include, by where a
+    project keeps them relative to board/: ``src/`` plus each file's path below the folder that
+    holds them all (so their ``#include "x.h"`` still find each other)."""
+    own = board_files.local_sources(board) + board_files.local_headers(board)
+    if not own:
+        return {}
+    root = Path(os.path.commonpath([str(p.parent) for p in own]))
+    return {f"{BOARD_SOURCES_DIR}/{p.relative_to(root).as_posix()}": p for p in own}
+
+
+def add_board_files(files: ProjectFiles, board: Board) -> list[str]:
+    """board/<name>.yaml and the board's own C files beside it (board/src/...); returns those
+    files' C sources relative to the project, which a project compiles besides the runtime."""
+    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    own = board_own_files(board)
+    for rel, path in own.items():
+        files.add(f"{BOARD_DIR}/{rel}", path.read_bytes())
+    return [f"{BOARD_DIR}/{rel}" for rel, path in own.items() if rel.endswith(".c")]
+
+
 def board_yaml_text(board: Board) -> str:
     """The board's definition with `extends:` resolved, so the project needs no other board file
-    (as `microbuild boards show` prints it, with a header that names no local paths)."""
+    (as `microbuild boards show` prints it, with a header that names no local paths). The board's
+    own C files are named where the project keeps them (board/src/..., see add_board_files)."""
     from microbuild.api import board_yaml
+    from microbuild.boards.drivers import SOURCE_KEYS
 
+    own = {path: rel for rel, path in board_own_files(board).items()}
+    if own:
+        data = copy.deepcopy(board.data)
+        for kind, path in board.local_sources.items():
+            *parents, key = SOURCE_KEYS[kind]
+            target = data
+            for parent in parents:
+                target = target[parent]
+            target[key] = own[path]
+        board = dataclasses.replace(board, data=data)
     body = board_yaml(board).split("\n", 1)[1]
     return (f"# Board '{board.name}' ({board.title}) with everything it extends merged in, "
             f"written by\n# microbuild generate. Edit it here: builds read this file (compiler "

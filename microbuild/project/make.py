@@ -20,7 +20,7 @@ from microbuild.project.common import (
     ProjectFiles,
     add_runtime,
     app_main,
-    board_yaml_text,
+    add_board_files,
     common_values,
     compiled_runtime_sources,
     console_hint,
@@ -74,7 +74,7 @@ def generate(spec, files: ProjectFiles):
 
     board = spec.board
     setup = toolchain_setup(board, spec.toolchain)
-    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    own_sources = add_board_files(files, board)
     runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
                           spec.link_runtime)
     files.add_user(APP_MAIN, app_main(spec.executor))
@@ -85,6 +85,7 @@ def generate(spec, files: ProjectFiles):
     sources.append(f"{GENERATED_DIR}/mb_board_init.c")
     sources += [f"{runtime}/{rel}" for rel in compiled_runtime_sources(board, spec.toolchain,
                                                                        spec.executor)]
+    sources += own_sources  # the board's own drivers, beside its YAML in board/src/
     ldflags = list(setup.linkflags)
     ld = None
     if setup.uses_linker_script:

@@ -24,7 +24,7 @@ from microbuild.project.common import (
     ProjectFiles,
     add_runtime,
     app_main,
-    board_yaml_text,
+    add_board_files,
     common_values,
     console_hint,
     emulator_package,
@@ -79,7 +79,7 @@ def generate(spec, files: ProjectFiles):
     from microbuild.project import Instructions
 
     board = spec.board
-    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    add_board_files(files, board)
     runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
                           spec.link_runtime)
     files.add_user(APP_MAIN, app_main(spec.executor))

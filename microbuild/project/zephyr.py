@@ -20,7 +20,7 @@ from microbuild.project.common import (
     BOARD_DIR,
     ProjectFiles,
     add_runtime,
-    board_yaml_text,
+    add_board_files,
     common_values,
     console_hint,
     template,
@@ -90,7 +90,7 @@ def generate(spec, files: ProjectFiles):
     board = spec.board
     zboard = zephyr_board(board)
     executor = spec.executor
-    files.add(f"{BOARD_DIR}/{board.name}.yaml", board_yaml_text(board))
+    add_board_files(files, board)
     sources = board_files.kernel_sources() + ["support/print.c"] + list(executor.runtime_sources)
     headers = board_files.included_headers(sources + [executor.main])
     runtime = add_runtime(files, sorted(set(sources + headers)), spec.link_runtime,

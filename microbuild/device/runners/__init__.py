@@ -8,20 +8,29 @@ from typing import Any
 from microbuild.boards import Board
 from microbuild.device.runners.avrdude import AvrdudeRunner
 from microbuild.device.runners.base import CompletedRun, Runner
+from microbuild.device.runners.dfu_util import DfuUtilRunner
+from microbuild.device.runners.esptool import EsptoolRunner
 from microbuild.device.runners.flash_tool import FirmwareImage, FlashError, FlashToolRunner
 from microbuild.device.runners.host import HostRunner
 from microbuild.device.runners.jlink import JlinkRunner
+from microbuild.device.runners.nrf import NrfjprogRunner, NrfutilRunner
 from microbuild.device.runners.openocd import OpenocdRunner
+from microbuild.device.runners.picotool import PicotoolRunner
 from microbuild.device.runners.platformio import PlatformioRunner
+from microbuild.device.runners.probe_rs import ProbeRsRunner
 from microbuild.device.runners.pyocd import PyocdRunner
 from microbuild.device.runners.qemu import QemuRunner
 from microbuild.device.runners.simavr import SimavrRunner
 from microbuild.device.runners.stlink import StlinkRunner
+from microbuild.device.runners.stm32cubeprogrammer import Stm32CubeProgrammerRunner
+from microbuild.device.runners.uf2 import Uf2Runner
 from microbuild.errors import MicrobuildError
 
 RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (
     QemuRunner, HostRunner, SimavrRunner,
-    OpenocdRunner, PyocdRunner, StlinkRunner, JlinkRunner, AvrdudeRunner, PlatformioRunner)}
+    OpenocdRunner, PyocdRunner, StlinkRunner, JlinkRunner, AvrdudeRunner, PlatformioRunner,
+    EsptoolRunner, PicotoolRunner, Uf2Runner, NrfjprogRunner, NrfutilRunner, ProbeRsRunner,
+    DfuUtilRunner, Stm32CubeProgrammerRunner)}
 
 
 def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
@@ -40,6 +49,8 @@ def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
     return cls(board, **options) if issubclass(cls, FlashToolRunner) else cls(board)
 
 
-__all__ = ["AvrdudeRunner", "CompletedRun", "FirmwareImage", "FlashError", "FlashToolRunner",
-           "HostRunner", "JlinkRunner", "OpenocdRunner", "PlatformioRunner", "PyocdRunner",
-           "QemuRunner", "RUNNERS", "Runner", "SimavrRunner", "StlinkRunner", "runner_for"]
+__all__ = ["AvrdudeRunner", "CompletedRun", "DfuUtilRunner", "EsptoolRunner", "FirmwareImage",
+           "FlashError", "FlashToolRunner", "HostRunner", "JlinkRunner", "NrfjprogRunner",
+           "NrfutilRunner", "OpenocdRunner", "PicotoolRunner", "PlatformioRunner", "ProbeRsRunner",
+           "PyocdRunner", "QemuRunner", "RUNNERS", "Runner", "SimavrRunner", "StlinkRunner",
+           "Stm32CubeProgrammerRunner", "Uf2Runner", "runner_for"]

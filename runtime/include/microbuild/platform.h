@@ -3,7 +3,9 @@
  *
  * Each function has one implementation per driver under runtime/drivers/{console,timer,exit}/;
  * the board YAML names the driver (transport.driver, timer.driver, exit.driver) and microbuild
- * compiles exactly that file. Drivers take their addresses and clocks from the generated
+ * compiles exactly that file. A board may instead name a C file of its own there (a value ending
+ * in .c, relative to the board file; board_defs/lm3s6965evb/pl011_console.c is one), which
+ * implements the same functions, and `init_source:` for mb_board_init. Drivers take their addresses and clocks from the generated
  * header "mb_board_config.h" (MB_CONSOLE_BASE, MB_CONSOLE_BAUD, MB_CONSOLE_OPT_<KEY>,
  * MB_TIMER_HZ, MB_EXIT_BASE, MB_CPU_CLOCK_HZ, MB_BOARD_NAME), so a driver is written once and
  * serves every board that has that peripheral.
