@@ -404,7 +404,7 @@ def _open(elf_path: str | Path) -> ELFFile:
         raise MicrobuildError(f"{elf_path}: not an ELF file ({e})") from e
 
 
-def _load_address(elf: ELFFile, sec) -> int:
+def load_address(elf: ELFFile, sec) -> int:
     """The section's load address (LMA): from the PT_LOAD segment that holds it."""
     addr, size = sec["sh_addr"], sec["sh_size"]
     if sec["sh_type"] == "SHT_NOBITS":
@@ -440,7 +440,7 @@ def _read_sections(elf: ELFFile) -> list[tuple[int, SectionInfo]]:
         executable = bool(flags & SH_FLAGS.SHF_EXECINSTR)
         nobits = sec["sh_type"] == "SHT_NOBITS"
         out.append((index, SectionInfo(
-            name=sec.name, size=sec["sh_size"], vma=sec["sh_addr"], lma=_load_address(elf, sec),
+            name=sec.name, size=sec["sh_size"], vma=sec["sh_addr"], lma=load_address(elf, sec),
             nobits=nobits, writable=writable, executable=executable,
             category=_category(sec.name, writable, executable, nobits),
             align=max(1, sec["sh_addralign"]))))

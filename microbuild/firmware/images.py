@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from microbuild.boards import Board
@@ -43,21 +44,26 @@ def loaded_regions(board: Board) -> list[str]:
 
 
 def region_images(elf_path: str | Path, board: Board) -> dict[str, tuple[int, bytes]]:
-    """Region name -> (start address, bytes) of the loaded bytes there, gaps between segments
-    filled with zeros (as objcopy does)."""
+    """Region name -> (start address, bytes) of the loaded bytes there (at their load
+    addresses), gaps between sections filled with zeros (as objcopy does)."""
+    from microbuild.firmware.fit import load_address
+
     regions = list(board.regions.values())
     pieces: dict[str, list[tuple[int, bytes]]] = {}
     with open(elf_path, "rb") as f:
         elf = ELFFile(f)
-        for segment in elf.iter_segments():
-            if segment["p_type"] != "PT_LOAD" or segment["p_filesz"] == 0:
+        # Sections, as objcopy reads them, not program headers: ld may map the ELF's own
+        # headers into the first segment when they fit below the image.
+        for section in elf.iter_sections():
+            if (not section["sh_flags"] & SH_FLAGS.SHF_ALLOC or section["sh_size"] == 0
+                    or section["sh_type"] == "SHT_NOBITS"):
                 continue
-            address = segment["p_paddr"]
+            address = load_address(elf, section)
             region = next((r for r in regions if r.origin <= address < r.end), None)
             if region is None:
-                raise BuildError(f"{elf_path}: loaded bytes at {address:#010x} are in no memory "
-                                 f"region of board '{board.name}'")
-            pieces.setdefault(region.name, []).append((address, segment.data()))
+                raise BuildError(f"{elf_path}: section {section.name} is loaded at "
+                                 f"{address:#010x}, in no memory region of board '{board.name}'")
+            pieces.setdefault(region.name, []).append((address, section.data()))
     images = {}
     for name, parts in pieces.items():
         parts.sort()

@@ -81,9 +81,9 @@ def linker_script(board: Board) -> str:
     if header is not None:
         section, size, what = header
         lines += [
-            f"    /* {what}: the first {size} bytes of the boot region. */",
-            f"    {section} : {{ KEEP(*({section})) }} > {boot}",
-            f'    ASSERT(SIZEOF({section}) == {size:#x}, "{section} must be {size} bytes")',
+            f"    /* {what}: the first {size} bytes of the boot region, reserved even when",
+            "     * nothing fills them (a generated project that does not build the header yet). */",
+            f"    {section} : {{ KEEP(*({section})) . = {size:#x}; }} > {boot}",
             "",
         ]
     if arm:
@@ -116,9 +116,15 @@ def linker_script(board: Board) -> str:
     ]
     if arm:
         lines += [
-            "    /* Unwind tables that libgcc's helpers may carry. */",
+            "    /* Unwind tables that libgcc's helpers may carry: with the code, since their",
+            "     * entries are 31-bit offsets to it (+-1 GiB: code in RAM at 0x60000000 and a",
+            "     * table in flash at 0 would be out of reach). */",
+            "    /* ... except the reset handler's (clang writes a can't-unwind entry for every",
+            "     * function): it stays in the boot region, maybe out of the table's reach, and",
+            "     * nothing unwinds through it. */",
+            "    /DISCARD/ : { *(.ARM.exidx.mb_boot .ARM.exidx.mb_boot.*) }",
             f"    .ARM.exidx : ALIGN(4) {{ *(.ARM.exidx* .gnu.linkonce.armexidx.*) }} > "
-            f"{place['rodata']}{at('rodata')}",
+            f"{place['text']}{at('text')}",
             "",
         ]
     lines += [
@@ -146,7 +152,7 @@ def linker_script(board: Board) -> str:
         copies.append(".mb_vectors")
     copies += [name for name, kind in ((".text", "text"), (".rodata", "rodata"),
                                        (".mb_weights", "weights")) if copied(kind)]
-    if arm and copied("rodata"):
+    if arm and copied("text"):
         copies.append(".ARM.exidx")
     if data_copied:
         copies.append(".data")
