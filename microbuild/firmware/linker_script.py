@@ -83,7 +83,9 @@ def linker_script(board: Board) -> str:
         lines += [
             f"    /* {what}: the first {size} bytes of the boot region, reserved even when",
             "     * nothing fills them (a generated project that does not build the header yet). */",
-            f"    {section} : {{ KEEP(*({section})) . = {size:#x}; }} > {boot}",
+            f"    {section} : {{ KEEP(*({section})) }} > {boot}",
+            "    /* (GNU ld and lld disagree on what `. = N` means inside a section: pad in another.) */",
+            f"    {section}_pad : {{ . += {size:#x} - SIZEOF({section}); }} > {boot}",
             "",
         ]
     if arm:

@@ -170,8 +170,9 @@ def test_boot_rom_crc_matches_crc32_mpeg2():
     assert crc32_boot_rom(blob) == _crc32_mpeg2(blob)
 
 
-def test_rp2040_pico_image_starts_with_boot2_and_has_a_uf2(tmp_path):
-    build = api.build_firmware("rp2040-pico", [TINY], tmp_path)
+@pytest.mark.parametrize("toolchain", [None, "clang"])
+def test_rp2040_pico_image_starts_with_boot2_and_has_a_uf2(tmp_path, toolchain):
+    build = api.build_firmware("rp2040-pico", [TINY], tmp_path, toolchain=toolchain)
     data = build.binary.read_bytes()
     boot2 = data[:256]
     assert struct.unpack("<I", boot2[252:])[0] == _crc32_mpeg2(boot2[:252])
