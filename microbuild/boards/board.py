@@ -158,8 +158,14 @@ class Board:
 
     @property
     def flash_bytes(self) -> int:
-        """Bytes of non-writable (code) memory; 0 for the host."""
-        return sum(r.length for r in self.regions.values() if not r.writable)
+        """Bytes of non-writable (code) memory; 0 for the host. Windows onto one device
+        (``window_of``) count once, as the device's size (its largest window)."""
+        plain = sum(r.length for r in self.regions.values() if not r.writable and not r.window_of)
+        devices: dict[str, int] = {}
+        for r in self.regions.values():
+            if not r.writable and r.window_of:
+                devices[r.window_of] = max(devices.get(r.window_of, 0), r.length)
+        return plain + sum(devices.values())
 
     @property
     def ram_bytes(self) -> int:

@@ -113,6 +113,7 @@ def test_esp32c3_windows_onto_one_flash():
     assert regions["irom"].window_of == regions["drom"].window_of == "flash"
     assert regions["irom"].origin == 0x42000020 and regions["drom"].origin == 0x3C000020
     assert board.boot_region.name == "irom"
+    assert board.flash_bytes == regions["irom"].length  # one flash, not two
     # The ESP boot loader puts .data in RAM itself: nothing is copied at reset.
     assert image_steps.loader_places_sections(board)
     script = linker_script(board)
