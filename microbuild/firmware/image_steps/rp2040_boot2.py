@@ -13,7 +13,6 @@ So the .elf, .bin, .hex and .uf2 all carry it.
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 from microbuild.errors import BoardError, BuildError
 from microbuild.firmware.image_steps import ImageStep
