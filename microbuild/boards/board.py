@@ -21,6 +21,8 @@ class MemoryRegion:
     origin: int
     length: int
     access: str  # "rx", "r", "rw" or "rwx"
+    external: bool = False  # a separate device (QSPI/OSPI flash) needing an external loader
+    window_of: str | None = None  # one window onto a device other regions also map (ESP32)
 
     @property
     def end(self) -> int:
@@ -33,6 +35,12 @@ class MemoryRegion:
     @property
     def executable(self) -> bool:
         return "x" in self.access
+
+
+def boot_candidates(regions) -> list[MemoryRegion]:
+    """Regions a firmware image can be stored in to survive a reset: not writable (flash, ROM
+    windows) and not on an external device (which the boot ROM does not start from)."""
+    return [r for r in regions if not r.writable and not r.external]
 
 
 @dataclass(frozen=True)
@@ -109,8 +117,33 @@ class Board:
     @property
     def regions(self) -> dict[str, MemoryRegion]:
         regions = self.data.get("memory", {}).get("regions", {})
-        return {name: MemoryRegion(name, int(r["origin"]), parse_size(r["length"]), r["access"])
+        return {name: MemoryRegion(name, int(r["origin"]), parse_size(r["length"]), r["access"],
+                                   bool(r.get("external", False)), r.get("window_of"))
                 for name, r in regions.items()}
+
+    @property
+    def boot_region(self) -> MemoryRegion | None:
+        """Where the firmware image is stored and the core starts: ``memory.boot``, else the
+        text region, or (text in RAM) the one non-volatile, non-external region. None when text
+        is in RAM and that is ambiguous (the loader refuses such a board, naming the choices)."""
+        regions = self.regions
+        if not regions:
+            return None
+        named = self.data.get("memory", {}).get("boot")
+        if named:
+            return regions.get(named)
+        text = regions.get(self.placement.get("text", ""))
+        if text is None or not text.writable:
+            return text
+        stores = boot_candidates(regions.values())
+        if len(stores) == 1:
+            return stores[0]
+        return text if not stores else None
+
+    @property
+    def image_steps(self) -> list[dict[str, Any]]:
+        """The post-link steps of ``image:`` (microbuild/firmware/image_steps/), in order."""
+        return [dict(step) for step in self.data.get("image", [])]
 
     @property
     def placement(self) -> dict[str, str]:
@@ -135,8 +168,14 @@ class Board:
 
     @property
     def flash_bytes(self) -> int:
-        """Bytes of non-writable (code) memory; 0 for the host."""
-        return sum(r.length for r in self.regions.values() if not r.writable)
+        """Bytes of non-writable (code) memory; 0 for the host. Windows onto one device
+        (``window_of``) count once, as the device's size (its largest window)."""
+        plain = sum(r.length for r in self.regions.values() if not r.writable and not r.window_of)
+        devices: dict[str, int] = {}
+        for r in self.regions.values():
+            if not r.writable and r.window_of:
+                devices[r.window_of] = max(devices.get(r.window_of, 0), r.length)
+        return plain + sum(devices.values())
 
     @property
     def ram_bytes(self) -> int:

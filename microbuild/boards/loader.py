@@ -293,6 +293,9 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                 add(path, f"{section} is written at run time but region '{region_name}' is "
                           f"{regions[region_name]['access']} (not writable); place it in a rw/rwx region")
 
+        problems += [Problem(resolved.location(path), path, message)
+                     for path, message in _boot_problems(data)]
+
     exit_driver = data.get("exit", {}).get("driver")
     if exit_driver == "sifive_test" and "base" not in data["exit"]:
         add(("exit",), "the sifive_test exit driver needs `base:`, the test device's address "
@@ -368,6 +371,43 @@ def _with_inheritance(problem: Problem, board_file: Path) -> Problem:
         return problem
     return Problem(problem.location, problem.key_path,
                    f"{problem.message} (inherited by {board_file})")
+
+
+# Runners that load the ELF into an emulator or run it as a process: RAM-only code is fine there.
+_LOADING_RUNNERS = ("qemu", "simavr", "host")
+
+
+def _boot_problems(data: dict) -> list[tuple[KeyPath, str]]:
+    """Can this board's image boot? Code placed in RAM needs a non-volatile region to keep its
+    load image in (copied at reset), or an emulator/debugger that loads RAM directly."""
+    memory = data["memory"]
+    regions = memory["regions"]
+    placement = memory["placement"]
+    problems: list[tuple[KeyPath, str]] = []
+    boot = memory.get("boot")
+    if boot is not None and boot not in regions:
+        problems.append((("memory", "boot"), f"'{boot}' is not a region here"
+                         f"{_did_you_mean(boot, regions)}; regions: {', '.join(regions)}"))
+        return problems
+    text = placement.get("text")
+    if text not in regions or "w" not in regions[text]["access"] or boot is not None:
+        return problems
+    stores = [name for name, r in regions.items()
+              if "w" not in r["access"] and not r.get("external", False)]
+    where = ("memory", "placement", "text")
+    if len(stores) > 1:
+        problems.append((where, f"text (code and the vector table) is placed in RAM region "
+                         f"'{text}', so its image must be stored in a non-volatile region and "
+                         f"copied there at reset, but this board has several ({', '.join(stores)}):"
+                         f" name the one the core boots from with memory.boot"))
+    elif not stores and not any(f.get("runner") in _LOADING_RUNNERS for f in data["flash"]):
+        problems.append((where, f"text (code and the vector table) is placed in RAM region "
+                         f"'{text}' and the board has no non-volatile region to boot from (no "
+                         f"r/rx region that is not external): the image would be gone at the "
+                         f"first reset. Place text in the board's flash, add the flash region "
+                         f"(its load image is then copied to '{text}' at reset), or name the "
+                         f"region the boot ROM loads from with memory.boot"))
+    return problems
 
 
 def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:

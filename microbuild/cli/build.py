@@ -30,6 +30,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                     "executor": build.executor, "elf": str(build.elf),
                     "bin": str(build.binary) if build.binary else None,
                     "hex": str(build.hex) if build.hex else None,
+                    "region_bins": {k: str(v) for k, v in build.region_binaries.items()},
+                    "boot_images": [str(p) for p in build.boot_images],
                     "input": str(build.input_file) if build.input_file else None,
                     "size": build.size,
                     "models": [{k: m[k] for k in ("prefix", "model", "workspace_bytes",
@@ -40,8 +42,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         print(json.dumps(document, indent=2))
         return 0
     render_fit(build)
-    out.print(f"firmware: {build.elf}" + (" (+ .bin, .hex)" if build.binary else ""),
-              soft_wrap=True)
+    out.print(f"firmware: {build.elf}{build.files_note}", soft_wrap=True)
     if result is not None:
         render_result(result, build.board)
         if args.output:

@@ -37,6 +37,10 @@ class FirmwareBuild:
     input_file: Path | None  # AOT: .npz of the embedded inputs, keyed "<prefix>.input<k>"
     log: str = ""
     rpc_file: Path | None = None  # RPC: <name>.rpc.json (build id, arena, the models' slots)
+    # Region -> its .bin, when the image spans regions far apart (then ``binary`` is None).
+    region_binaries: dict[str, Path] = field(default_factory=dict)
+    # What the board's image steps wrote (.uf2, an ESP app image, a signed MCUboot image).
+    boot_images: list[Path] = field(default_factory=list)
 
     @property
     def rpc_description(self) -> dict[str, Any]:
@@ -45,6 +49,17 @@ class FirmwareBuild:
             raise MicrobuildError(f"{self.elf} is an {self.executor} firmware, not an RPC one; "
                                   "build it with --executor rpc")
         return json.loads(self.rpc_file.read_text())
+
+    @property
+    def files_note(self) -> str:
+        """What was written beside the ELF, for the build's last line: " (+ .bin, .hex)",
+        or the per-region .bins and the image steps' files."""
+        if self.board.is_host:
+            return ""
+        bins = ([".bin"] if self.binary is not None
+                else [p.name for p in self.region_binaries.values()])
+        extra = [p.name for p in self.boot_images]
+        return f" (+ {', '.join(bins + ['.hex'] + extra)})"
 
     @property
     def size_rows(self) -> list[tuple[str, ...]]:
@@ -157,12 +172,18 @@ def run_scons(directory: Path, jobs: int | None = None,
 def load_firmware_build(board: Board, out_dir: Path, name: str, prefixes: Sequence[str],
                         toolchain: str, executor: str = "aot", log: str = "") -> FirmwareBuild:
     """The FirmwareBuild for a firmware MicroFirmware built as ``out_dir/name``."""
+    from microbuild.firmware import image_steps, images
+
     out = Path(out_dir)
     summaries = [json.loads((out / f"{name}.src" / p / f"{p}.json").read_text()) for p in prefixes]
+    per_region = {} if board.is_host else images.region_bin_names(name, board)
+    steps = [] if board.is_host else image_steps.steps(board)
     return FirmwareBuild(
+        region_binaries={region: out / file for region, file in per_region.items()},
+        boot_images=[out / file for step in steps for file in step.outputs(name)],
         board=board, toolchain=toolchain, executor=executor, out_dir=out,
         elf=out / (name if board.is_host else f"{name}.elf"),
-        binary=None if board.is_host else out / f"{name}.bin",
+        binary=None if board.is_host or per_region else out / f"{name}.bin",
         hex=None if board.is_host else out / f"{name}.hex",
         size=json.loads((out / f"{name}.size.json").read_text()), models=summaries,
         input_file=out / f"{name}.input.npz" if executor == "aot" else None, log=log,

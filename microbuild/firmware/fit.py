@@ -38,6 +38,7 @@ CATEGORIES = ("text", "rodata", "weights", "data", "bss", "workspace", "state", 
 _NAMED = {
     ".mb_vectors": "text",
     ".mb_start": "text",
+    ".mb_boot": "text",
     ".mb_weights": "weights",
     ".mb_workspace": "workspace",
     ".mb_state": "state",
@@ -50,9 +51,11 @@ _NAMED = {
 # The sections whose region the board's placement names (memory.placement.<key>), so that one
 # that overflowed its region, even into the next region's addresses, is blamed on the right one.
 # Other sections are attributed by address alone.
+# "boot": the board's boot region (memory.boot), where load images and the code that runs before
+# anything is copied live.
 _PLACEMENT_KEY = {
-    ".mb_vectors": "text", ".mb_start": "text", ".text": "text",
-    ".mb_copy_table": "text", ".mb_zero_table": "text",
+    ".mb_vectors": "text", ".mb_start": "boot", ".text": "text", ".mb_boot": "boot",
+    ".mb_boot2": "boot", ".mb_copy_table": "boot", ".mb_zero_table": "boot",
     ".rodata": "rodata", ".mb_weights": "weights", ".data": "data", ".bss": "bss",
     ".mb_workspace": "workspace", ".mb_state": "state", ".heap": "heap", ".stack": "stack",
 }
@@ -224,6 +227,40 @@ class Overflow:
 
 
 @dataclass
+class DeviceUsage:
+    """One memory device that several regions are windows onto."""
+
+    name: str
+    windows: list[str]
+    length: int  # the device's size: its largest window
+    used: int  # what all its windows hold
+
+    @property
+    def over(self) -> int:
+        return max(0, self.used - self.length)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.used / self.length if self.length else 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (= {' + '.join(self.windows)})"
+
+
+def device_usage(regions: list[RegionUsage], board: Board) -> list[DeviceUsage]:
+    """The devices behind ``window_of`` regions, with the bytes of all their windows."""
+    groups: dict[str, list[MemoryRegion]] = {}
+    for region in board.regions.values():
+        if region.window_of:
+            groups.setdefault(region.window_of, []).append(region)
+    used = {r.name: r.used for r in regions}
+    return [DeviceUsage(name, [w.name for w in windows], max(w.length for w in windows),
+                        sum(used.get(w.name, 0) for w in windows))
+            for name, windows in groups.items()]
+
+
+@dataclass
 class FitReport:
     """What :func:`analyze_elf` found. ``fits`` is False when ``overflows`` is not empty."""
 
@@ -234,6 +271,9 @@ class FitReport:
     totals: dict[str, int]  # category -> bytes, every key of CATEGORIES present
     regions: list[RegionUsage]  # in the board file's order; empty for the host
     overflows: list[Overflow]
+    # Memory devices seen through several regions (memory.regions.*.window_of: an ESP32's
+    # IROM and DROM windows onto one flash), each counted once: the windows' bytes added up.
+    devices: list[DeviceUsage] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -302,6 +342,7 @@ class FitReport:
                 "stack_bytes": self.stack_bytes, "heap_bytes": self.heap_bytes,
                 "regions": [r.to_dict() for r in self.regions],
                 "overflows": [o.to_dict() for o in self.overflows],
+                "devices": [{**asdict(d), "over": d.over} for d in self.devices],
                 "sections": [asdict(s) for s in self.sections]}
 
     def table_rows(self) -> list[tuple[str, str, str, str, str]]:
@@ -316,6 +357,11 @@ class FitReport:
             if r.over:
                 note = f"OVERFLOWS by {kib(r.over)}" + (f": {parts}" if parts else "")
             rows.append((r.name, kib(r.used), kib(r.length), f"{r.percent:.1f}%", note))
+        for d in self.devices:
+            note = f"one device, counted once: its {len(d.windows)} windows' bytes added up"
+            if d.over:
+                note = f"OVERFLOWS by {kib(d.over)}: {note}"
+            rows.append((d.label, kib(d.used), kib(d.length), f"{d.percent:.1f}%", note))
         for o in self.overflows:
             if o.region is None:
                 rows.append(("(outside every region)", kib(o.used), "-", "-",
@@ -358,7 +404,7 @@ def _open(elf_path: str | Path) -> ELFFile:
         raise MicrobuildError(f"{elf_path}: not an ELF file ({e})") from e
 
 
-def _load_address(elf: ELFFile, sec) -> int:
+def load_address(elf: ELFFile, sec) -> int:
     """The section's load address (LMA): from the PT_LOAD segment that holds it."""
     addr, size = sec["sh_addr"], sec["sh_size"]
     if sec["sh_type"] == "SHT_NOBITS":
@@ -394,7 +440,7 @@ def _read_sections(elf: ELFFile) -> list[tuple[int, SectionInfo]]:
         executable = bool(flags & SH_FLAGS.SHF_EXECINSTR)
         nobits = sec["sh_type"] == "SHT_NOBITS"
         out.append((index, SectionInfo(
-            name=sec.name, size=sec["sh_size"], vma=sec["sh_addr"], lma=_load_address(elf, sec),
+            name=sec.name, size=sec["sh_size"], vma=sec["sh_addr"], lma=load_address(elf, sec),
             nobits=nobits, writable=writable, executable=executable,
             category=_category(sec.name, writable, executable, nobits),
             align=max(1, sec["sh_addralign"]))))
@@ -511,6 +557,8 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
     region_list = [] if board.is_host else list(board.regions.values())
     placement = board.placement
     by_name = {r.name: r for r in region_list}
+    boot = None if board.is_host else board.boot_region
+    placement = {**placement, "boot": boot.name if boot is not None else ""}
 
     usage = {r.name: RegionUsage(r.name, r.origin, r.length, r.access) for r in region_list}
     unplaced: list[Contribution] = []
@@ -527,7 +575,7 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
     home: dict[tuple[int, str], MemoryRegion | None] = {}
     for address, index, role in places:
         s = by_index[index]
-        key = "text" if role == "load" else _PLACEMENT_KEY.get(s.name, "")
+        key = "boot" if role == "load" else _PLACEMENT_KEY.get(s.name, "")
         region = _region_of(address, s.align, by_name.get(placement.get(key, "")), region_list,
                             tops)
         if region is not None:
@@ -589,9 +637,19 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
         overflows.append(Overflow(None, 0, 0, total, total, unplaced,
                                   top(region_symbols.get(None, []))))
 
+    devices = [] if board.is_host else device_usage(list(usage.values()), board)
+    for d in devices:
+        if d.over:
+            windows = [usage[w] for w in d.windows]
+            overflows.append(Overflow(
+                d.label, min(w.origin for w in windows), d.length, d.used, d.over,
+                sorted((c for w in windows for c in w.contributions),
+                       key=lambda c: (-c.bytes, c.section)),
+                top([y for w in d.windows for y in region_symbols.get(w, [])])))
+
     return FitReport(elf_path=str(elf_path), board=board.name, is_host=board.is_host,
                      sections=sections, totals=totals, regions=list(usage.values()),
-                     overflows=overflows)
+                     overflows=overflows, devices=devices)
 
 
 _WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_([A-Za-z0-9]+)$")

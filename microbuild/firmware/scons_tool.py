@@ -34,7 +34,8 @@ import SCons.Builder
 import SCons.Script
 
 from microbuild.boards import Board
-from microbuild.firmware import aot, board_files, linker_script, rpc_table, toolchains
+from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
+                                 toolchains)
 from microbuild.firmware.build import resolve_board
 from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.compiler.variants import Target, selection_spec
@@ -503,6 +504,18 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
     objects += [_object(benv, rel) for rel in executor_sources]
 
+    steps = [] if b.is_host else image_steps.steps(b)
+    for step in steps:
+        if step.header_source:
+            # A boot header (RP2040 boot2): assembled for the board, made into a C array in its
+            # own section, which the generated linker script puts first in the boot region.
+            header_object = _object(benv, step.header_source)
+            header_c = fenv.Command(
+                src.File(f"mb_{step.name}.c"), header_object,
+                SCons.Action.Action(_header_c, "$MICROGENCOMSTR"),
+                MICROBUILD_IMAGE_STEP=step)
+            objects.append(fenv.Object(src.File(f"mb_{step.name}.o"), header_c)[0])
+
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
     extra = [env.File(lib) for lib in setup.libs]
@@ -524,12 +537,67 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))
     results += size
     if setup.objcopy and not b.is_host:
-        for suffix, fmt in ((".bin", "binary"), (".hex", "ihex")):
+        per_region = images.region_bin_names(name, b)
+        formats = ((".hex", "ihex"),) if per_region else ((".bin", "binary"), (".hex", "ihex"))
+        for suffix, fmt in formats:
             results += fenv.Command(
                 out_dir.File(f"{name}{suffix}"), elf,
                 SCons.Action.Action(f"$OBJCOPY $OBJCOPYFLAGS -O {fmt} $SOURCE $TARGET",
                                     "$MICROOBJCOPYCOMSTR"))
+        if per_region:
+            # Loaded bytes in regions far apart: one .bin per region, not one filling the gap.
+            results += fenv.Command(
+                [out_dir.File(f) for f in per_region.values()], elf,
+                SCons.Action.Action(_region_bins, "$MICROIMAGECOMSTR"),
+                MICROBUILD_REGION_BINS=per_region)
+    for step in steps:
+        outputs = step.outputs(name)
+        if outputs:
+            results += fenv.Command(
+                [out_dir.File(f) for f in outputs], elf,
+                SCons.Action.Action(_image_step, "$MICROIMAGECOMSTR"),
+                MICROBUILD_IMAGE_STEP=step)
     return results
+
+
+def _header_c(target, source, env):
+    """The boot header's C file from its assembled object's code (.text, position-independent:
+    the object has no relocations, so its bytes are final)."""
+    step = env["MICROBUILD_IMAGE_STEP"]
+    raw = Path(str(target[0])).with_suffix(".raw")
+    command = [env.subst("$OBJCOPY"), "-O", "binary", "-j", ".text", str(source[0]), str(raw)]
+    result = subprocess.run(command, capture_output=True, text=True, env=env["ENV"])
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout + result.stderr)
+        return result.returncode
+    try:
+        Path(str(target[0])).write_text(step.header_c(raw.read_bytes()))
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
+    return 0
+
+
+def _region_bins(target, source, env):
+    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    files = {region: Path(str(t)) for region, t in
+             zip(env["MICROBUILD_REGION_BINS"], target)}
+    try:
+        print(f"  IMAGE   {images.write_region_bins(str(source[0]), board, files)}")
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
+    return 0
+
+
+def _image_step(target, source, env):
+    step = env["MICROBUILD_IMAGE_STEP"]
+    try:
+        print(f"  IMAGE   {step.run(Path(str(source[0])), [Path(str(t)) for t in target])}")
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
+    return 0
 
 
 # ---- the tool ---------------------------------------------------------------------------------------
@@ -552,7 +620,7 @@ def generate(env):
                        MICROMODELCOMSTR="  MODEL   $SOURCE -> ${TARGETS[1]}",
                        MICROGENCOMSTR="  GEN     $TARGET", MICROAOTCOMSTR="  GEN     $TARGET",
                        MICROFITCOMSTR="  FIT     $TARGET",
-                       MICROOBJCOPYCOMSTR="  OBJCOPY $TARGET")
+                       MICROOBJCOPYCOMSTR="  OBJCOPY $TARGET", MICROIMAGECOMSTR="")
     else:
         env.SetDefault(LINKCOMSTR="$MB_LINKLINE")
 

@@ -31,7 +31,9 @@
 #endif
 
 int main(void);
-void mb_reset_handler(void) __attribute__((noreturn));
+/* In the boot region (section .mb_boot), where it runs before anything is copied: with code
+ * placed in RAM (placement.text: itcm) everything else is only there after the copy below. */
+void mb_reset_handler(void) __attribute__((noreturn, section(".mb_boot")));
 void mb_default_handler(void); /* never returns, but its weak aliases need not be noreturn */
 
 /* Linker-script symbols: only their addresses mean anything. */
@@ -129,21 +131,6 @@ void mb_reset_handler(void)
     __asm__ volatile ("dsb\n\tisb" ::: "memory");
 #endif
 
-#if defined(__ARM_ARCH_6M__)
-    /* VTOR is optional on Armv6-M (the Cortex-M0 has none; the M0+ in the RP2040 has one). A core
-     * without it fetches vectors from address 0, so its table can only be at 0, and then there is
-     * nothing to write; a table elsewhere means the core has VTOR (or could not have booted). */
-    uintptr_t table = (uintptr_t)mb_vectors;
-    __asm__ ("" : "+r"(table)); /* C says no object is at address 0, so GCC drops the test */
-    if (table != 0u) {
-        MB_SCB_VTOR = (uint32_t)table;
-    }
-#else
-    /* A boot loader (e.g. the SparkFun Edge's) may have left VTOR pointing at its own table. */
-    MB_SCB_VTOR = (uint32_t)(uintptr_t)mb_vectors;
-#endif
-    __asm__ volatile ("dsb\n\tisb" ::: "memory");
-
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
     /* Armv8-M checks the stack limit in hardware: an overflow becomes a fault (exit 128 + n)
      * instead of silently overwriting .bss below the stack. */
@@ -151,8 +138,9 @@ void mb_reset_handler(void)
 #endif
 
     /* Word loops through volatile pointers: the compiler must not turn them into memcpy/memset
-     * calls (the library may not be usable before .data/.bss exist) or into vector code. The
-     * tables are walked by address (no division: Armv6-M would call a library routine). */
+     * calls (the library may not be usable before .data/.bss exist, and may not be copied yet)
+     * or into vector code. The tables are walked by address (no division: Armv6-M would call a
+     * library routine). */
     for (uintptr_t at = (uintptr_t)__mb_copy_table_start; at < (uintptr_t)__mb_copy_table_end;
          at += sizeof(mb_copy_entry)) {
         const mb_copy_entry *entry = (const mb_copy_entry *)at;
@@ -177,6 +165,30 @@ void mb_reset_handler(void)
         }
     }
 
-    mb_board_init();
-    mb_exit(main());
+    /* Only now is the vector table at its run address (copied above when code runs from RAM):
+     * point VTOR at it. Until here no exception may be taken (none is enabled at reset). */
+#if defined(__ARM_ARCH_6M__)
+    /* VTOR is optional on Armv6-M (the Cortex-M0 has none; the M0+ in the RP2040 has one). A core
+     * without it fetches vectors from address 0, so its table can only be at 0, and then there is
+     * nothing to write; a table elsewhere means the core has VTOR (or could not have booted). */
+    uintptr_t table = (uintptr_t)mb_vectors;
+    __asm__ ("" : "+r"(table)); /* C says no object is at address 0, so GCC drops the test */
+    if (table != 0u) {
+        MB_SCB_VTOR = (uint32_t)table;
+    }
+#else
+    /* A boot loader (e.g. the SparkFun Edge's) may have left VTOR pointing at its own table. */
+    MB_SCB_VTOR = (uint32_t)(uintptr_t)mb_vectors;
+#endif
+    __asm__ volatile ("dsb\n\tisb" ::: "memory");
+
+    /* Through pointers: the code may be copied far from the boot region (ITCM at 0, flash at
+     * 0x08000000), beyond the reach of a direct branch; an indirect one reaches anywhere. */
+    void (*volatile board_init)(void) = mb_board_init;
+    int (*volatile application)(void) = main;
+    void (*volatile finish)(int) = mb_exit;
+    board_init();
+    finish(application());
+    for (;;) {
+    }
 }

@@ -18,6 +18,7 @@ import pytest
 from microbuild import api
 from microbuild.boards import load_board
 from microbuild.errors import DeviceError
+from microbuild.firmware import image_steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import run_tflm  # noqa: E402
@@ -69,9 +70,12 @@ def test_real_board_builds_and_fits(board, tmp_path):
         assert build.size["fits"]
         assert build.binary.is_file() and build.hex.is_file()
         assert build.hex.read_text().startswith(":")
-        # The image starts with the vector table: initial SP at the top of the stack, then the
-        # reset handler (Thumb bit set) inside the code region.
-        sp, reset = struct.unpack("<II", build.binary.read_bytes()[:8])
+        # The image starts with the vector table (after a boot header: the RP2040's boot2):
+        # initial SP at the top of the stack, then the reset handler (Thumb bit set) inside the
+        # code region.
+        header = image_steps.boot_header(b)
+        skip = header[1] if header else 0
+        sp, reset = struct.unpack("<II", build.binary.read_bytes()[skip:skip + 8])
         assert stack_region.origin < sp <= stack_region.end
         assert sp % 8 == 0
         assert reset & 1 and text_region.origin <= reset < text_region.end

@@ -287,3 +287,18 @@ def test_cli_flash_with_a_board_that_names_esptool(stm32_build, tmp_path, monkey
     assert status != 0
     assert f"with runner esptool failed: the serial port {port} does not exist" in err
     assert "Traceback" not in err
+
+
+def test_esptool_writes_the_esp_app_image_of_the_esp32c3_board(tmp_path):
+    """On esp32c3-devkitm the first runner is esptool, and it writes the app image the board's
+    esp_app_image step made (not the raw .bin) at the app partition's address."""
+    board = get_board("esp32c3-devkitm")
+    first = board.runners[0]
+    assert first.name == "esptool"
+    build = build_firmware("esp32c3-devkitm", [TINY_FC], tmp_path / "fw")
+    runner = EsptoolRunner(board, args=first.args)
+    command = runner.flash_command(FirmwareImage.from_build(build))
+    app_image = Path(build.elf).with_suffix(".app-image.bin")
+    assert app_image.is_file()
+    assert command[:3] == [runner.program_name, "--chip", "esp32c3"]
+    assert "0x10000" in command and Path(command[-1]).resolve() == app_image.resolve()

@@ -80,9 +80,12 @@ ARM_ONLY = ["startup/cortex_m.c", "drivers/console/stm32_usart.c", "drivers/cons
             "drivers/timer/systick.c", "drivers/exit/semihosting.c", "drivers/exit/halt.c"]
 SOURCES = {
     "arm": COMMON + MMIO_UARTS + ARM_ONLY + ["drivers/timer/dwt.c"],
-    "armv6m": COMMON + MMIO_UARTS + ARM_ONLY,  # no DWT cycle counter on Armv6-M
+    # No DWT cycle counter on Armv6-M; the RP2040's second-stage loader is Armv6-M code.
+    "armv6m": COMMON + MMIO_UARTS + ARM_ONLY + ["startup/rp2040_boot2.S"],
     "rv32": COMMON + MMIO_UARTS + ["startup/riscv32.S", "drivers/timer/mcycle.c",
-                                   "drivers/exit/sifive_test.c", "drivers/exit/halt.c"],
+                                   "drivers/exit/sifive_test.c", "drivers/exit/halt.c",
+                                   "drivers/console/esp32_uart.c",
+                                   "drivers/timer/esp32c3_systimer.c"],
     "host": COMMON + ["drivers/console/posix_stdio.c", "drivers/timer/clock_gettime.c",
                       "drivers/exit/process.c"],
 }

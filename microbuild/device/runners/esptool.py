@@ -11,8 +11,8 @@ Runner args:
   baud      baud rate while writing (default 460800)
   address   where the image goes (default 0x0: an image that starts with the bootloader)
   program   the esptool executable (name or path)
-The .bin beside the ELF is written; for an ESP chip it must be an esptool image (`esptool
-elf2image`), which the board's post-link step makes, not a raw objcopy binary.
+The esptool app image beside the ELF (``<name>.app-image.bin``, written by the board's
+``esp_app_image`` image step) is written when there is one, else the .bin beside the ELF.
 """
 
 from __future__ import annotations
@@ -53,6 +53,11 @@ class EsptoolRunner(FlashToolRunner):
         return int(value, 0) if isinstance(value, str) else int(value)
 
     def image_file(self, image: FirmwareImage) -> Path:
+        # The board's esp_app_image step writes <name>.app-image.bin beside the ELF: that, not
+        # the raw objcopy .bin, is what the ESP boot loader reads.
+        app_image = Path(image.elf).with_suffix(".app-image.bin")
+        if app_image.is_file():
+            return app_image
         return Path(image.binary) if image.binary is not None else Path(image.elf).with_suffix(".bin")
 
     def flash_command(self, image: FirmwareImage) -> list[str]:

@@ -119,6 +119,9 @@ class FlashToolRunner(Runner):
     kill_grace = 3.0
     # (regex on the tool's output, kind): this tool's own wording, checked before COMMON_PATTERNS.
     failure_patterns: tuple[tuple[str, str], ...] = ()
+    # What the runner arg `external_loader` is for this tool, when it can program a region on an
+    # external flash device (memory.regions.*.external: QSPI/OSPI); "" when it cannot.
+    external_loader_help = ""
 
     def __init__(self, board: Board, args: dict[str, Any] | None = None):
         super().__init__(board)
@@ -237,10 +240,44 @@ class FlashToolRunner(Runner):
             f"--runner {self.name}`), then read its console on the board's serial port at "
             f"{self.board.transport.get('baud', 115200)} baud")
 
+    def check_external_regions(self, image: FirmwareImage) -> None:
+        """Refuse, naming the region, when the image has bytes in an external flash region
+        (QSPI/OSPI) that this runner cannot program: without an external loader the tool would
+        fail half-way, or write only the internal flash and leave the board without its
+        weights."""
+        from microbuild.firmware.images import region_images
+
+        external = {r.name: r for r in self.board.regions.values() if r.external}
+        if not external or not Path(image.elf).is_file():
+            return
+        held = {name: data for name, (_, data) in region_images(image.elf, self.board).items()
+                if name in external}
+        if not held or (self.external_loader_help and self.args.get("external_loader")):
+            return
+        where = ", ".join(f"'{name}' ({external[name].origin:#010x}: {len(data):,} bytes)"
+                          for name, data in held.items())
+        capable = [r.runner for r in self.board.runners
+                   if getattr(_runner_class(r.runner), "external_loader_help", "")]
+        if self.external_loader_help:
+            advice = (f"add `external_loader` to runner {self.name}'s args in the board YAML: "
+                      f"{self.external_loader_help}")
+        else:
+            advice = (f"{self.name} programs the chip's internal flash only. Use a runner that "
+                      "takes an external loader"
+                      + (f" (this board lists {', '.join(capable)})" if capable else
+                         " (openocd, with args.external_loader)")
+                      + ", or place those sections in internal flash (memory.placement)")
+        raise FlashError(
+            f"flashing board '{self.board.name}' with runner {self.name} refused: the firmware "
+            f"has bytes in external flash region {where}, marked `external: true` in "
+            f"{self.board.files[0]}, and {self.name} has no external loader for it.\n"
+            f"What to do: {advice}.")
+
     def flash(self, image: FirmwareImage, timeout: float = 120.0) -> CompletedRun:
         """Program ``image`` into the board. Returns the tool's run (its output in ``console``);
         raises FlashError on any problem."""
         self.check_image(image)
+        self.check_external_regions(image)
         words = self.flash_command(image)
         command = self.executable(words) + words[1:]
         self.prepare(image)
@@ -394,3 +431,10 @@ def module_command(module: str) -> list[str] | None:
     if importlib.util.find_spec(module) is None:
         return None
     return [sys.executable, "-m", module]
+
+
+def _runner_class(name: str):
+    """The runner class called ``name`` (None when there is none)."""
+    from microbuild.device.runners import RUNNERS
+
+    return RUNNERS.get(name)

@@ -8,6 +8,10 @@ Runner args (board YAML ``flash: - runner: openocd, args: {...}``):
                      target/nrf52.cfg then fail with "missing IR length"); "" for none
   adapter_speed_khz  `adapter speed` after the scripts
   search             extra script folders (-s)
+  external_loader    an OpenOCD script declaring the external (QSPI/OSPI) flash bank, e.g. with
+                     OpenOCD's stmqspi driver; run after `config`, so `program` writes the bytes
+                     placed in a region marked `external: true` too. A path relative to the
+                     board file, or a script name OpenOCD finds
   program            the openocd executable (name or path)
 """
 
@@ -45,6 +49,9 @@ def _tcl_word(path: Path) -> str:
 
 class OpenocdRunner(FlashToolRunner):
     name = "openocd"
+    external_loader_help = ("an OpenOCD script that declares the external flash bank (e.g. "
+                            "`flash bank qspi stmqspi 0x90000000 0 0 0 $_TARGETNAME 0xA0001000` "
+                            "for an STM32's QUADSPI), run after the `config` scripts")
     program = "openocd"
     install_hint = "install OpenOCD: sudo apt-get install openocd"
     failure_patterns = (
@@ -87,9 +94,18 @@ class OpenocdRunner(FlashToolRunner):
             command += ["-f", config]
             if transport and config.startswith("interface/"):
                 command += ["-c", f"transport select {transport}"]
+        if self.args.get("external_loader"):
+            command += ["-f", self.external_loader_script()]
         if self.args.get("adapter_speed_khz"):
             command += ["-c", f"adapter speed {int(self.args['adapter_speed_khz'])}"]
         return command + ["-c", f"program {_tcl_word(Path(image.elf).resolve())} verify reset exit"]
+
+    def external_loader_script(self) -> str:
+        """The `external_loader` script: beside the board file when it is there, else as given
+        (a script on OpenOCD's search path)."""
+        given = str(self.args["external_loader"])
+        beside = Path(self.board.files[0]).parent / given if self.board.files else None
+        return str(beside.resolve()) if beside is not None and beside.is_file() else given
 
     # --- the probe the scripts select ---------------------------------------------------------
 
