@@ -294,7 +294,7 @@ def test_esptool_writes_the_esp_app_image_of_the_esp32c3_board(tmp_path):
     esp_app_image step made (not the raw .bin) at the app partition's address."""
     board = get_board("esp32c3-devkitm")
     first = board.runners[0]
-    assert first.name == "esptool"
+    assert first.runner == "esptool"
     build = build_firmware("esp32c3-devkitm", [TINY_FC], tmp_path / "fw")
     runner = EsptoolRunner(board, args=first.args)
     command = runner.flash_command(FirmwareImage.from_build(build))
