@@ -55,6 +55,9 @@ def fully_connected_models() -> None:
         ("fc_nobias_relu_pt", (20,), 6, False, "relu", False),
         ("fc_keepdims_pc", (3, 12), 5, True, None, True),
         ("fc_wide_pc", (256,), 64, True, "relu", True),
+        # depth 39: an odd count of 4-byte chunks and a 3-byte tail; 7 units: a group of 4 rows
+        # and 3 rows left over (every path of the 4-rows-per-pass variants).
+        ("fc_odd_depth_pt", (39,), 7, True, None, False),
     ]
     for i, (name, shape, units, bias, act, per_channel) in enumerate(cases):
         model = _dense_model(100 + i, shape, units, bias, act)

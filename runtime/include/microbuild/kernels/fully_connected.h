@@ -50,9 +50,11 @@ void mb_fully_connected_s16(const mb_fully_connected_s16_params *params, const i
 
 /* Variants (microbuild/compiler/ops/fully_connected.py): the same arguments plus the scratch
  * pointer (unused: NULL), the same bytes out. `weights` is pre-arranged at compile time, every
- * group of 4 output rows interleaved in chunks (see each kernel file); same size as the original.
+ * group of 4 output rows interleaved in chunks (see each kernel file); the same size as the
+ * original, except dsp_wide (int16: twice).
  * rows4: portable C, 4 rows per pass, chunks of 16 bytes (fully_connected_portable.c).
  * dsp:   Arm DSP (SXTB16 + SMLAD), 4 rows per pass, chunks of 4 bytes (fully_connected_dsp.c).
+ * dsp_wide: dsp on weights widened to int16 at compile time (twice the bytes; fully_connected_dsp.c).
  * mve:   Helium (VMLADAVA), 4 rows per pass, chunks of 16 bytes (fully_connected_mve.c). */
 void mb_fully_connected_s8_rows4(const mb_fully_connected_s8_params *params,
                                  const int8_t *input, const int8_t *weights, const int32_t *bias,
@@ -60,6 +62,9 @@ void mb_fully_connected_s8_rows4(const mb_fully_connected_s8_params *params,
 void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const int8_t *input,
                                const int8_t *weights, const int32_t *bias, int8_t *output,
                                void *scratch);
+void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
+                                 const int8_t *input, const int8_t *weights, const int32_t *bias,
+                                 int8_t *output, void *scratch);
 void mb_fully_connected_s8_mve(const mb_fully_connected_s8_params *params, const int8_t *input,
                                const int8_t *weights, const int32_t *bias, int8_t *output,
                                void *scratch);
