@@ -47,7 +47,7 @@ def test_unknown_driver_names_suggest_the_built_in_ones(tmp_path):
     console, timer = problems(path)
     assert console.startswith(f"{path}:4: transport.driver: no built-in console driver "
                               "'cmsdk_uat' (did you mean cmsdk_uart or "
-                              "stm32_usart or sifive_uart?); built-in: apollo3_uart, avr_usart, "
+                              "esp32_uart or stm32_usart?); built-in: apollo3_uart, avr_usart, "
                               "cmsdk_uart,")
     assert console.endswith("or name a C file of the board's own, relative to the board file "
                             "(e.g. my_console.c)")
