@@ -234,6 +234,9 @@ class FitReport:
     totals: dict[str, int]  # category -> bytes, every key of CATEGORIES present
     regions: list[RegionUsage]  # in the board file's order; empty for the host
     overflows: list[Overflow]
+    # The firmware's workspace arrays, when the build said (firmware/workspaces.py describe()):
+    # [{"models": [...], "shared": bool, "bytes": n, ...}]; one shared array counts once.
+    workspaces: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -302,16 +305,26 @@ class FitReport:
                 "stack_bytes": self.stack_bytes, "heap_bytes": self.heap_bytes,
                 "regions": [r.to_dict() for r in self.regions],
                 "overflows": [o.to_dict() for o in self.overflows],
+                "workspaces": list(self.workspaces),
                 "sections": [asdict(s) for s in self.sections]}
 
     def table_rows(self) -> list[tuple[str, str, str, str, str]]:
         """Rows under :data:`TABLE_HEADER`: one per region; for the host, one per category."""
+        shared = next((w for w in self.workspaces if w.get("shared")), None)
         if not self.regions:
-            return [(cat, kib(n), "-", "-", _DESCRIPTION[cat])
+            return [(cat, kib(n), "-", "-", _DESCRIPTION[cat] + (
+                        f" (one of {kib(shared['bytes'])} shared by {', '.join(shared['models'])})"
+                        if cat == "workspace" and shared else ""))
                     for cat, n in self.totals.items() if n]
         rows = []
+        workspace_region = next((r.name for r in self.regions for c in r.contributions
+                                 if c.category == "workspace" and c.role == "run"), None)
         for r in self.regions:
             parts = ", ".join(f"{cat} {kib(n)}" for cat, n in r.by_category().items())
+            if shared and r.name == workspace_region:
+                # The one workspace the models take turns in, counted once.
+                parts += (f" (one workspace of {kib(shared['bytes'])} shared by "
+                          f"{', '.join(shared['models'])})")
             note = parts
             if r.over:
                 note = f"OVERFLOWS by {kib(r.over)}" + (f": {parts}" if parts else "")
@@ -500,8 +513,11 @@ def _region_of(addr: int, align: int, preferred: MemoryRegion | None,
     return nearest if nearest is not None and follows(nearest) else None
 
 
-def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
-    """Read a linked firmware and attribute its sections to ``board``'s memory regions."""
+def analyze_elf(elf_path: str | Path, board: Board,
+                workspaces: list[dict[str, Any]] | None = None) -> FitReport:
+    """Read a linked firmware and attribute its sections to ``board``'s memory regions.
+    ``workspaces``: which models use which workspace array (firmware/workspaces.py describe()),
+    reported as given."""
     elf = _open(elf_path)
     indexed = _read_sections(elf)
     names = {index: s.name for index, s in indexed}
@@ -559,7 +575,7 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
         # The host's own linker script merges .bss.mb_workspace.* into .bss: count the workspace
         # arrays by their symbols instead (mb_aot_workspace_<prefix>, see build/aot.py).
         workspace = sum(size for name, size, _, _ in symbols
-                        if name.startswith("mb_aot_workspace_"))
+                        if name.startswith("mb_aot_workspace_") or name == "mb_aot_shared_workspace")
         state = sum(size for name, size, _, _ in symbols if name.startswith("mb_aot_state_"))
         totals["workspace"] = workspace
         totals["state"] = state
@@ -591,7 +607,7 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
 
     return FitReport(elf_path=str(elf_path), board=board.name, is_host=board.is_host,
                      sections=sections, totals=totals, regions=list(usage.values()),
-                     overflows=overflows)
+                     overflows=overflows, workspaces=list(workspaces or []))
 
 
 _WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_([A-Za-z0-9]+)$")
