@@ -149,7 +149,10 @@ def run_scons(directory: Path, jobs: int | None = None,
     if run.status != 0:
         if run.errors:
             first = run.errors[0]
-            raise _ERROR_KINDS.get(first["kind"], MicrobuildError)(first["message"])
+            error = _ERROR_KINDS.get(first["kind"], MicrobuildError)(first["message"])
+            # A FitError carries the fit report (as JSON): which regions overflow, by how much.
+            error.report_dict = first.get("report")  # type: ignore[attr-defined]
+            raise error
         shown = [line for line in run.lines if not line.startswith("microbuild: error:")]
         raise BuildError("the firmware build failed (SCons exit status "
                          f"{run.status}); its output:\n" + "".join(shown[-60:]).rstrip())
