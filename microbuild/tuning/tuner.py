@@ -446,6 +446,10 @@ def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Pa
             report.notes.append(note)
             say(note)
             _choose(report, max(0, budget), say, why=f"the fastest does not fit {board.name}")
+    note = (f"the tuned firmware did not fit {board.name} in 4 attempts; the last choice was not "
+            f"built: check it with `microbuild build --tuning {log}`")
+    report.notes.append(note)
+    say(note)
 
 
 def _default_weights(board: Board, models: list[Path]) -> int:
