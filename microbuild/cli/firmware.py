@@ -97,7 +97,22 @@ def build_incrementally(args: argparse.Namespace, executor: str, input_file: str
                 status.update(f"building for {args.board}: {escape(line.strip())}")
         return api.build_firmware(args.board, args.model, out_dir, executor=executor,
                                   toolchain=args.toolchain, input=input_file, seed=args.seed,
-                                  jobs=args.jobs, progress=progress, **kernel_options(args))
+                                  jobs=args.jobs, progress=progress,
+                                  separate_workspace=separate_workspace(args),
+                                  **kernel_options(args))
+
+
+def add_workspace_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--separate-workspace", action="append", default=[], metavar="MODEL",
+                   help="several models share one workspace, the size of the largest (they run "
+                        "one at a time); give this model (its C prefix or .tflite path) a "
+                        "workspace of its own (repeatable; '*' for every model)")
+
+
+def separate_workspace(args: argparse.Namespace) -> list[str] | bool:
+    """--separate-workspace as build_firmware's ``separate_workspace``."""
+    items = getattr(args, "separate_workspace", None) or []
+    return True if "*" in items else list(items)
 
 
 def save_outputs(path: str, build, outputs: dict[str, list]) -> None:

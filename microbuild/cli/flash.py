@@ -10,6 +10,7 @@ from rich.markup import escape
 from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import build_incrementally, default_out_dir
+from microbuild.cli.firmware import add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 
@@ -61,4 +62,5 @@ def add_parser(commands) -> None:
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     add_kernel_arguments(p)
+    add_workspace_argument(p)
     p.set_defaults(func=cmd_flash)

@@ -12,6 +12,7 @@ from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, render_outputs,
                                      render_profile, render_result, save_outputs)
+from microbuild.cli.firmware import add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 
@@ -120,4 +121,5 @@ def add_parser(commands) -> None:
     p.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: CPU count)")
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     add_kernel_arguments(p)
+    add_workspace_argument(p)
     p.set_defaults(func=cmd_run)

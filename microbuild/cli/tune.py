@@ -25,12 +25,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
     report = tune(board, args.model, args.log, out_dir=args.out_dir, trials=args.trials,
                   warmup=args.warmup, repeat=args.repeat, runner=args.runner, port=args.port,
                   toolchain=args.toolchain, timeout=args.timeout, seed=args.seed,
+                  max_flash=args.max_flash, check_fit=not args.no_fit_check,
                   progress=progress)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
     out.print(f"{board.name} ({report.cpu}): median timer ticks per operator call at "
-              f"{report.timer_hz:,} Hz")
+              f"{report.timer_hz:,} Hz; per candidate its op's weights (flash, and the change "
+              f"over the default kernel for every op of the signature) and its scratch (RAM)")
     table = Table()
     for column, right in (("operator signature", False), ("ops", True), ("candidates", False),
                           ("best", False), ("vs reference", True)):
@@ -38,19 +40,46 @@ def cmd_tune(args: argparse.Namespace) -> int:
     for m in report.measured:
         cells = []
         for c in m.candidates:
-            cells.append(f"{c.variant} {c.ticks:,}" if c.correct else f"{c.variant} wrong")
+            if c.correct:
+                cells.append(f"{c.variant} {c.ticks:,}{_cost(m, c)}")
+            elif c.problem.startswith("its copy"):
+                cells.append(f"{c.variant} does not fit")
+            else:
+                cells.append(f"{c.variant} wrong")
         best = m.best
         ratio = (f"{best.ticks / m.reference.ticks:.2f}x" if best and best.ticks is not None
                  and m.reference.ticks else "")
-        table.add_row(escape(short_signature(m.signature)), str(1 + m.also), "; ".join(cells),
+        table.add_row(escape(short_signature(m.signature)), str(1 + m.also), "\n".join(cells),
                       best.variant if best else "-", ratio)
     out.print(table)
+    budget = ("" if report.max_flash is None
+              else f" (--max-flash: at most {report.max_flash:,} bytes)")
+    out.print(f"the chosen variants' weights: {report.flash_growth:+,} bytes over the default "
+              f"kernels'{budget}")
+    for note in report.notes:
+        out.print(f"[yellow]{escape(note)}[/]")
+    for m in report.measured:
+        if m.why and m.best and m.fastest:
+            out.print(f"{escape(short_signature(m.signature))}: {m.best.variant} chosen, not the "
+                      f"fastest {m.fastest.variant} ({escape(m.why)})")
     wrong = [(m, c) for m in report.measured for c in m.candidates if c.correct is False]
     for m, c in wrong:
         out.print(f"[yellow]{c.variant} is not bit-exact on {escape(short_signature(m.signature))}"
                   f" ({c.problem}); it was not chosen[/]")
     out.print(f"tuning log: {report.log} (use it with --tuning {report.log})", soft_wrap=True)
     return 0
+
+
+def _cost(measured, candidate) -> str:
+    """`` (weights 2.5 KiB +1.2 KiB, scratch 604 B)`` for a candidate's table cell."""
+    from microbuild.firmware.fit import kib
+    from microbuild.tuning.costs import growth
+
+    if candidate.flash is None:
+        return ""
+    grown = growth(measured, candidate)
+    change = "" if not grown else f" {'+' if grown > 0 else '-'}{kib(abs(grown))}"
+    return f" (weights {kib(candidate.flash)}{change}, scratch {kib(candidate.scratch or 0)})"
 
 
 def add_parser(commands) -> None:
@@ -75,5 +104,11 @@ def add_parser(commands) -> None:
     p.add_argument("--toolchain", help="one of the board's toolchain families")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for each reply before resending (default: 10)")
+    p.add_argument("--max-flash", metavar="BYTES|PCT",
+                   help="flash the chosen variants' weights may add over the default kernels' "
+                        "(bytes, e.g. 0 or 16k, or a percentage of the default weights, e.g. "
+                        "10%%); the log records the fastest choices within it")
+    p.add_argument("--no-fit-check", action="store_true",
+                   help="do not build the tuned firmware to check that it fits the board")
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
     p.set_defaults(func=cmd_tune)

@@ -274,6 +274,9 @@ class FitReport:
     # Memory devices seen through several regions (memory.regions.*.window_of: an ESP32's
     # IROM and DROM windows onto one flash), each counted once: the windows' bytes added up.
     devices: list[DeviceUsage] = field(default_factory=list)
+    # The firmware's workspace arrays, when the build said (firmware/workspaces.py describe()):
+    # [{"models": [...], "shared": bool, "bytes": n, ...}]; one shared array counts once.
+    workspaces: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fits(self) -> bool:
@@ -343,16 +346,26 @@ class FitReport:
                 "regions": [r.to_dict() for r in self.regions],
                 "overflows": [o.to_dict() for o in self.overflows],
                 "devices": [{**asdict(d), "over": d.over} for d in self.devices],
+                "workspaces": list(self.workspaces),
                 "sections": [asdict(s) for s in self.sections]}
 
     def table_rows(self) -> list[tuple[str, str, str, str, str]]:
         """Rows under :data:`TABLE_HEADER`: one per region; for the host, one per category."""
+        shared = next((w for w in self.workspaces if w.get("shared")), None)
         if not self.regions:
-            return [(cat, kib(n), "-", "-", _DESCRIPTION[cat])
+            return [(cat, kib(n), "-", "-", _DESCRIPTION[cat] + (
+                        f" (one of {kib(shared['bytes'])} shared by {', '.join(shared['models'])})"
+                        if cat == "workspace" and shared else ""))
                     for cat, n in self.totals.items() if n]
         rows = []
+        workspace_region = next((r.name for r in self.regions for c in r.contributions
+                                 if c.category == "workspace" and c.role == "run"), None)
         for r in self.regions:
             parts = ", ".join(f"{cat} {kib(n)}" for cat, n in r.by_category().items())
+            if shared and r.name == workspace_region:
+                # The one workspace the models take turns in, counted once.
+                parts += (f" (one workspace of {kib(shared['bytes'])} shared by "
+                          f"{', '.join(shared['models'])})")
             note = parts
             if r.over:
                 note = f"OVERFLOWS by {kib(r.over)}" + (f": {parts}" if parts else "")
@@ -546,8 +559,11 @@ def _region_of(addr: int, align: int, preferred: MemoryRegion | None,
     return nearest if nearest is not None and follows(nearest) else None
 
 
-def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
-    """Read a linked firmware and attribute its sections to ``board``'s memory regions."""
+def analyze_elf(elf_path: str | Path, board: Board,
+                workspaces: list[dict[str, Any]] | None = None) -> FitReport:
+    """Read a linked firmware and attribute its sections to ``board``'s memory regions.
+    ``workspaces``: which models use which workspace array (firmware/workspaces.py describe()),
+    reported as given."""
     elf = _open(elf_path)
     indexed = _read_sections(elf)
     names = {index: s.name for index, s in indexed}
@@ -607,7 +623,7 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
         # The host's own linker script merges .bss.mb_workspace.* into .bss: count the workspace
         # arrays by their symbols instead (mb_aot_workspace_<prefix>, see build/aot.py).
         workspace = sum(size for name, size, _, _ in symbols
-                        if name.startswith("mb_aot_workspace_"))
+                        if name.startswith("mb_aot_workspace_") or name == "mb_aot_shared_workspace")
         state = sum(size for name, size, _, _ in symbols if name.startswith("mb_aot_state_"))
         totals["workspace"] = workspace
         totals["state"] = state
@@ -649,7 +665,8 @@ def analyze_elf(elf_path: str | Path, board: Board) -> FitReport:
 
     return FitReport(elf_path=str(elf_path), board=board.name, is_host=board.is_host,
                      sections=sections, totals=totals, regions=list(usage.values()),
-                     overflows=overflows, devices=devices)
+                     overflows=overflows, devices=devices,
+                     workspaces=list(workspaces or []))
 
 
 _WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_([A-Za-z0-9]+)$")

@@ -35,7 +35,7 @@ import SCons.Script
 
 from microbuild.boards import Board
 from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
-                                 toolchains)
+                                 toolchains, workspaces)
 from microbuild.firmware.build import resolve_board
 from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.compiler.variants import Target, selection_spec
@@ -245,7 +245,8 @@ def _aot_table(target, source, env):
     except MicrobuildError as err:
         report_error(err, target[0])
         return 1
-    Path(str(target[0])).write_text(aot.aot_models_c(summaries, arrays))
+    Path(str(target[0])).write_text(aot.aot_models_c(summaries, arrays,
+                                                     env["MICROBUILD_SEPARATE_WORKSPACE"]))
     np.savez(str(target[1]), **saved)
     return 0
 
@@ -395,7 +396,12 @@ def _fit_report(target, source, env):
     from microbuild.firmware.fit import analyze_elf, fit_error
 
     board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
-    report = analyze_elf(str(source[0]), board)
+    # The models' summaries follow the ELF: which models share a workspace, for the report.
+    summaries = [json.loads(Path(str(s)).read_text()) for s in source[1:]
+                 if str(s).endswith(".json")]
+    groups = workspaces.workspace_groups(summaries, env["MICROBUILD_SEPARATE_WORKSPACE"])
+    report = analyze_elf(str(source[0]), board,
+                         workspaces=workspaces.describe(summaries, groups))
     document = report.to_dict()
     if not report.fits:
         document["fit_error"] = str(fit_error(report))
@@ -416,9 +422,10 @@ def _rpc_table(target, source, env):
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
                  if str(s).endswith(".json")]
     board, pool = env["MICROBUILD_RPC_BOARD"], env["MICROBUILD_RPC_POOL"]
-    Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool))
+    separate = env["MICROBUILD_SEPARATE_WORKSPACE"]
+    Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
     Path(str(target[1])).write_text(
-        json.dumps(rpc_table.describe(board, summaries, pool), indent=1) + "\n")
+        json.dumps(rpc_table.describe(board, summaries, pool, separate), indent=1) + "\n")
     return 0
 
 
@@ -429,7 +436,8 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                    inputs: dict[str, str] | None = None, seed: int = 0,
                    rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES, tuning: str | None = None,
                    variants: dict[str, str] | None = None,
-                   model_variants: dict[str, dict[str, str]] | None = None):
+                   model_variants: dict[str, dict[str, str]] | None = None,
+                   separate_workspace: list[str] | bool = ()):
     """Build one firmware. ``models``: .tflite paths (prefix from the file name) or a dict
     prefix -> path. ``executor``: 'aot' (standalone: runs the models on embedded inputs and
     prints the results) or 'rpc' (a server the host drives over the console; see
@@ -440,7 +448,11 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     Kernel variants: each op gets the heuristic default for the board's CPU, or the winner a
     ``tuning`` log (microbuild tune) measured for that CPU and op signature; ``variants`` forces
     choices in every model ({"CONV_2D": "dsp"}, {"*": "reference"}), ``model_variants`` per
-    model prefix (on top of ``variants``)."""
+    model prefix (on top of ``variants``).
+
+    The models share one workspace, the size of the largest (the executors run one model at a
+    time), except those ``separate_workspace`` names (prefixes; True: every model); see
+    microbuild/firmware/workspaces.py."""
     if executor not in EXECUTORS:
         raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
                               f"{', '.join(EXECUTORS)}")
@@ -453,6 +465,10 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     src = out_dir.Dir(f"{name}.src")
     if not isinstance(models, dict):
         models = {model_prefix(m): m for m in models}
+    separate = True if separate_workspace is True else sorted(separate_workspace or ())
+    workspaces.check_separate(list(models), separate)
+    # The grouping is an input of the table and of the fit report.
+    grouping = env.Value(json.dumps({"separate": separate}))
 
     runtime = micro_runtime(env, b, toolchain)
     objects, summaries = [], []
@@ -488,17 +504,20 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         input_nodes = [env.File(p) for p in inputs.values()]
         table, side_file = fenv.Command(
             [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
-            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs}))],
+            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
+                                       grouping],
             SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed)
+            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
         executor_sources = ["aot/main.c"]
     else:
         # What the host reads back: build id, arena layout, the models' slots and operators.
         table, side_file = fenv.Command(
             [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
-            summaries + [fenv.Value(json.dumps({"board": b.name, "pool": rpc_pool}))],
+            summaries + [fenv.Value(json.dumps({"board": b.name, "pool": rpc_pool})), grouping],
             SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool)
+            MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
         executor_sources = rpc_table.runtime_sources()
     objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
     fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
@@ -533,8 +552,9 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`
         fenv.Clean(elf, link_map)
     results = list(elf) + [side_file]
-    size = fenv.Command(out_dir.File(f"{name}.size.json"), elf,
-                        SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))
+    size = fenv.Command(out_dir.File(f"{name}.size.json"), list(elf) + summaries + [grouping],
+                        SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"),
+                        MICROBUILD_SEPARATE_WORKSPACE=separate)
     results += size
     if setup.objcopy and not b.is_host:
         per_region = images.region_bin_names(name, b)

@@ -62,6 +62,8 @@ class Spec:
     out_dir: Path
     tuning: str | None = None  # the tuning log's path in the project (model/tune.json), or None
     variants: dict[str, str] = field(default_factory=dict)  # forced kernel variants
+    # Models (prefixes) with a workspace of their own, or True for all; the others share one.
+    separate_workspace: list[str] | bool = field(default_factory=list)
 
 
 @dataclass
@@ -112,7 +114,8 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
                      link_runtime: bool = False, toolchain: str | None = None,
                      input: str | Path | None = None, seed: int = 0,
                      tuning: str | Path | None = None,
-                     variants: dict[str, str] | None = None) -> ProjectResult:
+                     variants: dict[str, str] | None = None,
+                     separate_workspace: Sequence[str] | bool = ()) -> ProjectResult:
     """Write a project for ``board`` running ``model`` (one .tflite, or several) in ``fmt``
     (platformio, zephyr, scons, make) into ``out_dir``.
 
@@ -122,6 +125,8 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     one of the board's toolchain families for the bare-metal formats. ``tuning`` (a log from
     `microbuild tune`, copied into the project) and ``variants`` (forced, {"CONV_2D": "dsp"})
     choose the kernel variants; without them each op gets the default for the board's CPU.
+    Several models share one workspace, except those ``separate_workspace`` names (prefixes or
+    .tflite paths; True: every model).
 
     The same arguments always give byte-identical files. Regenerating into the same folder keeps
     the user's files (src/main.c, ...) and replaces the generated ones; a folder holding anything
@@ -188,11 +193,15 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         input_rel = f"{MODEL_DIR}/{prefix}.input{input_path.suffix}"
         files.add(input_rel, input_path.read_bytes())
 
+    from microbuild.firmware.build import _separate_prefixes
+
+    separate = _separate_prefixes(
+        separate_workspace, {p: str(Path(m).resolve()) for p, m in zip(named, models)})
     spec = Spec(board=b, fmt=fmt, executor=spec_executor, toolchain=toolchain, models=named,
                 compiled=compiled, input_file=input_rel,
                 input_source=Path(input).resolve() if input is not None else None, seed=seed,
                 link_runtime=link_runtime, out_dir=out, tuning=tuning_rel,
-                variants=dict(variants or {}))
+                variants=dict(variants or {}), separate_workspace=separate)
     instructions = _formats()[fmt].generate(spec, files)
     files.add("README.md", instructions.readme)
     manifest = {
@@ -206,6 +215,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         "seed": seed,
         "tuning": tuning_rel,
         "variants": dict(variants or {}),
+        **({"separate_workspace": separate} if separate else {}),
         "link_runtime": link_runtime,
         "build": instructions.build,
         "run": instructions.run,

@@ -21,6 +21,7 @@ from microbuild.errors import MicrobuildError
 _BOARD_NAME = "MICROBUILD_PROJECT_BOARD_NAME"
 _EXECUTOR, _INPUTS, _SEED = "MICROBUILD_PROJECT_EXECUTOR", "MICROBUILD_PROJECT_INPUTS", \
     "MICROBUILD_PROJECT_SEED"
+_SEPARATE = "MICROBUILD_PROJECT_SEPARATE_WORKSPACE"
 
 
 def fail(err: MicrobuildError) -> None:
@@ -100,17 +101,19 @@ def _table_action(target, source, env):
         report_error(err, target[0])
         return 1
     board = env[_BOARD_NAME]
-    Path(str(target[0])).write_text(executor.table(board, summaries, inputs))
+    separate = env[_SEPARATE]
+    Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
     if len(target) > 1 and executor.embeds_inputs:
         np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
     elif len(target) > 1 and executor.describe is not None:
         Path(str(target[1])).write_text(
-            json.dumps(executor.describe(board, summaries), indent=1) + "\n")
+            json.dumps(executor.describe(board, summaries, separate), indent=1) + "\n")
     return 0
 
 
 def executor_table(env, folder: str, summaries: list, executor: str, inputs: dict[str, str],
-                   seed: int, firmware: str, board: str) -> list:
+                   seed: int, firmware: str, board: str,
+                   separate: list[str] | bool = ()) -> list:
     """An SCons Command that writes the executor's table (e.g. mb_aot_models.c) into ``folder``
     from the models' summaries (MicroModel's .json), embedding ``inputs`` (prefix -> .npy/.npz)
     or seeded random inputs, and next to ``firmware`` (its path without suffix) the .input.npz
@@ -126,12 +129,13 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
     elif spec.describe is not None:
         targets.append(env.File(f"{firmware}.rpc.json"))
     input_nodes = [env.File(p) for p in inputs.values()]
+    separate = True if separate is True else sorted(separate or ())
     value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed,
-                                  "board": board}))
+                                  "board": board, "separate_workspace": separate}))
     return env.Command(targets, list(summaries) + input_nodes + [value],
                        SCons.Action.Action(_table_action, "$MICROAOTCOMSTR"),
                        **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed,
-                          _BOARD_NAME: board})
+                          _BOARD_NAME: board, _SEPARATE: separate})
 
 
 # ---- an SCons project -----------------------------------------------------------------------------
@@ -177,7 +181,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                    runtime: str, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
                    build_dir: str = "build", tuning: str | None = None,
-                   variants: dict[str, str] | None = None) -> dict[str, Any]:
+                   variants: dict[str, str] | None = None,
+                   separate_workspace: list[str] | bool = ()) -> dict[str, Any]:
     """Build ``target`` (.elf, or the executable on the host) for the board YAML ``board``:
     the project's ``sources``, the models (prefix -> .tflite, compiled by the microbuild tool's
     MicroModel at build time), the executor's table, and the runtime files the board needs from
@@ -229,7 +234,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         objects += [obj(c, f"model/{prefix}/{prefix}.c"),
                     obj(weights, f"model/{prefix}/{prefix}_weights.c")]
     table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
-                           firmware=str(Path(target).with_suffix("")), board=b.name)
+                           firmware=str(Path(target).with_suffix("")), board=b.name,
+                           separate=separate_workspace)
     objects.append(obj(table[0], f"model/{spec.table_file}"))
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
@@ -293,7 +299,14 @@ def pio_options(env) -> dict[str, Any]:
             "input": path(input_file), "seed": int(option("seed", 0) or 0),
             "executor": option("executor", "aot") or "aot",
             "tuning": path(option("tuning") or None),
-            "variants": _variants(option("variants", "") or "")}
+            "variants": _variants(option("variants", "") or ""),
+            "separate_workspace": _separate(option("separate_workspace", "") or "")}
+
+
+def _separate(text: str) -> list[str] | bool:
+    """custom_microbuild_separate_workspace: C prefixes, or * for every model."""
+    items = text.split()
+    return True if "*" in items else items
 
 
 def _variants(text: str) -> dict[str, str]:
@@ -494,7 +507,8 @@ def pio_models(env) -> None:
             fail(MicrobuildError("custom_microbuild_input goes with a single model"))
         inputs = {next(iter(models)): options["input"]}
     table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
-                           options["seed"], firmware=f"{build}/firmware", board=board.name)
+                           options["seed"], firmware=f"{build}/firmware", board=board.name,
+                           separate=options["separate_workspace"])
     sources.append((table[0], f"model/{executor.table_file}"))
     runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
                        if rel.startswith("kernels/") or rel in executor.runtime_sources]

@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from microbuild.cli.firmware import add_workspace_argument, separate_workspace
 from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
 from microbuild.project import FORMATS, build_project, generate_project
 from microbuild.project.common import EXECUTORS, NOT_YET
@@ -45,6 +46,7 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--build", action="store_true",
                    help="then build it with its own tool (pio run, west build, scons, make)")
     add_kernel_arguments(p)
+    add_workspace_argument(p)
     p.set_defaults(func=run_generate)
     return p
 
@@ -55,6 +57,7 @@ def run_generate(args: argparse.Namespace) -> int:
     result = generate_project(args.board, args.model, args.format, Path(args.out),
                               executor=args.executor, link_runtime=args.link_runtime,
                               toolchain=args.toolchain, input=args.input, seed=args.seed,
+                              separate_workspace=separate_workspace(args),
                               **kernel_options(args))
     out = result.out_dir
     changed = len(result.written)

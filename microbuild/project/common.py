@@ -71,10 +71,12 @@ class Executor:
     zephyr_main: str
     runtime_sources: tuple[str, ...]
     table_file: str
-    table: Callable[[str, Sequence[dict[str, Any]], Sequence[Sequence[np.ndarray]] | None], str]
+    # table(board, summaries, inputs, separate=()): ``separate`` names the models that do not
+    # share the one workspace (microbuild/firmware/workspaces.py).
+    table: Callable[..., str]
     embeds_inputs: bool
     zephyr_kconfig: tuple[tuple[str, str, str], ...] = ()
-    describe: Callable[[str, Sequence[dict[str, Any]]], dict[str, Any]] | None = None
+    describe: Callable[..., dict[str, Any]] | None = None
     formats: tuple[str, ...] = ("platformio", "zephyr", "scons", "make")
 
 
@@ -87,7 +89,8 @@ EXECUTORS: dict[str, Executor] = {
         zephyr_main="main_aot.c",
         runtime_sources=(),
         table_file="mb_aot_models.c",
-        table=lambda board, models, inputs: aot.aot_models_c(models, inputs),
+        table=lambda board, models, inputs, separate=(): aot.aot_models_c(models, inputs,
+                                                                          separate),
         embeds_inputs=True,
     ),
     "rpc": Executor(
@@ -99,11 +102,11 @@ EXECUTORS: dict[str, Executor] = {
         zephyr_main="main_rpc.c",
         runtime_sources=tuple(s for s in rpc_table.runtime_sources() if s != "rpc/main.c"),
         table_file="mb_rpc_models.c",
-        table=lambda board, models, inputs: rpc_table.rpc_models_c(
-            board, models, rpc_table.DEFAULT_POOL_BYTES),
+        table=lambda board, models, inputs, separate=(): rpc_table.rpc_models_c(
+            board, models, rpc_table.DEFAULT_POOL_BYTES, separate),
         embeds_inputs=False,
-        describe=lambda board, models: rpc_table.describe(board, models,
-                                                          rpc_table.DEFAULT_POOL_BYTES),
+        describe=lambda board, models, separate=(): rpc_table.describe(
+            board, models, rpc_table.DEFAULT_POOL_BYTES, separate),
         # The Zephyr console driver for the server (reading bytes) is not written yet.
         formats=("platformio", "scons", "make"),
     ),

@@ -58,12 +58,13 @@ def generated_sources(spec, files: ProjectFiles) -> list[str]:
         given = {next(iter(spec.models)): str(spec.input_source)} if spec.input_source else {}
         inputs = aot.embedded_inputs(summaries, given, spec.seed)
     files.add(f"{GENERATED_DIR}/{spec.executor.table_file}",
-              spec.executor.table(spec.board.name, summaries, inputs))
+              spec.executor.table(spec.board.name, summaries, inputs, spec.separate_workspace))
     if spec.executor.describe is not None:
         # What a host needs to drive the firmware: microbuild.connect(board, "build/firmware.elf",
         # description="generated/firmware.rpc.json").
         files.add(f"{GENERATED_DIR}/firmware.rpc.json", json.dumps(
-            spec.executor.describe(spec.board.name, summaries), indent=1) + "\n")
+            spec.executor.describe(spec.board.name, summaries, spec.separate_workspace),
+            indent=1) + "\n")
     sources.append(f"{GENERATED_DIR}/{spec.executor.table_file}")
     files.add(f"{GENERATED_DIR}/mb_board_config.h", board_files.board_config_h(spec.board))
     return sources

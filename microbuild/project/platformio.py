@@ -145,6 +145,8 @@ def generate(spec, files: ProjectFiles):
         seed=str(spec.seed), runtime=runtime, toolchain=spec.toolchain or "",
         tuning=spec.tuning or "",
         variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
+        separate_workspace=("*" if spec.separate_workspace is True
+                            else " ".join(spec.separate_workspace)),
         environments="\n".join(sections)))
     files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
 

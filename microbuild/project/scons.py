@@ -52,7 +52,8 @@ def generate(spec, files: ProjectFiles):
         board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
         runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
         seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
-        variants=repr(dict(sorted(spec.variants.items())))))
+        variants=repr(dict(sorted(spec.variants.items()))),
+        separate_workspace=repr(spec.separate_workspace)))
 
     values = common_values(spec)
     extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)

@@ -12,8 +12,18 @@
 4. **Fast?** Every candidate of a signature is timed in one TIMED_CALL round trip (warm-up runs,
    then ``repeat`` timed runs; the median counts), so tuning time is spent on the device rather
    than on the UART.
-5. **Log.** The fastest correct candidate per CPU and signature goes into the JSON log, merged
-   with what the log held.
+5. **Cost.** Each candidate's flash (the weights its op stores) and RAM (its scratch) are read
+   from the firmware built for it (microbuild/tuning/costs.py).
+6. **Log.** The fastest correct candidate per CPU and signature goes into the JSON log, merged
+   with what the log held; with ``max_flash``, the fastest choices whose weights grow the
+   firmware by at most that much over the default kernels'.
+7. **Fit.** The tuned firmware is built for the board; when it does not fit (a variant's wider
+   weights), the choices are brought back within the flash that fits, and the report says so.
+
+When the reference and every candidate do not fit one firmware, they are spread over several
+(each firmware with the reference copy when two copies fit, else one copy per firmware, the
+reference measured in the first); a candidate whose copy of the model does not fit the board
+alone is reported as such and never chosen.
 """
 
 from __future__ import annotations
@@ -29,7 +39,8 @@ from microbuild.boards import Board
 from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.validate import check_graph
-from microbuild.compiler.variants import REFERENCE, Target, candidates, op_signature
+from microbuild.compiler.variants import (REFERENCE, Target, candidates, default_variant,
+                                          op_signature)
 from microbuild.errors import FitError, MicrobuildError
 from microbuild.model.reader import read_model
 from microbuild.tuning.log import TuningLog
@@ -41,6 +52,8 @@ class Candidate:
     ticks: int | None = None  # median of the repeats, in timer ticks
     correct: bool | None = None
     problem: str = ""  # why it is not correct (first difference, or the status it returned)
+    flash: int | None = None  # bytes of weights the measured op stores with this variant
+    scratch: int | None = None  # bytes of workspace scratch the op needs with this variant
 
 
 @dataclass
@@ -53,21 +66,40 @@ class Measured:
     position: int  # the op's position in that model's execution order
     also: int = 0  # further ops (in any of the models) sharing the signature
     candidates: list[Candidate] = field(default_factory=list)
+    default: str = REFERENCE  # the variant the board's CPU gets without tuning
+    chosen: Candidate | None = None  # set when the choice is not simply the fastest
+    why: str = ""  # why the choice is not the fastest (flash budget, fit)
+
+    @property
+    def fastest(self) -> Candidate | None:
+        good = [c for c in self.candidates if c.correct and c.ticks is not None]
+        return min(good, key=lambda c: c.ticks) if good else None
 
     @property
     def best(self) -> Candidate | None:
-        good = [c for c in self.candidates if c.correct and c.ticks is not None]
-        return min(good, key=lambda c: c.ticks) if good else None
+        """The choice the log records: the fastest correct candidate, unless a flash budget or
+        the board's memory made the tuner choose another."""
+        return self.chosen or self.fastest
+
+    @property
+    def default_candidate(self) -> Candidate | None:
+        return next((c for c in self.candidates if c.variant == self.default), None)
 
     @property
     def reference(self) -> Candidate:
         return self.candidates[0]
 
     def to_entry(self, board: Board, timer_hz: int, warmup: int, repeat: int) -> dict[str, Any]:
-        best = self.best
+        from microbuild.tuning.costs import entry_costs
+
+        best, fastest, costs = self.best, self.fastest, entry_costs(self)
         return {
             "best": best.variant if best else REFERENCE,
+            **({"fastest": fastest.variant, "why": self.why}
+               if fastest and best and fastest.variant != best.variant else {}),
+            "default": self.default,
             "candidates": {c.variant: {"ticks": c.ticks, "correct": c.correct,
+                                       **costs[c.variant],
                                        **({"problem": c.problem} if c.problem else {})}
                            for c in self.candidates},
             "timer_hz": timer_hz, "board": board.name, "model": Path(self.model).name,
@@ -84,14 +116,25 @@ class TuneReport:
     log: Path
     measured: list[Measured]
     firmware: Path
+    max_flash: int | None = None  # the flash budget the choices kept to, in bytes
+    flash_growth: int = 0  # bytes the chosen variants' weights add over the default kernels'
+    notes: list[str] = field(default_factory=list)  # what the tuner had to do (fit, placement)
 
     def to_dict(self) -> dict[str, Any]:
+        from microbuild.tuning.costs import growth
+
         return {"board": self.board, "cpu": self.cpu, "timer_hz": self.timer_hz,
                 "log": str(self.log), "firmware": str(self.firmware),
+                "max_flash": self.max_flash, "flash_growth": self.flash_growth,
+                "notes": list(self.notes),
                 "signatures": [{"signature": m.signature, "opcode": m.opcode,
                                 "model": m.model, "op": m.position, "also": m.also,
+                                "default": m.default,
                                 "best": m.best.variant if m.best else None,
-                                "candidates": [c.__dict__ for c in m.candidates]}
+                                "fastest": m.fastest.variant if m.fastest else None,
+                                "why": m.why,
+                                "candidates": [{**c.__dict__, "flash_growth": growth(m, c)}
+                                               for c in m.candidates]}
                                for m in self.measured]}
 
 
@@ -125,6 +168,7 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
                 continue
             ranked = [REFERENCE] + sorted(
                 names[1:], key=lambda n: -next(v.rank for v in lowering.variants if v.name == n))
+            default = default_variant(lowering, op, graph, target)
             if trials is not None:
                 ranked = ranked[:max(1, trials)]
             signature = op_signature(op, graph)
@@ -133,7 +177,8 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
                 names_here = [c.variant for c in by_signature[signature].candidates]
             else:
                 by_signature[signature] = Measured(signature, op.opcode, str(path), position,
-                                                   candidates=[Candidate(n) for n in ranked])
+                                                   candidates=[Candidate(n) for n in ranked],
+                                                   default=default)
                 names_here = ranked
             ops.setdefault(str(path), {})[position] = names_here
     return _Plan(target, list(by_signature.values()), ops)
@@ -168,16 +213,66 @@ def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[i
             forced[prefix] = {"*": REFERENCE, **{str(p): names[k] if len(names) > k
                                                    else REFERENCE
                                                    for p, names in positions.items()}}
+    # Each copy keeps a workspace of its own: the candidates of a signature are timed in one
+    # TIMED_CALL, each on the inputs the check wrote into its workspace.
     return build_firmware(board, firmware_models, out, executor="rpc", toolchain=toolchain,
-                          model_variants=forced)
+                          model_variants=forced, separate_workspace=True)
 
 
 # ---- 2-5. build, check, time, log ---------------------------------------------------------------
+def _split(batch: list[int], per_firmware: int) -> list[list[int]]:
+    """A batch that did not fit, as batches of ``per_firmware`` copies: the reference (0) in
+    each while two copies fit, else every copy alone (the reference first)."""
+    if per_firmware >= 2 and batch[0] == 0:
+        return _batches(len(batch), per_firmware, batch[1:])
+    return [[k] for k in batch]
+
+
+def _batches(copies: int, per_firmware: int, others: list[int] | None = None
+             ) -> list[list[int]]:
+    """Candidate indices per firmware: the reference (0) in each, then the others in order."""
+    others = list(range(1, copies)) if others is None else others
+    step = max(1, per_firmware - 1)
+    return [[0] + others[i:i + step] for i in range(0, len(others), step)] or [[0]]
+
+
+def _record_costs(build, plan: _Plan, stems: dict[str, str], batch: list[int]) -> None:
+    """Each candidate's flash and scratch, from the copy of the model built for it."""
+    from microbuild.tuning.costs import op_costs
+
+    source = build.out_dir / "firmware.src"  # _build_batch's firmware name
+    for measured in plan.measured:
+        for k in batch:
+            if k < len(measured.candidates):
+                prefix = _copy_prefix(stems[measured.model], k)
+                folder = source / prefix
+                if folder.is_dir():
+                    c = measured.candidates[k]
+                    c.flash, c.scratch = op_costs(folder, prefix, measured.position)
+
+
+def _does_not_fit(plan: _Plan, k: int, board: Board) -> list[str]:
+    """Mark the candidates of copy ``k`` (which does not fit the board even alone)."""
+    names = []
+    for measured in plan.measured:
+        if k < len(measured.candidates):
+            c = measured.candidates[k]
+            c.correct = False
+            c.problem = f"its copy of the model does not fit {board.name}"
+            names.append(c.variant)
+    return names
+
+
 def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.json", *,
          out_dir: str | Path | None = None, trials: int | None = None, warmup: int = 1,
          repeat: int = 5, runner: str | None = None, port: str | None = None,
          toolchain: str | None = None, timeout: float = 10.0, seed: int = 0,
+         max_flash: str | int | None = None, check_fit: bool = True,
          progress: Callable[[str], None] | None = None) -> TuneReport:
+    """Measure, choose and log (see the module's docstring). ``max_flash``: bytes (or "10%" of
+    the default kernels' weights) the chosen variants' weights may add over the default
+    kernels'; None for no limit. ``check_fit``: build the tuned firmware and, if it does not
+    fit the board, choose within the flash that fits."""
     from microbuild.firmware.scons_tool import model_prefix
     from microbuild.device.device import connect
 
@@ -188,6 +283,12 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
     for m in models:
         if not m.is_file():
             raise MicrobuildError(f"{m}: no such model file")
+    budget = None
+    if max_flash is not None:
+        from microbuild.tuning.costs import parse_max_flash
+
+        budget = parse_max_flash(max_flash, _default_weights(board, models)
+                                 if str(max_flash).strip().endswith("%") else 0)
     plan = plan_tuning(board, models, trials)
     if not plan.measured:
         raise MicrobuildError(
@@ -205,43 +306,55 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
             stem += "_"
         stems[str(m)] = stem
     out = Path(out_dir) if out_dir else Path("build") / f"{board.name}-tune"
+    notes: list[str] = []
 
     # All candidates in one firmware when it fits; otherwise as few firmwares as fit, each with
-    # the reference copy (the inputs and outputs every candidate is checked against).
-    per_firmware = plan.copies
-    while True:
-        batches = _batches(plan.copies, per_firmware)
-        where = out if len(batches) == 1 else out / "1"
-        say(f"building the candidate firmware in {where}"
-            + (f" (1 of {len(batches)})" if len(batches) > 1 else "") + "...")
+    # the reference copy (the inputs and outputs every candidate is checked against) while two
+    # copies fit, else one copy per firmware.
+    pending = _batches(plan.copies, plan.copies)
+    number, hz, build, references = 0, 0, None, None
+    while pending:
+        batch = pending.pop(0)
+        where = out if number == 0 and not pending else out / str(number + 1)
+        say(f"building the candidate firmware in {where} (copies {', '.join(map(str, batch))})...")
         try:
-            first = _build_batch(board, plan, stems, batches[0], where, toolchain)
-            break
+            built = _build_batch(board, plan, stems, batch, where, toolchain)
         except FitError as err:
-            if per_firmware <= 2:
-                raise FitError(f"even the reference and one candidate do not fit {board.name} "
-                               f"together: tune one model at a time, or place the weights in a "
-                               f"larger region (memory.placement.weights in the board YAML).\n"
+            if len(batch) > 1:
+                # Halve the copies per firmware down to two (the reference and one candidate),
+                # then one copy per firmware.
+                per_firmware = max(2, (len(batch) + 1) // 2) if len(batch) > 2 else 1
+                pending[0:0] = _split(batch, per_firmware)
+                if per_firmware == 1:
+                    # Every copy alone from now on; the reference once, unless measured already.
+                    singles = [k for part in pending for k in part]
+                    pending = [[k] for k in dict.fromkeys(singles)
+                               if k != 0 or references is None]
+                say(f"{len(batch)} model copies do not fit {board.name}; trying "
+                    f"{per_firmware} per firmware")
+                continue
+            if batch == [0]:
+                raise FitError(f"the model with reference kernels alone does not fit "
+                               f"{board.name}, so its variants cannot be timed there.\n"
                                f"{err}") from None
-            per_firmware = max(2, (per_firmware + 1) // 2)
-            say(f"{plan.copies} model copies do not fit {board.name}; trying {per_firmware} "
-                f"per firmware")
-
-    hz = 0
-    for number, batch in enumerate(batches, 1):
-        if number == 1:
-            build = first
-        else:
-            where = out / str(number)
-            say(f"building the candidate firmware in {where} ({number} of {len(batches)})...")
-            build = _build_batch(board, plan, stems, batch, where, toolchain)
+            names = _does_not_fit(plan, batch[0], board)
+            note = (f"copy {batch[0]} of the model ({', '.join(sorted(set(names)))}) does not fit "
+                    f"{board.name} even alone: not timed, not chosen")
+            notes.append(note)
+            say(note)
+            continue
+        number += 1
+        build = built
+        _record_costs(build, plan, stems, batch)
         say(f"starting it on {board.name}...")
         with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
             hz = dev.info.timer_hz
-            references = _reference_tensors(dev, plan, stems, seed)
+            if 0 in batch:
+                references = _reference_tensors(dev, plan, stems, seed)
+            assert references is not None  # the reference is in the first firmware that ran
             for index, measured in enumerate(plan.measured, 1):
                 here = [k for k in batch if k < len(measured.candidates)]
-                if here == [0] and number > 1:
+                if not here or (here == [0] and number > 1):
                     continue  # only the reference of this signature here: measured already
                 ref_in, ref_out = references[measured.signature]
                 stem = stems[measured.model]
@@ -250,13 +363,103 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
                            measured.candidates[k])
                 _time(dev, stem, measured, here, warmup, repeat)
                 say(_progress_line(index, len(plan.measured), measured))  # best so far
+    assert build is not None
 
+    report = TuneReport(board.name, plan.target.cpu, hz, Path(log), plan.measured, build.elf,
+                        max_flash=budget, notes=notes)
+    _choose(report, budget, say)
+    if check_fit and not board.is_host:
+        _fit_the_board(report, board, models, out, toolchain, log, hz, warmup, repeat, say)
+    report.log = _save(report, board, log, hz, warmup, repeat)
+    return report
+
+
+def _choose(report: TuneReport, budget: int | None, say: Callable[[str], None],
+            why: str = "") -> None:
+    """Set each signature's choice: the fastest, or the fastest within ``budget`` bytes."""
+    from microbuild.tuning.costs import choose_within, growth, total_growth
+
+    chosen = choose_within(report.measured, budget)
+    for m in report.measured:
+        c = chosen.get(m.signature)
+        fastest = m.fastest
+        m.chosen = c
+        m.why = ""
+        if c is not None and fastest is not None and c.variant != fastest.variant:
+            m.why = why or f"within --max-flash {budget:,} bytes"
+            say(f"{short_signature(m.signature)}: {c.variant} instead of the fastest "
+                f"{fastest.variant} ({m.why}; {fastest.variant} adds "
+                f"{growth(m, fastest) or 0:+,} bytes of weights, {c.variant} "
+                f"{growth(m, c) or 0:+,})")
+    report.max_flash = budget
+    report.flash_growth = total_growth(report.measured, chosen)
+
+
+def _save(report: TuneReport, board: Board, log: str | Path, hz: int, warmup: int,
+          repeat: int) -> Path:
     tuning = TuningLog.load_or_empty(log)
-    for measured in plan.measured:
-        tuning.record(plan.target.cpu, measured.signature,
+    for measured in report.measured:
+        tuning.record(report.cpu, measured.signature,
                       measured.to_entry(board, hz, warmup, repeat))
-    saved = tuning.save(log)
-    return TuneReport(board.name, plan.target.cpu, hz, saved, plan.measured, build.elf)
+    return tuning.save(log)
+
+
+def _weights_overflow(err: FitError, board: Board) -> int:
+    """Bytes by which the regions holding the weights (or their load image) overflow, from the
+    fit report a FitError carries; 0 when the overflow is elsewhere (RAM)."""
+    report = getattr(err, "report_dict", None) or {}
+    place = board.placement
+    regions = {place.get("weights"), place.get("text")}
+    return max((o["over"] for o in report.get("overflows", []) if o.get("region") in regions),
+               default=0)
+
+
+def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Path,
+                   toolchain: str | None, log: str | Path, hz: int, warmup: int, repeat: int,
+                   say: Callable[[str], None]) -> None:
+    """Build the tuned firmware (the models with the log's choices, the way `build --tuning`
+    does); while its weights overflow the board, take back the flash growth that does not fit
+    and choose again. A default build that does not fit is not the tuner's business."""
+    from microbuild.firmware.build import build_firmware
+
+    for attempt in range(4):
+        saved = _save(report, board, Path(out) / "tuned.json", hz, warmup, repeat)
+        say(f"checking that the tuned firmware fits {board.name}...")
+        try:
+            build_firmware(board, [str(m) for m in models], Path(out) / "tuned",
+                           toolchain=toolchain, tuning=saved)
+            return
+        except FitError as err:
+            over = _weights_overflow(err, board)
+            if not over or report.flash_growth <= 0:
+                note = (f"the tuned firmware does not fit {board.name}, and not because of the "
+                        f"variants' weights: {str(err).splitlines()[0]}")
+                report.notes.append(note)
+                say(note)
+                return
+            budget = report.flash_growth - over
+            if report.max_flash is not None:
+                budget = min(budget, report.max_flash)
+            note = (f"the fastest variants' weights overflow {board.name} by {over:,} bytes: "
+                    f"choosing within {max(0, budget):,} bytes of weights growth instead of "
+                    f"{report.flash_growth:,}")
+            report.notes.append(note)
+            say(note)
+            _choose(report, max(0, budget), say, why=f"the fastest does not fit {board.name}")
+    note = (f"the tuned firmware did not fit {board.name} in 4 attempts; the last choice was not "
+            f"built: check it with `microbuild build --tuning {log}`")
+    report.notes.append(note)
+    say(note)
+
+
+def _default_weights(board: Board, models: list[Path]) -> int:
+    """Bytes of weights the models have with the board's default kernels (--max-flash N%)."""
+    from microbuild.compiler import compile_model
+    from microbuild.compiler.variants import Selection
+
+    target = Target.of_board(board)
+    return sum(compile_model(m, prefix=f"m{i}", selection=Selection(target)).weights_bytes
+               for i, m in enumerate(models))
 
 
 def _activation_slots(summary: dict[str, Any], op: dict[str, Any], kind: str
