@@ -188,13 +188,6 @@ def _copy_prefix(stem: str, k: int) -> str:
     return f"{stem}_k{k}"
 
 
-def _batches(copies: int, per_firmware: int) -> list[list[int]]:
-    """Candidate indices per firmware: the reference (0) in each, then the others in order."""
-    others = list(range(1, copies))
-    step = max(1, per_firmware - 1)
-    return [[0] + others[i:i + step] for i in range(0, len(others), step)] or [[0]]
-
-
 def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[int], out: Path,
                  toolchain: str | None):
     """One RPC firmware holding copy k of each model for every k in ``batch``: copy k runs
