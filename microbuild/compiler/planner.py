@@ -23,9 +23,9 @@ not overlap. On top of that:
   a pointwise convolution from 48x48x8 to 48x48x16 needs 36,864 + 8 bytes instead of 55,296.
 
 Placement tries several orderings (size, lifetime length, first use, size x lifetime) with
-first-fit and best-fit, plus a walk in execution order that places each buffer where the
-workspace grows least (below everything placed if need be: an overlapping output goes below its
-input), then packs the result down; it keeps the smallest workspace. TFLM's planner is one of
+first-fit and best-fit, plus walks (in execution order and in each of those orders) that place
+each buffer where the workspace grows least (below everything placed if need be: an overlapping
+output goes below its input), then pack the result down; it keeps the smallest workspace. TFLM's planner is one of
 these combinations (greedy by size, first fit) without the sharing above, so the result is never
 larger.
 """
@@ -320,9 +320,12 @@ def _place(buffers: list[Buffer], orderings: Sequence[str], fits: Sequence[str],
         for fit in fits:
             consider(_fit(buffers, order, fit, pairs), f"{ordering}/{fit}-fit")
     if chain and pairs:
-        walked = _walk(buffers, pairs)
-        consider(walked, "execution-order walk")
-        consider(_pack(buffers, walked, pairs), "execution-order walk, packed")
+        walks = {"execution": lambda b: (b.first_op, -align(b.size)), **_ORDERINGS}
+        for name, key in walks.items():
+            order = sorted(range(len(buffers)), key=lambda i: (key(buffers[i]), i))
+            walked = _walk(buffers, pairs, order)
+            consider(walked, f"{name} walk")
+            consider(_pack(buffers, walked, pairs), f"{name} walk, packed")
     assert best is not None
     for b, off in zip(buffers, best[2]):
         b.offset = off
@@ -379,13 +382,11 @@ def _fit(buffers: list[Buffer], order: list[int], fit: str, pairs: _Pairs | None
     return offsets
 
 
-def _walk(buffers: list[Buffer], pairs: _Pairs) -> list[int]:
-    """Place buffers in execution order, each where the workspace grows least, allowing offsets
-    below everything placed so far (then all is shifted up): an output that may overlap its
-    input just below it goes there, so a chain of such ops costs its largest pair, not its two
-    largest tensors."""
-    order = sorted(range(len(buffers)), key=lambda i: (buffers[i].first_op,
-                                                       -align(buffers[i].size), i))
+def _walk(buffers: list[Buffer], pairs: _Pairs, order: list[int]) -> list[int]:
+    """Place buffers in ``order``, each where the workspace grows least, allowing offsets below
+    everything placed so far (then all is shifted up): an output that may overlap its input just
+    below it goes there even when the input was placed first at the bottom, so a chain of such
+    ops costs its largest pair, not its two largest tensors."""
     offsets = [0] * len(buffers)
     placed: list[int] = []
     low = high = 0
