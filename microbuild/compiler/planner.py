@@ -145,11 +145,13 @@ def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
 
 def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = True,
                 orderings: Sequence[str] | None = None,
-                fits: Sequence[str] = ("first", "best")) -> MemoryPlan:
+                fits: Sequence[str] = ("first", "best"), overlap: bool = True) -> MemoryPlan:
     """Place every intermediate tensor and scratch area; ``lowerings[i]`` belongs to op ``i``.
 
     ``share=False`` turns off RESHAPE aliasing and in-place reuse; with ``orderings=("size",)``
     and ``fits=("first",)`` that is TFLM's greedy-by-size planner (the tests' baseline).
+    ``overlap=False`` keeps every output apart from the inputs it consumes (the plan before
+    outputs could be written over their inputs: benchmarks/memory.py's "before").
     """
     lifetimes = _lifetimes(graph)
     groups = _Groups()
@@ -213,7 +215,7 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                                   size=scratch, first_op=op.index, last_op=op.index,
                                   scratch_op=op.index))
 
-    pairs, claims = _overlaps(graph, lowerings, buffers) if share else ({}, [])
+    pairs, claims = _overlaps(graph, lowerings, buffers) if share and overlap else ({}, [])
     workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits, pairs,
                                  chain=share)
     locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
@@ -323,7 +325,8 @@ def _place(buffers: list[Buffer], orderings: Sequence[str], fits: Sequence[str],
         walks = {"execution": lambda b: (b.first_op, -align(b.size)), **_ORDERINGS}
         for name, key in walks.items():
             order = sorted(range(len(buffers)), key=lambda i: (key(buffers[i]), i))
-            walked = _walk(buffers, pairs, order)
+            # A wider search where it is cheap (small graphs), a greedy walk on large ones.
+            walked = _walk(buffers, pairs, order, beam=8 if len(buffers) <= 80 else 1)
             consider(walked, f"{name} walk")
             consider(_pack(buffers, walked, pairs), f"{name} walk, packed")
     assert best is not None
@@ -382,31 +385,43 @@ def _fit(buffers: list[Buffer], order: list[int], fit: str, pairs: _Pairs | None
     return offsets
 
 
-def _walk(buffers: list[Buffer], pairs: _Pairs, order: list[int]) -> list[int]:
+def _walk(buffers: list[Buffer], pairs: _Pairs, order: list[int], beam: int = 1) -> list[int]:
     """Place buffers in ``order``, each where the workspace grows least, allowing offsets below
     everything placed so far (then all is shifted up): an output that may overlap its input just
     below it goes there even when the input was placed first at the bottom, so a chain of such
-    ops costs its largest pair, not its two largest tensors."""
-    offsets = [0] * len(buffers)
+    ops costs its largest pair, not its two largest tensors. With ``beam`` > 1 the ``beam``
+    cheapest partial placements are kept at each step (overlapping now can cost more later)."""
+    # A state: (span, low, high, offsets of the buffers placed so far).
+    states: list[tuple[int, int, int, list[int]]] = [(0, 0, 0, [0] * len(buffers))]
     placed: list[int] = []
-    low = high = 0
     for i in order:
         size = align(buffers[i].size)
-        intervals = _intervals(buffers, i, placed, offsets, pairs)
-        candidates = {low, high - size} | {hi for _, hi in intervals} | \
-            {lo for lo, _ in intervals}
-        if intervals:
-            candidates.add(min(lo for lo, _ in intervals))
-        valid = [c for c in candidates if _valid(c, intervals)] if placed else [0]
-
-        def cost(c: int) -> tuple:
-            span = max(high, c + size) - min(low, c)
-            return span, c < low, c
-
-        c = min(valid, key=cost)
-        offsets[i] = c
-        low, high = (min(low, c), max(high, c + size)) if placed else (c, c + size)
+        grown = []
+        for _, low, high, offsets in states:
+            intervals = _intervals(buffers, i, placed, offsets, pairs)
+            if not placed:
+                valid = [0]
+            else:
+                candidates = {low, high - size} | {hi for _, hi in intervals} | \
+                    {lo for lo, _ in intervals}
+                valid = [c for c in candidates if _valid(c, intervals)]
+            costs = sorted((max(high, c + size) - min(low, c), c < low, c) for c in valid)
+            for span, _, c in costs[:beam]:
+                new = list(offsets)
+                new[i] = c
+                lo_hi = (min(low, c), max(high, c + size)) if placed else (c, c + size)
+                grown.append((span, lo_hi[0], lo_hi[1], new))
+        grown.sort(key=lambda st: (st[0], st[1] > 0))
+        states, seen = [], set()
+        for st in grown:  # the cheapest distinct placements
+            key = tuple(st[3][j] - st[1] for j in placed + [i])
+            if key not in seen:
+                seen.add(key)
+                states.append(st)
+            if len(states) == beam:
+                break
         placed.append(i)
+    _, low, _, offsets = states[0]
     return [o - low for o in offsets]
 
 

@@ -239,6 +239,16 @@ def test_workspace_is_at_most_half_of_tflms_arena(name):
         assert model.workspace_bytes <= ratio * arena, (target, model.workspace_bytes)
 
 
+def test_vww_peak_is_the_widening_pointwise_pair():
+    # 48x48x8 -> 48x48x16 pointwise: 36,864 + 16 bytes (one input pixel, aligned) below the
+    # input, and the stride-2 depthwise after it one 16-byte pixel below that: not the 46,080 of
+    # the input image beside the first layer's output, nor 55,296 for the pair apart.
+    model = compile_model(MODELS / "mobilenet_v1_025_vww.tflite")
+    assert model.workspace_bytes == 36_864 + 16 + 16
+    before = plan_memory(model.graph, model.lowerings, overlap=False)
+    assert before.workspace_bytes == 18_432 + 36_864
+
+
 @pytest.mark.skipif(not (SHARED / "person_detect.tflite").exists(),
                     reason="../shared/models/person_detect.tflite is absent (a user's clone)")
 def test_person_detect_pointwise_shares_its_input():
