@@ -127,11 +127,13 @@ def pad_distance(input_shape, paddings, itemsize: int) -> int:
     """The smallest D for PAD's kernel, which walks the output in order and copies each input
     element (read, then written) where it lands: writing output element ``o`` is safe when it
     lands on input bytes already read, ``(o + 1) - read(o) <= D / itemsize`` with ``read(o)`` the
-    input elements copied up to and including ``o``."""
+    input elements copied up to and including ``o``, for every ``o`` before the last read."""
     inside = np.pad(np.ones(tuple(int(d) for d in input_shape), dtype=np.int8),
                     [(int(b), int(a)) for b, a in paddings]).reshape(-1)
     if inside.size == 0:
         return 0
     read = np.cumsum(inside, dtype=np.int64)
     ahead = np.arange(1, inside.size + 1, dtype=np.int64) - read
-    return int(max(ahead.max(), 0)) * itemsize
+    # Once the last input element is read, later writes (the trailing padding) are harmless.
+    ahead = ahead[read < read[-1]]
+    return int(max(ahead.max(), 0)) * itemsize if ahead.size else 0

@@ -258,3 +258,44 @@ def test_person_detect_pointwise_shares_its_input():
     assert plan.workspace_bytes <= 36_864 + 64
     assert plan.workspace_bytes <= 0.5 * 85_264
     assert verify_plan(graph, plan, model.lowerings) == []
+
+
+# ---- PAD ----------------------------------------------------------------------------------------
+def _pad_hazard(shape, paddings, distance: int) -> bool:
+    """PAD's walk (output in order; each input element read just before it is written) with the
+    output ``distance`` elements below the input: True when a read finds an overwritten one."""
+    inside = np.pad(np.ones(shape, dtype=bool), paddings).reshape(-1)
+    written = np.zeros(distance + int(np.prod(shape)) + 1, dtype=bool)
+    read = 0
+    for o, copied in enumerate(inside):
+        if copied:
+            if written[distance + read]:
+                return True
+            read += 1
+        if o < written.size:
+            written[o] = True
+    return False
+
+
+@pytest.mark.parametrize("shape,paddings", [
+    ((1, 4, 5, 3), ((0, 0), (1, 2), (0, 3), (0, 0))),
+    ((1, 3, 3, 2), ((0, 0), (1, 1), (1, 1), (1, 0))),
+    ((2, 6), ((1, 0), (2, 2))),
+])
+def test_pad_distance_is_safe_and_the_smallest(shape, paddings):
+    from microbuild.compiler.overlap import pad_distance
+
+    d = pad_distance(shape, paddings, itemsize=1)
+    assert not _pad_hazard(shape, paddings, d)
+    assert _pad_hazard(shape, paddings, d - 1)
+    assert pad_distance(shape, paddings, itemsize=2) == 2 * d  # int16: bytes
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_pad_then_conv_overlaps_and_is_bit_exact(cc, tmp_path):
+    path = MODELS / "ops" / "pad_then_conv.tflite"
+    model = compile_model(path)
+    ops = {op: model.graph.operators[op].opcode for op, *_ in model.plan.overlaps}
+    assert "PAD" in ops.values(), ops
+    assert verify_plan(model.graph, model.plan, model.lowerings) == []
+    assert_bit_exact(path, n=6, seed=3, cc=cc, tmp_path=tmp_path)
