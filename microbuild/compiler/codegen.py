@@ -110,7 +110,11 @@ class CompiledModel:
             "kernel_sources": self.kernel_sources,
             "target": self.target.to_dict(),
             "notes": list(self.graph.notes),
-            "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary()},
+            "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary(),
+                     # outputs written over the inputs they consume (microbuild/compiler/overlap.py)
+                     "overlaps": [{"op": op, "input": src, "output": dst, "distance": d,
+                                   "pixel_bytes": px}
+                                  for op, src, dst, d, px in self.plan.overlaps]},
         }
 
     def state_tensors(self) -> list[dict[str, Any]]:

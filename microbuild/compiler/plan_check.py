@@ -117,6 +117,43 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
     for _, src, dst in list(plan.aliases) + list(plan.in_place):
         shared.union(src, dst)
 
+    # 2b. Overlap claims: an op whose kernel walks its output pixels in order may write its
+    #     output over an input it is the last reader of, starting at least the distance its
+    #     lowering (for the kernel the plan was made with) asks below that input.
+    may_overlap: set[frozenset] = set()
+    for op_index, src, dst, _, _ in plan.overlaps:
+        op = ops[op_index]
+        lowering = lowerings[op_index] if lowerings is not None else REGISTRY.get(op.opcode)
+        k = op.inputs.index(src) if src in op.inputs else None
+        rule = lowering.overlap(op, graph, k) if lowering is not None and k is not None else None
+        if rule is None or op.outputs != [dst]:
+            problems.append(f"op {op_index} {op.opcode} may not write its output tensor {dst} "
+                            f"over its input tensor {src}")
+            continue
+        if src not in locations or dst not in locations:
+            continue  # reported above
+        gap = locations[src].offset - locations[dst].offset
+        if not rule.allows(gap):
+            whole = f" (a multiple of {rule.pixel_bytes})" if rule.pixel_bytes else ""
+            problems.append(f"op {op_index} {op.opcode} writes tensor {dst} {gap} bytes below "
+                            f"its input tensor {src}; overlapping needs at least "
+                            f"{rule.distance}{whole}")
+        later = [t for t in lifetimes if shared.find(t) == shared.find(src)
+                 and (lifetimes[t][1] > op_index or t in graph.outputs)]
+        if later:
+            problems.append(f"op {op_index} overwrites tensor {src} but tensor {later[0]} (same "
+                            "bytes) is still read after it")
+        earlier = [t for t in lifetimes if shared.find(t) == shared.find(dst)
+                   and lifetimes[t][0] < op_index]
+        if earlier:
+            problems.append(f"op {op_index} writes tensor {dst} over tensor {src} but tensor "
+                            f"{earlier[0]} (same bytes as {dst}) is alive before it")
+        if any(j != k and t >= 0 and shared.find(t) == shared.find(src)
+               for j, t in enumerate(op.inputs)):
+            problems.append(f"op {op_index} overwrites tensor {src} while another of its inputs "
+                            "reads the same bytes")
+        may_overlap.add(frozenset({("t", shared.find(src)), ("t", shared.find(dst))}))
+
     # 3. No two workspace regions alive at the same op overlap, except tensors sharing a buffer.
     regions = []  # (label, start, end, first op, last op, sharing key)
     for t, (first, last) in lifetimes.items():
@@ -144,7 +181,7 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
                         ("s", op.index)))
     for i, a in enumerate(regions):
         for b in regions[i + 1:]:
-            if a[5] == b[5]:
+            if a[5] == b[5] or frozenset({a[5], b[5]}) in may_overlap:
                 continue
             live_together = a[3] <= b[4] and b[3] <= a[4]
             bytes_overlap = a[1] < b[2] and b[1] < a[2]
@@ -206,16 +243,23 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f7f7f7" '
         'stroke="#999"/>',
     ]
+    # An output written over the input it consumes (plan.overlaps) shares bytes with it at that
+    # op: translucent fills let both show, and the output's outline is dashed.
+    written_over = {dst: (op, src, d) for op, src, dst, d, _ in plan.overlaps}
     for i, b in enumerate(plan.buffers):
         x0, x1 = x(b.first_op), x(b.last_op + 1)
         y0, y1 = y(b.offset), y(b.offset + b.size)
         color = "#cccccc" if b.scratch_op is not None else _COLORS[i % len(_COLORS)]
         label = f"{b.label} ({b.size} B)"
+        over = [written_over[t] for t in b.tensors if t in written_over]
+        note = "".join(f"; op {op} writes it over tensor {src}, at least {d} bytes below"
+                       for op, src, d in over)
+        dash = ' stroke-dasharray="4 2"' if over else ""
         parts.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(x1 - x0, 1):.1f}" '
-            f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.8" stroke="#333">'
-            f"<title>{escape(label)}, offset {b.offset}, ops {b.first_op}..{b.last_op}</title>"
-            "</rect>")
+            f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.6" stroke="#333"'
+            f"{dash}><title>{escape(label)}, offset {b.offset}, ops {b.first_op}..{b.last_op}"
+            f"{escape(note)}</title></rect>")
         if y1 - y0 >= 12 and x1 - x0 >= 40:
             chars = int((x1 - x0) / 6.5)
             text = label if len(label) <= chars else label[: max(chars - 1, 1)] + "…"

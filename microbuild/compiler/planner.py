@@ -17,17 +17,27 @@ not overlap. On top of that:
   CONV_2D+ADD: its residual operand) writes its output over that input when it dies at that op and
   both have the same size.
 
+- an op whose kernel walks its output pixels in order (CONV_2D, DEPTHWISE_CONV_2D, pooling; see
+  ``OpLowering.overlap`` and microbuild/compiler/overlap.py) may write its output over the input
+  it is the last reader of, when the output starts at least a computed distance below the input:
+  a pointwise convolution from 48x48x8 to 48x48x16 needs 36,864 + 8 bytes instead of 55,296.
+
 Placement tries several orderings (size, lifetime length, first use, size x lifetime) with
-first-fit and best-fit, and keeps the smallest workspace: TFLM's planner is one of these
-combinations (greedy by size, first fit) without the sharing above, so the result is never larger.
+first-fit and best-fit, plus walks (in execution order and in each of those orders) that place
+each buffer where the workspace grows least (below everything placed if need be: an overlapping
+output goes below its input), then pack the result down; it keeps the smallest workspace. TFLM's planner is one of
+these combinations (greedy by size, first fit) without the sharing above, so the result is never
+larger.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from microbuild.compiler.ops.base import OpLowering
+from microbuild.compiler.overlap import Overlap
 from microbuild.model.ir import Graph
 
 ALIGNMENT = 16
@@ -68,6 +78,9 @@ class MemoryPlan:
     strategy: str = ""  # the ordering/fit combination that won
     aliases: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
     in_place: list[tuple[int, int, int]] = field(default_factory=list)  # (op, input, output) shared
+    # (op, input, output, distance, pixel bytes): the output starts at least ``distance`` bytes
+    # below the input (a multiple of ``pixel bytes`` when not 0) and may overlap it.
+    overlaps: list[tuple[int, int, int, int, int]] = field(default_factory=list)
     # Variable tensors (state kept between invocations) live in the model's state buffer, not the
     # workspace: tensor -> offset in it, and its size.
     state_locations: dict[int, Location] = field(default_factory=dict)
@@ -132,11 +145,13 @@ def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
 
 def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = True,
                 orderings: Sequence[str] | None = None,
-                fits: Sequence[str] = ("first", "best")) -> MemoryPlan:
+                fits: Sequence[str] = ("first", "best"), overlap: bool = True) -> MemoryPlan:
     """Place every intermediate tensor and scratch area; ``lowerings[i]`` belongs to op ``i``.
 
     ``share=False`` turns off RESHAPE aliasing and in-place reuse; with ``orderings=("size",)``
     and ``fits=("first",)`` that is TFLM's greedy-by-size planner (the tests' baseline).
+    ``overlap=False`` keeps every output apart from the inputs it consumes (the plan before
+    outputs could be written over their inputs: benchmarks/memory.py's "before").
     """
     lifetimes = _lifetimes(graph)
     groups = _Groups()
@@ -200,12 +215,67 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                                   size=scratch, first_op=op.index, last_op=op.index,
                                   scratch_op=op.index))
 
-    workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits)
+    pairs, claims = _overlaps(graph, lowerings, buffers) if share and overlap else ({}, [])
+    workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits, pairs,
+                                 chain=share)
     locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
+    # Only the overlaps the placement used are claims: the others were placed apart.
+    overlaps = [c for c in claims if _bytes_overlap(locations, graph, c[1], c[2])]
     state_locations, state_bytes = plan_state(graph)
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
-                      strategy=strategy, aliases=aliases, in_place=in_place,
+                      strategy=strategy, aliases=aliases, in_place=in_place, overlaps=overlaps,
                       state_locations=state_locations, state_bytes=state_bytes)
+
+
+def _bytes_overlap(locations: dict[int, Location], graph: Graph, a: int, b: int) -> bool:
+    sa, sb = locations[a].offset, locations[b].offset
+    return sa < sb + graph.tensors[b].nbytes and sb < sa + graph.tensors[a].nbytes
+
+
+# (output buffer, input buffer) -> (smallest distance, exact): the output may start ``distance``
+# bytes below the input and overlap it; ``exact``: only exactly that far (whole pixels).
+_Pairs = dict[tuple[int, int], tuple[int, bool]]
+
+
+def _overlaps(graph: Graph, lowerings: Sequence[OpLowering], buffers: list[Buffer]
+              ) -> tuple[_Pairs, list[tuple[int, int, int, int, int]]]:
+    """Every (op, input) whose output may overlap that input: the input's buffer dies at the op
+    (no graph output among its tensors), the output's buffer starts there, and no other input of
+    the op reads the same bytes."""
+    buffer_of = {t: i for i, b in enumerate(buffers) for t in b.tensors}
+    pairs: _Pairs = {}
+    claims = []
+    for op, lowering in zip(graph.operators, lowerings):
+        if len(op.outputs) != 1 or op.outputs[0] not in buffer_of:
+            continue
+        dst = op.outputs[0]
+        out_buffer = buffer_of[dst]
+        if buffers[out_buffer].first_op != op.index:
+            continue
+        for k, src in enumerate(op.inputs):
+            if src < 0 or src not in buffer_of:
+                continue
+            in_buffer = buffer_of[src]
+            b = buffers[in_buffer]
+            if in_buffer == out_buffer or b.last_op != op.index or \
+                    any(t in graph.outputs for t in b.tensors):
+                continue
+            if any(t >= 0 and j != k and buffer_of.get(t) == in_buffer
+                   for j, t in enumerate(op.inputs)):
+                continue
+            rule: Overlap | None = lowering.overlap(op, graph, k)
+            if rule is None:
+                continue
+            if rule.pixel_bytes:
+                step = math.lcm(rule.pixel_bytes, ALIGNMENT)
+                distance, exact = -(-rule.distance // step) * step, True
+            else:
+                distance, exact = align(rule.distance), False
+            if distance >= align(buffers[out_buffer].size):
+                continue  # no byte to share
+            pairs[(out_buffer, in_buffer)] = (distance, exact)
+            claims.append((op.index, src, dst, rule.distance, rule.pixel_bytes))
+    return pairs, claims
 
 
 def plan_state(graph: Graph) -> tuple[dict[int, Location], int]:
@@ -231,44 +301,132 @@ _ORDERINGS: dict[str, Callable[[Buffer], tuple]] = {
 }
 
 
-def _place(buffers: list[Buffer], orderings: Sequence[str], fits: Sequence[str]) -> tuple[int, str]:
-    """Try every ordering x fit, apply the smallest; returns (workspace bytes, strategy name)."""
+def _place(buffers: list[Buffer], orderings: Sequence[str], fits: Sequence[str],
+           pairs: _Pairs | None = None, chain: bool = False) -> tuple[int, str]:
+    """Try every ordering x fit (and the execution-order walk when ``chain``), apply the
+    smallest; returns (workspace bytes, strategy name)."""
     if not buffers:
         return 0, "empty"
+    pairs = pairs or {}
     best: tuple[int, str, list[int]] | None = None
+
+    def consider(offsets: list[int], name: str) -> None:
+        nonlocal best
+        total = max(offsets[i] + align(buffers[i].size) for i in range(len(buffers)))
+        if best is None or total < best[0]:
+            best = (total, name, offsets)
+
     for ordering in orderings:
         key = _ORDERINGS[ordering]
         order = sorted(range(len(buffers)), key=lambda i: (key(buffers[i]), i))
         for fit in fits:
-            offsets = _fit(buffers, order, fit)
-            total = max(offsets[i] + align(buffers[i].size) for i in range(len(buffers)))
-            if best is None or total < best[0]:
-                best = (total, f"{ordering}/{fit}-fit", offsets)
+            consider(_fit(buffers, order, fit, pairs), f"{ordering}/{fit}-fit")
+    if chain and pairs:
+        walks = {"execution": lambda b: (b.first_op, -align(b.size)), **_ORDERINGS}
+        for name, key in walks.items():
+            order = sorted(range(len(buffers)), key=lambda i: (key(buffers[i]), i))
+            # A wider search where it is cheap (small graphs), a greedy walk on large ones.
+            walked = _walk(buffers, pairs, order, beam=8 if len(buffers) <= 80 else 1)
+            consider(walked, f"{name} walk")
+            consider(_pack(buffers, walked, pairs), f"{name} walk, packed")
     assert best is not None
     for b, off in zip(buffers, best[2]):
         b.offset = off
     return best[0], best[1]
 
 
-def _fit(buffers: list[Buffer], order: list[int], fit: str) -> list[int]:
+def _forbidden(buffers: list[Buffer], i: int, j: int, at: int, pairs: _Pairs
+               ) -> list[tuple[int, int]]:
+    """Open intervals of offsets buffer ``i`` may not take while buffer ``j`` (alive at the same
+    time) is at ``at``: it may not share a byte with it, except where an overlap is allowed."""
+    si, sj = align(buffers[i].size), align(buffers[j].size)
+    if (i, j) in pairs:  # i is the output, j the input it may overlap
+        d, exact = pairs[(i, j)]
+        return [(at - si, at - d), (at - d, at + sj)] if exact else [(at - d, at + sj)]
+    if (j, i) in pairs:  # i is the input, j the output that may overlap it
+        d, exact = pairs[(j, i)]
+        return [(at - si, at + d), (at + d, at + sj)] if exact else [(at - si, at + d)]
+    return [(at - si, at + sj)]
+
+
+def _intervals(buffers: list[Buffer], i: int, placed: list[int], offsets: list[int],
+               pairs: _Pairs) -> list[tuple[int, int]]:
+    found = []
+    for j in placed:
+        if buffers[i].overlaps_in_time(buffers[j]):
+            found += [(lo, hi) for lo, hi in _forbidden(buffers, i, j, offsets[j], pairs)
+                      if lo < hi]
+    return found
+
+
+def _valid(c: int, intervals: list[tuple[int, int]]) -> bool:
+    return all(c <= lo or c >= hi for lo, hi in intervals)
+
+
+def _fit(buffers: list[Buffer], order: list[int], fit: str, pairs: _Pairs | None = None
+         ) -> list[int]:
+    """Place buffers in ``order`` at the lowest free offset (first fit) or in the tightest hole
+    (best fit; the top of the workspace only when no hole fits)."""
+    pairs = pairs or {}
     offsets = [0] * len(buffers)
     placed: list[int] = []
     for i in order:
-        b = buffers[i]
-        size = align(b.size)
-        busy = sorted((offsets[j], offsets[j] + align(buffers[j].size)) for j in placed
-                      if b.overlaps_in_time(buffers[j]))
-        gaps = []  # (start, length) of every hole between live buffers
-        cursor = 0
-        for start, end in busy:
-            if start - cursor >= size:
-                gaps.append((cursor, start - cursor))
-            cursor = max(cursor, end)
-        if not gaps:
-            offsets[i] = cursor
-        elif fit == "first":
-            offsets[i] = gaps[0][0]
-        else:  # best fit: the tightest hole
-            offsets[i] = min(gaps, key=lambda g: (g[1], g[0]))[0]
+        intervals = _intervals(buffers, i, placed, offsets, pairs)
+        candidates = sorted({0} | {hi for _, hi in intervals if hi > 0})
+        valid = [c for c in candidates if _valid(c, intervals)]
+        if fit == "first":
+            offsets[i] = valid[0]
+        else:
+            def room(c: int) -> float:
+                above = [lo for lo, _ in intervals if lo >= c]
+                return min(above) - c if above else math.inf
+            offsets[i] = min(valid, key=lambda c: (room(c), c))
         placed.append(i)
     return offsets
+
+
+def _walk(buffers: list[Buffer], pairs: _Pairs, order: list[int], beam: int = 1) -> list[int]:
+    """Place buffers in ``order``, each where the workspace grows least, allowing offsets below
+    everything placed so far (then all is shifted up): an output that may overlap its input just
+    below it goes there even when the input was placed first at the bottom, so a chain of such
+    ops costs its largest pair, not its two largest tensors. With ``beam`` > 1 the ``beam``
+    cheapest partial placements are kept at each step (overlapping now can cost more later)."""
+    # A state: (span, low, high, offsets of the buffers placed so far).
+    states: list[tuple[int, int, int, list[int]]] = [(0, 0, 0, [0] * len(buffers))]
+    placed: list[int] = []
+    for i in order:
+        size = align(buffers[i].size)
+        grown = []
+        for _, low, high, offsets in states:
+            intervals = _intervals(buffers, i, placed, offsets, pairs)
+            if not placed:
+                valid = [0]
+            else:
+                candidates = {low, high - size} | {hi for _, hi in intervals} | \
+                    {lo for lo, _ in intervals}
+                valid = [c for c in candidates if _valid(c, intervals)]
+            costs = sorted((max(high, c + size) - min(low, c), c < low, c) for c in valid)
+            for span, _, c in costs[:beam]:
+                new = list(offsets)
+                new[i] = c
+                lo_hi = (min(low, c), max(high, c + size)) if placed else (c, c + size)
+                grown.append((span, lo_hi[0], lo_hi[1], new))
+        grown.sort(key=lambda st: (st[0], st[1] > 0))
+        states, seen = [], set()
+        for st in grown:  # the cheapest distinct placements
+            key = tuple(st[3][j] - st[1] for j in placed + [i])
+            if key not in seen:
+                seen.add(key)
+                states.append(st)
+            if len(states) == beam:
+                break
+        placed.append(i)
+    _, low, _, offsets = states[0]
+    return [o - low for o in offsets]
+
+
+def _pack(buffers: list[Buffer], offsets: list[int], pairs: _Pairs) -> list[int]:
+    """Move every buffer as low as it goes, lowest first: a valid placement stays valid (each
+    buffer's old offset is still free when its turn comes) and never grows."""
+    order = sorted(range(len(buffers)), key=lambda i: (offsets[i], -buffers[i].first_op, i))
+    return _fit(buffers, order, "first", pairs)

@@ -70,6 +70,13 @@ class KernelVariant:
     # The element type of the activations the variant's kernel reads: an int16 (16x8) instance
     # of an operator never gets an int8 variant.
     activation_dtype: str = "int8"
+    # Whether the output may lie over the input, shifted down (microbuild/compiler/overlap.py):
+    # 0 when the kernel does not walk output pixels in order (then it may not), else how many
+    # output pixels it handles per step (the reads it may still make while writing one).
+    overlap_group: int = 0
+    # True when the kernel walks all pixels once per block of channels: an overlapping output must
+    # then start a whole number of pixels below the input (writes land on finished channels).
+    overlap_whole_pixels: bool = False
 
     def accepts_op(self, op: Operator, graph: Graph) -> bool:
         return self.refusal(op, graph) is None
@@ -293,6 +300,11 @@ class BoundLowering:
         if self.variant is None:
             return own
         return max(own, self.variant.scratch_bytes(self.lowering.kernel_op(op), graph))
+
+    def overlap(self, op: Operator, graph: Graph, k: int):
+        """How the output may overlap input ``k`` with this op's kernel (see
+        OpLowering.overlap), or None."""
+        return self.lowering.overlap(op, graph, k, self.variant)
 
     def emit(self, op: Operator, graph: Graph, ctx: Any) -> str:
         ctx.variant = self.variant

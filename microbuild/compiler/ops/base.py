@@ -14,12 +14,15 @@ and tests.
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
 from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
+
+if TYPE_CHECKING:
+    from microbuild.compiler.overlap import Overlap
 
 _CTYPE_OF_DTYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "uint8": "uint8_t"}
 
@@ -144,6 +147,15 @@ class OpLowering:
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         """Temporary workspace bytes the kernel needs during this op only."""
         return 0
+
+    def overlap(self, op: Operator, graph: Graph, k: int,
+                variant: KernelVariant | None = None) -> "Overlap | None":
+        """How far below input ``k`` the output may start and still overlap it when that input
+        dies at this op (microbuild/compiler/overlap.py), for the reference kernel (``variant``
+        None) or the given variant; None when the output must not overlap it. Only kernels that
+        walk their output pixels in order and never read an input pixel again once past it may
+        say anything but None."""
+        return None
 
     def kernel_op(self, op: Operator) -> Operator:
         """The operator the kernel variants see (a fused op's main part; usually ``op``)."""

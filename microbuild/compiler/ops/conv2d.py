@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.fusion import RESIDUAL_ADD
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
@@ -184,16 +185,19 @@ VARIANTS = (
         opcode="CONV_2D", name="gemm", function="mb_conv2d_s8_gemm",
         sources=("conv2d_gemm.c",), rank=10, accepts=_plain, arrange=_arrange_gemm,
         scratch=_scratch_gemm,
+        overlap_group=2,
         description="portable C: im2col (zero-point padding) + GEMM, 2 pixels x 4 channels"),
     KernelVariant(
         opcode="CONV_2D", name="dsp", function="mb_conv2d_s8_dsp",
         sources=("conv2d_dsp.c",), features=frozenset({"dsp"}), rank=20, accepts=_plain,
         arrange=_arrange_dsp, scratch=_scratch_dsp,
+        overlap_group=2,
         description="Arm DSP: int16 im2col columns in scratch, SMLAD, 2 pixels x 2 channels"),
     KernelVariant(
         opcode="CONV_2D", name="dsp16", function="mb_conv2d_s8_dsp16",
         sources=("conv2d_dsp.c",), features=frozenset({"dsp"}), rank=15, accepts=_plain,
         arrange=_arrange_dsp16, scratch=_scratch_dsp, compact="dsp",
+        overlap_group=2,
         description="Arm DSP on a filter widened to int16 at compile time: fewer instructions "
                     "than dsp for twice the filter's flash (the default stays dsp; tuning "
                     "picks it when it measures faster)"),
@@ -201,12 +205,14 @@ VARIANTS = (
         opcode="CONV_2D", name="mve", function="mb_conv2d_s8_mve",
         sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_plain,
         arrange=_arrange_mve, scratch=_scratch_mve,
+        overlap_group=2,
         description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 2 channels"),
     KernelVariant(
         opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
         sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
         rank=20, accepts=_one_group, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
         activation_dtype="int16",
+        overlap_group=1,
         description="16x8, Arm DSP: an int16 window column per pixel, then SMLALD dot products "
                     "into int64, 4 channels per pass"),
 )
@@ -246,6 +252,12 @@ class Conv2D(OpLowering):
         win = window_2d(op.options, in_h, in_w, filter_h, filter_w)
         reasons += shape_reason("output", out, (batches, win.out_h, win.out_w, out_c))
         return reasons
+
+    def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
+        """Every CONV_2D kernel walks output pixels in order (the GEMM ones two at a time): the
+        output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
+        w = graph.tensor(op.inputs[1])
+        return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if graph.tensor(op.inputs[0]).dtype == "int16":

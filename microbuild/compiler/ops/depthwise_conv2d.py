@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
@@ -120,12 +121,14 @@ VARIANTS = (
         opcode="DEPTHWISE_CONV_2D", name="portable",
         function="mb_depthwise_conv2d_s8_portable", sources=("depthwise_conv2d_portable.c",),
         rank=10, accepts=_plain,
+        overlap_group=1,
         description="channels innermost, 4 int32 accumulators per block, interior pixels "
                     "without bounds checks; any CPU"),
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="dsp",
         function="mb_depthwise_conv2d_s8_dsp", sources=("depthwise_conv2d_dsp.c",),
         features=frozenset({"dsp"}), rank=20, accepts=_dsp_fits, scratch=_dsp_scratch,
+        overlap_group=1, overlap_whole_pixels=True,
         description="blocks of 4 channels outermost, input rows widened once into int16 pairs "
                     "of adjacent pixels, SMLAD on two taps (3x3: an assembly row loop), SMMULR "
                     "requantization"),
@@ -133,6 +136,7 @@ VARIANTS = (
         opcode="DEPTHWISE_CONV_2D", name="mve",
         function="mb_depthwise_conv2d_s8_mve", sources=("depthwise_conv2d_mve.c",),
         features=frozenset({"mve"}), rank=30, accepts=_fast_requantize_fits,
+        overlap_group=1,
         description="Helium: 4 int32 lanes per vector from widening byte loads, "
                     "tail-predicated, VQRDMULH requantization"),
 )
@@ -145,6 +149,13 @@ class DepthwiseConv2D(OpLowering):
     dtypes = frozenset({"int8", "int16"})
     headers = ("microbuild/kernels/depthwise_conv2d.h",)
     variants = VARIANTS
+
+    def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
+        """The reference, portable and Helium kernels walk output pixels in order; the DSP
+        kernel walks them once per block of 4 channels, so its output must start a whole number
+        of pixels below the input (microbuild/compiler/overlap.py)."""
+        w = graph.tensor(op.inputs[1])
+        return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2, 3))

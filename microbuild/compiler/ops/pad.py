@@ -73,6 +73,18 @@ class _Pad(OpLowering):
     def pad_value(self, op: Operator, graph: Graph) -> int:
         return graph.tensor(op.outputs[0]).zero_point
 
+    def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
+        """The kernel walks the output in order, reading each input element just before writing
+        it: the output may lie over the dying input, shifted down by the padding written ahead
+        of the input's bytes (microbuild/compiler/overlap.py)."""
+        from microbuild.compiler.overlap import Overlap, pad_distance
+
+        if k != 0:
+            return None
+        x = graph.tensor(op.inputs[0])
+        return Overlap(pad_distance(x.shape, _paddings(op, graph),
+                                    np.dtype(x.dtype).itemsize))
+
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x = graph.tensor(op.inputs[0])
         p = _paddings(op, graph)

@@ -9,6 +9,7 @@ than reproduced. The window geometry and the fused activation's clamp are comput
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     Window2D,
@@ -72,6 +73,13 @@ class _Pool2D(OpLowering):
             reasons.append("some pooling window lies entirely in the padding")
         return reasons
 
+    def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
+        """Every pooling kernel walks output pixels in order, reading only that pixel's window:
+        the output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
+        o = op.options
+        return sliding_window_overlap(op, graph, k, int(o.get("filter_height", 1)),
+                                      int(o.get("filter_width", 1)), variant)
+
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         o = op.options
@@ -104,14 +112,17 @@ class AveragePool2D(_Pool2D):
             sources=("pooling_portable.c",), rank=10,
             # Other channel counts run the reference from inside the kernel: no gain to offer.
             accepts=lambda op, graph: graph.tensor(op.inputs[0]).shape[-1] % 4 == 0,
+            overlap_group=1,
             description="portable C: 4 channels per 32-bit word, 16-bit lanes (SWAR)"),
         KernelVariant(
             opcode="AVERAGE_POOL_2D", name="dsp", function="mb_avgpool2d_s8_dsp",
             sources=("pooling_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            overlap_group=1,
             description="Arm DSP: SXTAB16 sums 4 channels per load into 16-bit lanes"),
         KernelVariant(
             opcode="AVERAGE_POOL_2D", name="mve", function="mb_avgpool2d_s8_mve",
             sources=("pooling_mve.c",), features=frozenset({"mve"}), rank=30,
+            overlap_group=1,
             description="Helium: widening loads and 16-bit vector adds, 32 channels per pass"),
     )
 
