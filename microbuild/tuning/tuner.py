@@ -32,7 +32,7 @@ from microbuild.compiler.validate import check_graph
 from microbuild.compiler.variants import REFERENCE, Target, candidates, op_signature
 from microbuild.errors import FitError, MicrobuildError
 from microbuild.model.reader import read_model
-from microbuild.tuning.log import TuningLog
+from microbuild.tuning.log import TuningLog, board_kind
 
 
 @dataclass
@@ -70,7 +70,8 @@ class Measured:
             "candidates": {c.variant: {"ticks": c.ticks, "correct": c.correct,
                                        **({"problem": c.problem} if c.problem else {})}
                            for c in self.candidates},
-            "timer_hz": timer_hz, "board": board.name, "model": Path(self.model).name,
+            "timer_hz": timer_hz, "board": board.name, "board_kind": board_kind(board),
+            "model": Path(self.model).name,
             "opcode": self.opcode, "warmup": warmup, "repeat": repeat,
             "measured": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
