@@ -54,7 +54,21 @@ def render_result(result, board) -> None:
                       f"{duration(ticks, result.timer_hz, board)}")
 
 
-def render_profile(profile, board) -> None:
+def profile_rows(profile, summary) -> list[dict]:
+    """Each profiled operator with its kernel variant and MACs from the compiler's summary (the
+    operator's index in the generated code is ``op_index``)."""
+    ops = {op["index"]: op for op in (summary or {}).get("ops", [])}
+    rows = []
+    for o in profile.ops:
+        op = ops.get(o.op_index, {})
+        macs = op.get("macs", 0)
+        rows.append({"index": o.index, "op_index": o.op_index, "opcode": o.opcode,
+                     "ticks": o.ticks, "kernel": op.get("kernel", ""), "macs": macs,
+                     "macs_per_tick": macs / o.ticks if macs and o.ticks else None})
+    return rows
+
+
+def render_profile(profile, board, summary=None) -> None:
     from microbuild.device.timing import duration
 
     def column(ticks: int) -> tuple[str, str]:  # instructions under QEMU icount, else ms
@@ -64,17 +78,25 @@ def render_profile(profile, board) -> None:
     out.print(f"{profile.model} on {profile.board}: timer ticks per operator, run from the host "
               f"(timer {profile.timer_hz:,} Hz)")
     table = Table()
-    for heading, right in (("#", True), ("operator", False), ("ticks", True),
-                           (column(0)[0], True), ("share", True)):
+    for heading, right in (("#", True), ("operator", False), ("variant", False), ("MACs", True),
+                           ("ticks", True), (column(0)[0], True), ("MACs/tick", True),
+                           ("share", True)):
         table.add_column(heading, justify="right" if right else "left")
     total = profile.op_ticks or 1
-    for o in profile.ops:
-        table.add_row(str(o.index), o.opcode, f"{o.ticks:,}", column(o.ticks)[1],
-                      f"{100 * o.ticks / total:.1f}%")
-    table.add_row("", "sum of operators", f"{profile.op_ticks:,}", column(profile.op_ticks)[1],
-                  "")
-    table.add_row("", "whole model (RUN)", f"{profile.model_ticks:,}",
-                  column(profile.model_ticks)[1], f"{100 * profile.ratio:.1f}%")
+    for row in profile_rows(profile, summary):
+        table.add_row(str(row["index"]), row["opcode"], row["kernel"],
+                      f"{row['macs']:,}" if row["macs"] else "", f"{row['ticks']:,}",
+                      column(row["ticks"])[1],
+                      f"{row['macs_per_tick']:.2f}" if row["macs_per_tick"] else "",
+                      f"{100 * row['ticks'] / total:.1f}%")
+    macs = sum(op.get("macs", 0) for op in (summary or {}).get("ops", []))
+    table.add_row("", "sum of operators", "", f"{macs:,}" if macs else "",
+                  f"{profile.op_ticks:,}", column(profile.op_ticks)[1],
+                  f"{macs / profile.op_ticks:.2f}" if macs and profile.op_ticks else "", "")
+    table.add_row("", "whole model (RUN)", "", "", f"{profile.model_ticks:,}",
+                  column(profile.model_ticks)[1],
+                  f"{macs / profile.model_ticks:.2f}" if macs and profile.model_ticks else "",
+                  f"{100 * profile.ratio:.1f}%")
     out.print(table)
 
 

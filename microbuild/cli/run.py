@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
-                                     render_outputs, render_profile, render_result, save_outputs)
+                                     profile_rows, render_outputs, render_profile, render_result,
+                                     save_outputs)
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 
@@ -46,10 +48,27 @@ def _firmware(args: argparse.Namespace):
     return chosen.build, chosen.build.executor
 
 
+def write_profile_svg(path: str, profile, summary, build, several: bool) -> Path:
+    from microbuild.device.profile_svg import profile_svg
+    from microbuild.device.timing import duration
+
+    target = Path(path)
+    if several:
+        target = target.with_name(f"{target.stem}-{profile.model}{target.suffix or '.svg'}")
+    unit = duration(1, profile.timer_hz, build.board).kind
+    title = (f"{profile.model} on {profile.board}: {profile.op_ticks:,} ticks over "
+             f"{len(profile.ops)} operators (timer {profile.timer_hz:,} Hz)")
+    target.write_text(profile_svg(title, f"1 tick = 1/{profile.timer_hz:,} s; {unit}",
+                                  profile_rows(profile, summary)), encoding="utf-8")
+    return target
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from microbuild.tensor_files import load_inputs, random_inputs
 
     check_output_name(args.output)
+    if args.profile_svg and not args.profile:
+        raise MicrobuildError("--profile-svg draws the per-operator profile: add --profile")
     build, executor = _firmware(args)
     if executor == "aot":
         if args.profile:
@@ -104,6 +123,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                    "timer_hz": hz}
             if profile is not None:
                 doc["profile"] = profile.to_dict()
+                for op, row in zip(doc["profile"]["ops"], profile_rows(profile, model)):
+                    op.update(kernel=row["kernel"], macs=row["macs"],
+                              macs_per_tick=row["macs_per_tick"])
             documents.append(doc)
             if not args.json:
                 render_outputs(prefix, outputs)
@@ -111,7 +133,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                           f"{duration(ticks, hz, build.board)} (host-driven, "
                           f"{dev.client.transport.describe()})")
                 if profile is not None:
-                    render_profile(profile, build.board)
+                    render_profile(profile, build.board, model)
+            if profile is not None and args.profile_svg:
+                path = write_profile_svg(args.profile_svg, profile, model, build,
+                                         several=len(build.models) > 1)
+                if not args.json:
+                    out.print(f"profile drawn in {path}")
         stats = dev.client.stats
     if args.output:
         save_outputs(args.output, build, all_outputs)
@@ -149,6 +176,9 @@ def add_parser(commands) -> None:
                    "models: one .npz keyed <model>.output<k>)")
     p.add_argument("--profile", action="store_true",
                    help="run operator by operator and print ticks per operator")
+    p.add_argument("--profile-svg", metavar="FILE",
+                   help="with --profile: draw the per-operator profile as an SVG bar chart "
+                        "(several models: FILE-<model>.svg each)")
     p.add_argument("--repeat", type=int, default=1,
                    help="with --profile: timed runs per operator, the median is shown")
     p.add_argument("--runner", help="how to start or flash the board (default: its first "
