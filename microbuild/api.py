@@ -172,6 +172,14 @@ def flash_firmware(board, firmware, runner: str | None = None, port: str | None 
     return chosen.name
 
 
+def firmware_note(elf: str | Path):
+    """What a firmware says about itself (its .note.microbuild): board, build id, models,
+    executor, toolchain, as a FirmwareNote; None for an ELF without one."""
+    from microbuild.firmware.note import read_note
+
+    return read_note(elf)
+
+
 # --- ci --------------------------------------------------------------------------------------------
 
 def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None = None):

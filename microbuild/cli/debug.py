@@ -40,7 +40,8 @@ def cmd_debug(args: argparse.Namespace) -> int:
         raise ToolchainError(f"the GDB server of runner {session.runner}, {program}, is not "
                              f"installed" + (f"; {hint}" if hint else ""))
     err.print(f"GDB server: {escape(' '.join(session.server))}", highlight=False, soft_wrap=True)
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # SIGTERM (a script or IDE stopping `microbuild debug`) stops the server too.
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     server = subprocess.Popen(session.server, stdin=subprocess.DEVNULL)
     try:
         # On stdout, on a line of its own, so a script can take it.
@@ -49,6 +50,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         status = 0
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if server.poll() is None:
             server.terminate()
             try:
