@@ -236,6 +236,14 @@ def choose_firmware(args: argparse.Namespace, board, build_executor: str | None 
         raise MicrobuildError(f"no firmware in {folder} (looked for firmware.elf and firmware)")
     last = last_build.find(board.name)
     if last is None:
+        # Built before builds were recorded: the newest firmware in the board's build folders.
+        found = [elf for executor in ("aot", "rpc")
+                 for folder in {default_out_dir(args.board, executor),
+                                default_out_dir(board.name, executor)}
+                 for elf in (folder / "firmware.elf", folder / "firmware") if elf.is_file()]
+        if found:
+            newest = max(found, key=lambda p: p.stat().st_mtime)
+            return _chosen(board, newest, "the newest in build/; no build recorded")
         raise MicrobuildError(
             f"no firmware built for {board.name} here (nothing recorded in "
             f"{last_build.record_path(board.name)}): build one (`microbuild build --board "

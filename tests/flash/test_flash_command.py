@@ -3,6 +3,7 @@ them in a project folder: real builds, the real st-flash failing on the missing 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -110,6 +111,13 @@ def test_flash_takes_the_newest_build_says_what_it_is_and_fails_on_the_missing_p
     assert "build/stm32f746-rpc/firmware.elf" in err and "executor: rpc" in err
     assert "tiny_fc" in err and "ds_cnn" not in err
     assert "runner openocd" in err and "no probe found" in err
+    # Builds from before builds were recorded: the newest ELF in the board's folders.
+    shutil.rmtree(project / "build" / "last-build")
+    os.utime(project / "build" / "stm32f746" / "firmware.elf")  # the AOT one is newer now
+    cli.main(["flash", "--board", "stm32f746", "--runner", "openocd"])
+    err = capsys.readouterr().err
+    assert "build/stm32f746/firmware.elf" in err and "executor: aot" in err
+    assert "(the newest in build/; no build recorded)" in err and "no probe found" in err
 
 
 def test_flash_refuses_an_elf_built_for_another_board(project, capsys):
