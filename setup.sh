@@ -14,7 +14,7 @@ DEBIAN_PACKAGES=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   qemu-system-arm qemu-system-misc
   clang lld libclang-rt-14-dev
-  openocd stlink-tools dfu-util
+  openocd stlink-tools dfu-util gdb-multiarch
   gcc-avr avr-libc simavr
 )
 

@@ -143,13 +143,11 @@ def connect(board, firmware, runner: str | None = None, port: str | None = None,
                     on_log=on_log, description=description)
 
 
-def flash_firmware(board, firmware, runner: str | None = None, port: str | None = None,
-                   progress=None) -> str:
-    """Program a real board with ``firmware`` (a FirmwareBuild or the path of its .elf/.bin/.hex)
-    using ``runner`` (default: the board's first flash runner); returns the runner's name.
-    Raises FlashError with the tool's own output when the tool fails (no probe, ...)."""
-    from microbuild.firmware.build import FirmwareBuild, resolve_board
-    from microbuild.device.runners import FirmwareImage, FlashToolRunner, runner_for
+def flash_runner(board, runner: str | None = None, port: str | None = None):
+    """The FlashToolRunner ``runner`` (default: the board's first) of a real board; a
+    DeviceError for the host and emulated boards, which have nothing to flash."""
+    from microbuild.firmware.build import resolve_board
+    from microbuild.device.runners import FlashToolRunner, runner_for
     from microbuild.errors import DeviceError
 
     board = resolve_board(board)
@@ -160,12 +158,33 @@ def flash_firmware(board, firmware, runner: str | None = None, port: str | None 
         raise DeviceError(f"board '{board.name}' is {what}: there is nothing to flash; "
                           f"`microbuild run --board {board.name} --model M.tflite` starts the "
                           "firmware and talks to it")
+    return chosen
+
+
+def flash_firmware(board, firmware, runner: str | None = None, port: str | None = None,
+                   progress=None) -> str:
+    """Program a real board with ``firmware`` (a FirmwareBuild or the path of its .elf/.bin/.hex)
+    using ``runner`` (default: the board's first flash runner); returns the runner's name.
+    Raises FlashError with the tool's own output when the tool fails (no probe, ...)."""
+    from microbuild.firmware.build import FirmwareBuild
+    from microbuild.device.runners import FirmwareImage
+
+    chosen = flash_runner(board, runner, port)
+    board = chosen.board
     image = (FirmwareImage.from_build(firmware) if isinstance(firmware, FirmwareBuild)
              else FirmwareImage.from_path(firmware))
     if progress:
         progress(f"flashing {image.elf.name} to {board.name} with {chosen.name}...")
     chosen.flash(image)
     return chosen.name
+
+
+def firmware_note(elf: str | Path):
+    """What a firmware says about itself (its .note.microbuild): board, build id, models,
+    executor, toolchain, as a FirmwareNote; None for an ELF without one."""
+    from microbuild.firmware.note import read_note
+
+    return read_note(elf)
 
 
 # --- ci --------------------------------------------------------------------------------------------

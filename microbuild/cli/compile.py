@@ -35,16 +35,20 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # "model op" is its index in the .tflite file, shown when folding or fusion moved them apart.
     renumbered = any(op["index"] != op["model_index"] for op in summary["ops"])
     columns = ["#"] + (["model op"] if renumbered else []) + \
-        ["operator", "inputs", "outputs", f"kernel ({target.cpu})"]
+        ["operator", "input shapes", "output shapes", "MACs", f"kernel ({target.cpu})",
+         "live"]
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, justify="right" if column in ("#", "MACs", "live") else "left")
     for op in summary["ops"]:
         model_op = [", ".join(map(str, op.get("fused_from", [op["model_index"]])))] \
             if renumbered else []
         table.add_row(str(op["index"]), *model_op, op["opcode"],
-                      ", ".join(map(str, op["inputs"])), ", ".join(map(str, op["outputs"])),
-                      f"{op['kernel']} ({op['kernel_choice']})")
+                      shapes_text(op["input_shapes"]), shapes_text(op["output_shapes"]),
+                      f"{op['macs']:,}" if op["macs"] else "",
+                      f"{op['kernel']} ({op['kernel_choice']})", kib_text(op["live_bytes"]))
     out.print(table)
+    out.print(f"MACs per inference: {sum(op['macs'] for op in summary['ops']):,}   live: "
+              "workspace bytes in use while the operator runs (its tensors and scratch)")
     for note in summary["notes"]:
         out.print(f"note: {note}")
     for op in summary["ops"]:  # no silent fallback: say why a fast kernel did not take an op
@@ -64,6 +68,16 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")
     return 0
+
+
+def shapes_text(shapes) -> str:
+    """[[1, 49, 10, 1], [64, 10, 4, 1], None] -> "1x49x10x1, 64x10x4x1, -" (None: no tensor)."""
+    return ", ".join("x".join(map(str, s)) if s else ("-" if s is None else "scalar")
+                     for s in shapes)
+
+
+def kib_text(nbytes: int) -> str:
+    return f"{nbytes:,} B" if nbytes < 1024 else f"{nbytes / 1024:,.1f} KiB"
 
 
 def add_parser(commands) -> None:

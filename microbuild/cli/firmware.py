@@ -4,6 +4,7 @@ folder's default name, and rendering fit reports, outputs and profiles."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.markup import escape
@@ -53,7 +54,21 @@ def render_result(result, board) -> None:
                       f"{duration(ticks, result.timer_hz, board)}")
 
 
-def render_profile(profile, board) -> None:
+def profile_rows(profile, summary) -> list[dict]:
+    """Each profiled operator with its kernel variant and MACs from the compiler's summary (the
+    operator's index in the generated code is ``op_index``)."""
+    ops = {op["index"]: op for op in (summary or {}).get("ops", [])}
+    rows = []
+    for o in profile.ops:
+        op = ops.get(o.op_index, {})
+        macs = op.get("macs", 0)
+        rows.append({"index": o.index, "op_index": o.op_index, "opcode": o.opcode,
+                     "ticks": o.ticks, "kernel": op.get("kernel", ""), "macs": macs,
+                     "macs_per_tick": macs / o.ticks if macs and o.ticks else None})
+    return rows
+
+
+def render_profile(profile, board, summary=None) -> None:
     from microbuild.device.timing import duration
 
     def column(ticks: int) -> tuple[str, str]:  # instructions under QEMU icount, else ms
@@ -63,17 +78,25 @@ def render_profile(profile, board) -> None:
     out.print(f"{profile.model} on {profile.board}: timer ticks per operator, run from the host "
               f"(timer {profile.timer_hz:,} Hz)")
     table = Table()
-    for heading, right in (("#", True), ("operator", False), ("ticks", True),
-                           (column(0)[0], True), ("share", True)):
+    for heading, right in (("#", True), ("operator", False), ("variant", False), ("MACs", True),
+                           ("ticks", True), (column(0)[0], True), ("MACs/tick", True),
+                           ("share", True)):
         table.add_column(heading, justify="right" if right else "left")
     total = profile.op_ticks or 1
-    for o in profile.ops:
-        table.add_row(str(o.index), o.opcode, f"{o.ticks:,}", column(o.ticks)[1],
-                      f"{100 * o.ticks / total:.1f}%")
-    table.add_row("", "sum of operators", f"{profile.op_ticks:,}", column(profile.op_ticks)[1],
-                  "")
-    table.add_row("", "whole model (RUN)", f"{profile.model_ticks:,}",
-                  column(profile.model_ticks)[1], f"{100 * profile.ratio:.1f}%")
+    for row in profile_rows(profile, summary):
+        table.add_row(str(row["index"]), row["opcode"], row["kernel"],
+                      f"{row['macs']:,}" if row["macs"] else "", f"{row['ticks']:,}",
+                      column(row["ticks"])[1],
+                      f"{row['macs_per_tick']:.2f}" if row["macs_per_tick"] else "",
+                      f"{100 * row['ticks'] / total:.1f}%")
+    macs = sum(op.get("macs", 0) for op in (summary or {}).get("ops", []))
+    table.add_row("", "sum of operators", "", f"{macs:,}" if macs else "",
+                  f"{profile.op_ticks:,}", column(profile.op_ticks)[1],
+                  f"{macs / profile.op_ticks:.2f}" if macs and profile.op_ticks else "", "")
+    table.add_row("", "whole model (RUN)", "", "", f"{profile.model_ticks:,}",
+                  column(profile.model_ticks)[1],
+                  f"{macs / profile.model_ticks:.2f}" if macs and profile.model_ticks else "",
+                  f"{100 * profile.ratio:.1f}%")
     out.print(table)
 
 
@@ -95,11 +118,16 @@ def build_incrementally(args: argparse.Namespace, executor: str, input_file: str
                 err.print(escape(line), highlight=False)
             elif status is not None:
                 status.update(f"building for {args.board}: {escape(line.strip())}")
-        return api.build_firmware(args.board, args.model, out_dir, executor=executor,
-                                  toolchain=args.toolchain, input=input_file, seed=args.seed,
-                                  jobs=args.jobs, progress=progress,
-                                  separate_workspace=separate_workspace(args),
-                                  **kernel_options(args))
+        build = api.build_firmware(args.board, args.model, out_dir, executor=executor,
+                                   toolchain=args.toolchain, input=input_file, seed=args.seed,
+                                   jobs=args.jobs, progress=progress,
+                                   separate_workspace=separate_workspace(args),
+                                   **kernel_options(args))
+    # flash, monitor, debug and run --no-flash act on the board's last build.
+    from microbuild.firmware import last_build
+
+    last_build.record(build)
+    return build
 
 
 def add_workspace_argument(p: argparse.ArgumentParser) -> None:
@@ -138,3 +166,101 @@ def check_output_name(path: str | None) -> None:
     if path and Path(path).suffix not in (".npy", ".npz"):
         raise MicrobuildError(f"--output {path}: name it .npy (one output) or .npz "
                               "(several outputs)")
+
+
+# --- the firmware flash, monitor, debug and run --firmware act on ------------------------------
+
+@dataclass
+class ChosenFirmware:
+    """An ELF on disk and what is known about it."""
+
+    board: object  # the Board it is for
+    elf: Path
+    note: object  # its FirmwareNote, or None (no note: not built by this microbuild)
+    build: object  # a FirmwareBuild when its build folder is intact, else None
+    built_at: float  # the last build's time, or the ELF's modification time
+    how: str  # how it was chosen, for the summary line
+
+    @property
+    def executor(self) -> str | None:
+        return self.note.executor if self.note else None
+
+    def describe(self) -> list[str]:
+        """The lines printed before flashing / starting it."""
+        import time
+
+        models = (", ".join(m["prefix"] + (f" ({m['model']})" if m.get("model") else "")
+                            for m in self.build.models) if self.build
+                  else ", ".join(self.note.models) if self.note else "unknown")
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.built_at))
+        lines = [f"board:    {self.board.name}",
+                 f"models:   {models}",
+                 f"executor: {self.executor or 'unknown'}"
+                 + (f" ({self.note.toolchain}, build {self.note.build_id})" if self.note else ""),
+                 f"elf:      {self.elf}",
+                 f"built:    {when} ({self.how})"]
+        if self.note is None:
+            lines.append(f"note:     {self.elf.name} has no .note.microbuild section (built by "
+                         "another tool or an older microbuild): its board cannot be checked")
+        return lines
+
+    def check_board(self, force: bool) -> None:
+        """Refuse a firmware built for another board (``force``: go ahead anyway)."""
+        if self.note is None or self.note.board == self.board.name:
+            return
+        if force:
+            err.print(f"[yellow]warning:[/] {escape(str(self.elf))} was built for board "
+                      f"'{escape(self.note.board)}', not '{escape(self.board.name)}'; going "
+                      "ahead because of --force")
+            return
+        raise MicrobuildError(f"{self.elf} was built for board '{self.note.board}', not "
+                              f"'{self.board.name}': refusing it. Build for {self.board.name} "
+                              f"(`microbuild build --board {self.board.name} ...`), or pass "
+                              "--force if the two boards really are the same hardware")
+
+
+def _chosen(board, elf: Path, how: str, built_at: float | None = None) -> ChosenFirmware:
+    from microbuild.firmware.last_build import firmware_at
+    from microbuild.firmware.note import read_note
+
+    note = read_note(elf)
+    build = firmware_at(elf, board) if note else None
+    return ChosenFirmware(board, elf, note, build,
+                          built_at if built_at is not None else elf.stat().st_mtime, how)
+
+
+def choose_firmware(args: argparse.Namespace, board, build_executor: str | None = None
+                    ) -> ChosenFirmware:
+    """--firmware F; or, with --model and ``build_executor``, a build made now; or what the last
+    `build` for the board produced (-o DIR: the firmware in DIR)."""
+    from microbuild.firmware import last_build
+
+    if getattr(args, "firmware", None):
+        path = Path(args.firmware)
+        if not path.is_file():
+            raise MicrobuildError(f"--firmware {path}: no such file")
+        return _chosen(board, path, "--firmware")
+    if getattr(args, "model", None) and build_executor:
+        build = build_incrementally(args, build_executor, None)
+        return _chosen(board, build.elf, "built now")
+    if getattr(args, "out_dir", None):
+        folder = Path(args.out_dir)
+        for candidate in (folder / "firmware.elf", folder / "firmware"):
+            if candidate.is_file():
+                return _chosen(board, candidate, f"in {folder}")
+        raise MicrobuildError(f"no firmware in {folder} (looked for firmware.elf and firmware)")
+    last = last_build.find(board.name)
+    if last is None:
+        # Built before builds were recorded: the newest firmware in the board's build folders.
+        found = [elf for executor in ("aot", "rpc")
+                 for folder in {default_out_dir(args.board, executor),
+                                default_out_dir(board.name, executor)}
+                 for elf in (folder / "firmware.elf", folder / "firmware") if elf.is_file()]
+        if found:
+            newest = max(found, key=lambda p: p.stat().st_mtime)
+            return _chosen(board, newest, "the newest in build/; no build recorded")
+        raise MicrobuildError(
+            f"no firmware built for {board.name} here (nothing recorded in "
+            f"{last_build.record_path(board.name)}): build one (`microbuild build --board "
+            f"{board.name} --model M.tflite [--executor rpc]`) or pass --firmware FILE")
+    return _chosen(board, last.elf, "the last build", last.built_at)

@@ -41,11 +41,35 @@ def parse_variants(items: list[str]) -> dict[str, str]:
 
 
 def kernel_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``tuning=`` and ``variants=`` keyword arguments for build_firmware and friends."""
+    """``tuning=`` and ``variants=`` keyword arguments for build_firmware and friends. A tuning
+    log measured on an emulator, used for a real board (``args.board``), is warned about here,
+    once per command (build, run, flash, compile, generate)."""
     options: dict[str, Any] = {}
     if getattr(args, "tuning", None):
         options["tuning"] = args.tuning
+        if getattr(args, "board", None):
+            warn_about_tuning_log(args.tuning, args.board)
     forced = parse_variants(getattr(args, "variant", None) or [])
     if forced:
         options["variants"] = forced
     return options
+
+
+def warn_about_tuning_log(path: str, board_name: str) -> None:
+    """Print TuningLog.emulator_warning for ``board_name`` (nothing when the log cannot be read:
+    the build reports that with its own error)."""
+    from microbuild.cli.console import err
+    from microbuild.compiler.variants import Target
+    from microbuild.firmware.build import resolve_board
+    from microbuild.tuning import TuningLog
+
+    try:
+        board = resolve_board(board_name)
+        log = TuningLog.load(path)
+    except MicrobuildError:
+        return
+    warning = log.emulator_warning(board, Target.of_board(board).cpu)
+    if warning:
+        from rich.markup import escape
+
+        err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

@@ -5,27 +5,80 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (build_incrementally, check_output_name, render_outputs,
-                                     render_profile, render_result, save_outputs)
+from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
+                                     profile_rows, render_outputs, render_profile, render_result,
+                                     save_outputs)
 from microbuild.cli.firmware import add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
+
+
+def _firmware(args: argparse.Namespace):
+    """(the FirmwareBuild to run, its executor): built now from --model, or --firmware F, or the
+    board's last build (--no-flash without --model: what is on the board)."""
+    from microbuild.firmware.build import resolve_board
+
+    if args.model and not args.firmware:
+        executor = args.executor or "rpc"
+        return build_incrementally(args, executor, args.input if executor == "aot" else None), \
+            executor
+    if not args.model and not args.firmware and not args.no_flash:
+        raise MicrobuildError("say what to run: --model M.tflite (built now), --firmware F, or "
+                              "--no-flash for the firmware the last build put on the board")
+    board = resolve_board(args.board)
+    chosen = choose_firmware(args, board)
+    chosen.check_board(args.force)
+    if chosen.build is None:
+        raise MicrobuildError(f"{chosen.elf}: microbuild cannot drive it: "
+                              + ("it has no .note.microbuild section" if chosen.note is None
+                                 else f"its build folder ({chosen.elf.parent}) no longer has "
+                                      "the models' descriptions")
+                              + "; build it again with microbuild")
+    if args.executor and args.executor != chosen.build.executor:
+        raise MicrobuildError(f"{chosen.elf} is an {chosen.build.executor} firmware, not "
+                              f"{args.executor}")
+    if args.input and chosen.build.executor == "aot":
+        raise MicrobuildError(f"{chosen.elf} is an AOT firmware: its input is embedded at build "
+                              "time; pass --model (and --input) to build one with your input")
+    return chosen.build, chosen.build.executor
+
+
+def write_profile_svg(path: str, profile, summary, build, several: bool) -> Path:
+    from microbuild.device.profile_svg import profile_svg
+    from microbuild.device.timing import duration
+
+    target = Path(path)
+    if several:
+        target = target.with_name(f"{target.stem}-{profile.model}{target.suffix or '.svg'}")
+    unit = duration(1, profile.timer_hz, build.board).kind
+    title = (f"{profile.model} on {profile.board}: {profile.op_ticks:,} ticks over "
+             f"{len(profile.ops)} operators (timer {profile.timer_hz:,} Hz)")
+    target.write_text(profile_svg(title, f"1 tick = 1/{profile.timer_hz:,} s; {unit}",
+                                  profile_rows(profile, summary)), encoding="utf-8")
+    return target
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from microbuild.tensor_files import load_inputs, random_inputs
 
     check_output_name(args.output)
-    if args.executor == "aot":
+    if args.profile_svg and not args.profile:
+        raise MicrobuildError("--profile-svg draws the per-operator profile: add --profile")
+    build, executor = _firmware(args)
+    if executor == "aot":
         if args.profile:
             raise MicrobuildError("--profile times each operator from the host: it needs "
                                   "--executor rpc (the default)")
-        build = build_incrementally(args, "aot", args.input)
+        if args.no_flash and not (build.board.is_host or build.board.is_emulated):
+            raise MicrobuildError(
+                f"{build.elf} is a standalone (AOT) firmware: it runs once at reset and prints "
+                f"its outputs; watch them with `microbuild monitor --board {build.board.name}`")
         result = api.run_firmware(build, runner=args.runner, timeout=args.timeout)
         if args.output:
             save_outputs(args.output, build, result.outputs)
@@ -38,7 +91,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from microbuild.device.timing import duration
 
-    build = build_incrementally(args, "rpc", None)
     show = not args.json
 
     def log(line: str) -> None:
@@ -46,11 +98,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             err.print(f"[dim]device:[/] {escape(line)}", highlight=False)
 
     if show:
-        err.print(f"starting {build.elf.name} on {build.board.name}...")
+        real = not (build.board.is_host or build.board.is_emulated)
+        err.print(f"connecting to {build.elf.name} on {build.board.name} (not flashed)..."
+                  if real and args.no_flash else
+                  f"starting {build.elf.name} on {build.board.name}...")
     documents = []
     all_outputs: dict[str, list] = {}
     with api.connect(build.board, build, runner=args.runner, port=args.port,
-                     timeout=args.timeout, on_log=log) as dev:
+                     timeout=args.timeout, on_log=log, flash=not args.no_flash) as dev:
         for model in build.models:
             prefix = model["prefix"]
             specs = dev.specs(prefix)
@@ -69,6 +124,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                    "timer_hz": hz}
             if profile is not None:
                 doc["profile"] = profile.to_dict()
+                for op, row in zip(doc["profile"]["ops"], profile_rows(profile, model)):
+                    op.update(kernel=row["kernel"], macs=row["macs"],
+                              macs_per_tick=row["macs_per_tick"])
             documents.append(doc)
             if not args.json:
                 render_outputs(prefix, outputs)
@@ -76,7 +134,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                           f"{duration(ticks, hz, build.board)} (host-driven, "
                           f"{dev.client.transport.describe()})")
                 if profile is not None:
-                    render_profile(profile, build.board)
+                    render_profile(profile, build.board, model)
+            if profile is not None and args.profile_svg:
+                path = write_profile_svg(args.profile_svg, profile, model, build,
+                                         several=len(build.models) > 1)
+                if not args.json:
+                    out.print(f"profile drawn in {path}")
         stats = dev.client.stats
     if args.output:
         save_outputs(args.output, build, all_outputs)
@@ -95,11 +158,18 @@ def add_parser(commands) -> None:
                                         "run the model from the host; --profile times each "
                                         "operator")
     p.add_argument("--board", required=True, help="board name or board YAML file")
-    p.add_argument("--model", required=True, action="append",
-                   help=".tflite model (repeat for several)")
-    p.add_argument("--executor", default="rpc", choices=["rpc", "aot"],
-                   help="rpc (default): the host drives the model over the console; aot: the "
-                        "standalone firmware runs on an input embedded at build time")
+    p.add_argument("--model", action="append",
+                   help=".tflite model (repeat for several), built now")
+    p.add_argument("--firmware", help="run this ELF (built by microbuild) instead of building")
+    p.add_argument("--no-flash", action="store_true",
+                   help="real boards: drive the firmware already on the board (default: the last "
+                        "one built for it; the device's build id must match)")
+    p.add_argument("--force", action="store_true",
+                   help="use a --firmware whose note says it was built for another board")
+    p.add_argument("--executor", choices=["rpc", "aot"],
+                   help="rpc (default with --model): the host drives the model over the "
+                        "console; aot: the standalone firmware runs on an input embedded at "
+                        "build time")
     p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed); several "
                    "models: one .npz keyed <model>.input<k>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
@@ -107,6 +177,9 @@ def add_parser(commands) -> None:
                    "models: one .npz keyed <model>.output<k>)")
     p.add_argument("--profile", action="store_true",
                    help="run operator by operator and print ticks per operator")
+    p.add_argument("--profile-svg", metavar="FILE",
+                   help="with --profile: draw the per-operator profile as an SVG bar chart "
+                        "(several models: FILE-<model>.svg each)")
     p.add_argument("--repeat", type=int, default=1,
                    help="with --profile: timed runs per operator, the median is shown")
     p.add_argument("--runner", help="how to start or flash the board (default: its first "

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from microbuild.compiler.fusion import fuse_conv_add
+from microbuild.compiler.op_stats import live_bytes
+from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan, plan_memory
 from microbuild.compiler.prepare import prepare_graph
@@ -106,7 +108,7 @@ class CompiledModel:
             "state": self.state_tensors(),
             "inputs": [s.to_dict() for s in self.inputs],
             "outputs": [s.to_dict() for s in self.outputs],
-            "ops": self.ops,
+            "ops": self._ops_with_live_bytes(),
             "kernel_sources": self.kernel_sources,
             "target": self.target.to_dict(),
             "notes": list(self.graph.notes),
@@ -116,6 +118,12 @@ class CompiledModel:
                                    "pixel_bytes": px}
                                   for op, src, dst, d, px in self.plan.overlaps]},
         }
+
+    def _ops_with_live_bytes(self) -> list[dict[str, Any]]:
+        """The ops, each with the workspace bytes live while it runs (from the memory plan)."""
+        live = live_bytes(self.plan.summary(), len(self.ops))
+        return [{**op, "live_bytes": live[op["index"]] if op["index"] < len(live) else 0}
+                for op in self.ops]
 
     def state_tensors(self) -> list[dict[str, Any]]:
         """Each variable tensor's place in the state buffer and the byte ``<prefix>_reset`` fills
@@ -311,7 +319,12 @@ class _Generator:
                      "kernel": lowering.variant_name, "kernel_choice": lowering.why,
                      "signature": op_signature(op, g),
                      "tensor_bytes": {str(t): g.tensors[t].nbytes
-                                      for t in [*op.inputs, *op.outputs] if t >= 0}}
+                                      for t in [*op.inputs, *op.outputs] if t >= 0},
+                     # For the reports: shapes (None: an absent optional input) and MACs.
+                     "input_shapes": [list(g.tensors[t].shape) if t >= 0 else None
+                                      for t in op.inputs],
+                     "output_shapes": [list(g.tensors[t].shape) for t in op.outputs],
+                     "macs": op_macs(op, g)}
             refused = getattr(lowering, "refused", None)
             if refused:  # which check kept a variant off this op, and why
                 entry["variants_refused"] = dict(refused)

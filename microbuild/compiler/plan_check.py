@@ -217,6 +217,33 @@ _COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b
            "#ff9da7", "#9c755f", "#bab0ac")
 
 
+def _producers(graph: Graph | None) -> dict[int, tuple[int, str]]:
+    """tensor -> (index, opcode) of the operator that writes it."""
+    if graph is None:
+        return {}
+    return {t: (op.index, op.opcode) for op in graph.operators for t in op.outputs}
+
+
+def _writer(b, producers: dict[int, tuple[int, str]], graph: Graph | None) -> str:
+    """What fills a buffer: "op 3 CONV_2D", "op 3 scratch", "model input 0"."""
+    if b.scratch_op is not None:
+        opcode = graph.operators[b.scratch_op].opcode if graph is not None else ""
+        return f"op {b.scratch_op} {opcode} scratch".replace("  ", " ")
+    for t in b.tensors:
+        if t in producers:
+            index, opcode = producers[t]
+            return f"op {index} {opcode}"
+    if graph is not None:
+        for t in b.tensors:
+            if t in graph.inputs:
+                return f"model input {list(graph.inputs).index(t)}"
+    return b.label
+
+
+def _size_text(nbytes: int) -> str:
+    return f"{nbytes} B" if nbytes < 1024 else f"{nbytes / 1024:.1f} KiB"
+
+
 def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
              height: int = 540) -> str:
     """A standalone SVG of the plan: op index on x, workspace offset on y."""
@@ -231,7 +258,8 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
     def y(offset: float) -> float:
         return top + plot_h * offset / total
 
-    title = f"memory plan: {plan.workspace_bytes} bytes ({plan.strategy})"
+    title = (f"memory plan: {plan.workspace_bytes:,} bytes = {plan.workspace_bytes / 1024:.1f} "
+             f"KiB ({plan.strategy})")
     if graph is not None and graph.source:
         title = f"{graph.source}: {title}"
     parts = [
@@ -246,11 +274,16 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
     # An output written over the input it consumes (plan.overlaps) shares bytes with it at that
     # op: translucent fills let both show, and the output's outline is dashed.
     written_over = {dst: (op, src, d) for op, src, dst, d, _ in plan.overlaps}
+    producers = _producers(graph)
     for i, b in enumerate(plan.buffers):
         x0, x1 = x(b.first_op), x(b.last_op + 1)
         y0, y1 = y(b.offset), y(b.offset + b.size)
         color = "#cccccc" if b.scratch_op is not None else _COLORS[i % len(_COLORS)]
-        label = f"{b.label} ({b.size} B)"
+        # Named by what writes it (tensor names from converters are long and alike); the
+        # tensor's own name is in the tooltip. An output written over the input it consumes
+        # (plan.overlaps) has a dashed outline and says so.
+        writer, size = _writer(b, producers, graph), _size_text(b.size)
+        label = f"{writer} ({size})"
         over = [written_over[t] for t in b.tensors if t in written_over]
         note = "".join(f"; op {op} writes it over tensor {src}, at least {d} bytes below"
                        for op, src, d in over)
@@ -258,12 +291,16 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         parts.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(x1 - x0, 1):.1f}" '
             f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.6" stroke="#333"'
-            f"{dash}><title>{escape(label)}, offset {b.offset}, ops {b.first_op}..{b.last_op}"
-            f"{escape(note)}</title></rect>")
+            f"{dash}><title>{escape(label)}: {escape(b.label)}, offset {b.offset}, ops "
+            f"{b.first_op}..{b.last_op}{escape(note)}</title></rect>")
         if y1 - y0 >= 12 and x1 - x0 >= 40:
-            chars = int((x1 - x0) / 6.5)
-            text = label if len(label) <= chars else label[: max(chars - 1, 1)] + "…"
-            parts.append(f'<text x="{x0 + 3:.1f}" y="{y0 + 11:.1f}">{escape(text)}</text>')
+            chars = int((x1 - x0 - 4) / 6)  # about 6 px per character at font size 10
+            # The writer, then the size on a second line when the rectangle is tall enough.
+            lines = [writer, size] if y1 - y0 >= 26 else [label]
+            for k, line in enumerate(lines):
+                text = line if len(line) <= chars else line[: max(chars - 1, 1)] + "…"
+                parts.append(f'<text x="{x0 + 3:.1f}" y="{y0 + 11 + 13 * k:.1f}" font-size="10">'
+                             f"{escape(text)}</text>")
     # Axes: a tick per op (thinned for long graphs) and five offset ticks.
     step = max(1, n_ops // 20)
     for op in range(0, n_ops + 1, step):
@@ -276,11 +313,11 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         parts.append(f'<line x1="{left - 4}" y1="{y(off):.1f}" x2="{left}" y2="{y(off):.1f}" '
                      'stroke="#333"/>')
         parts.append(f'<text x="{left - 6}" y="{y(off) + 4:.1f}" '
-                     f'text-anchor="end">{int(off)}</text>')
+                     f'text-anchor="end">{off / 1024:.1f} KiB</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 10}" '
                  'text-anchor="middle">operator index (execution order)</text>')
     parts.append(f'<text x="15" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
-                 f'transform="rotate(-90 15 {top + plot_h / 2:.1f})">workspace offset (bytes)'
+                 f'transform="rotate(-90 15 {top + plot_h / 2:.1f})">workspace offset (KiB)'
                  "</text>")
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

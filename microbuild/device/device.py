@@ -294,9 +294,6 @@ def connect(board: str | Path | Board, firmware, runner: str | None = None,
 
 def _real_board_transport(board: Board, runner, elf: Path, port: str | None,
                           flash: bool) -> Transport:
-    from microbuild.device.transports.process import SocketTransport
-    from microbuild.device.transports.serial_port import SerialTransport, find_port
-
     if flash:
         from microbuild.device.runners.flash_tool import FirmwareImage
 
@@ -304,6 +301,15 @@ def _real_board_transport(board: Board, runner, elf: Path, port: str | None,
         runner.flash(FirmwareImage(elf=elf, binary=binary if binary.is_file() else None,
                                    hex=hexfile if hexfile.is_file() else None))
         time.sleep(0.2)  # the board resets after programming; let its USB serial settle
+    return open_console(board, port)
+
+
+def open_console(board: Board, port: str | None = None) -> Transport:
+    """A real board's console: ``port`` (a serial device, or HOST:PORT for a TCP bridge), or the
+    serial port found from the board's USB ids (transport.usb)."""
+    from microbuild.device.transports.process import SocketTransport
+    from microbuild.device.transports.serial_port import SerialTransport, find_port
+
     kind = board.transport.get("kind", "serial")
     if kind == "tcp" or (port and ":" in port and not port.startswith("/")):
         if not port or ":" not in port:
@@ -314,4 +320,4 @@ def _real_board_transport(board: Board, runner, elf: Path, port: str | None,
     return SerialTransport(port or find_port(board), int(board.transport.get("baud", 115200)))
 
 
-__all__ = ["Device", "OpTime", "Profile", "connect", "slot_offset"]
+__all__ = ["Device", "OpTime", "Profile", "connect", "open_console", "slot_offset"]

@@ -432,6 +432,22 @@ def _rpc_table(target, source, env):
 EXECUTORS = ("aot", "rpc")
 
 
+def _add_note(target, source, env):
+    """Post-link: write .note.microbuild into the ELF (microbuild/firmware/note.py)."""
+    from microbuild.firmware.note import add_note
+
+    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    setup = env["MICROBUILD_TOOLCHAIN"]
+    try:
+        add_note(str(target[0]), board.name, env["MICROBUILD_NOTE_MODELS"],
+                 env["MICROBUILD_NOTE_EXECUTOR"],
+                 setup.family, env.subst("$OBJCOPY"))
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
+    return 0
+
+
 def micro_firmware(env, target, board, models, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
                    rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES, tuning: str | None = None,
@@ -546,7 +562,14 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{link_map.abspath}"]
     # Archives after the objects that use them: the linker pulls members in one pass.
     elf = fenv.Program(out_dir.File(elf_name), runtime[:-1] + objects + runtime[-1:] + extra,
-                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="")
+                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="",
+                       MICROBUILD_NOTE_MODELS=list(models), MICROBUILD_NOTE_EXECUTOR=executor)
+    # The firmware's note (board, build id, models, executor): added to the ELF right after the
+    # link, in the same build step, so the fit report and the .bin/.hex read the final ELF.
+    fenv.AddPostAction(elf, SCons.Action.Action(_add_note, None))
+    fenv.Depends(elf, fenv.Value(json.dumps(
+        {"board": b.name, "models": list(models), "executor": executor,
+         "toolchain": setup.family})))
     if ld is not None:
         fenv.Depends(elf, ld)
         fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`

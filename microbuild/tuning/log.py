@@ -12,14 +12,18 @@ replaces the old one; everything else is kept):
           "CONV_2D 1x25x5x64 const:64x1x1x64 const:64 -> 1x25x5x64 {...}": {
             "best": "dsp",
             "candidates": {"reference": {"ticks": 61957, "correct": true}, "dsp": {...}},
-            "timer_hz": 25000000, "board": "mps2-an500", "model": "ds_cnn.tflite",
+            "timer_hz": 25000000, "board": "mps2-an500", "board_kind": "emulated",
+            "model": "ds_cnn.tflite",
             "warmup": 1, "repeat": 5, "measured": "2026-11-21T10:00:00Z"
           }
         }
       }
     }
 
-``ticks`` is the median of the repeats, in the board timer's ticks.
+``ticks`` is the median of the repeats, in the board timer's ticks. ``board_kind`` says what
+the board measured on was: "emulated" (QEMU, simavr: instruction counts, no caches or wait
+states), "real" hardware, or the "host" process; logs written before it existed lack it, and
+nothing is assumed about them.
 """
 
 from __future__ import annotations
@@ -35,6 +39,14 @@ from microbuild.errors import MicrobuildError
 
 FORMAT = "microbuild-tuning"
 VERSION = 1
+
+
+BOARD_KINDS = ("emulated", "real", "host")
+
+
+def board_kind(board) -> str:
+    """What a measurement on ``board`` is worth: "host", "emulated" or "real"."""
+    return "host" if board.is_host else "emulated" if board.is_emulated else "real"
 
 
 class TuningLogError(MicrobuildError):
@@ -96,6 +108,25 @@ class TuningLog:
 
     def entry(self, cpu: str, signature: str) -> dict[str, Any] | None:
         return self.cpus.get(cpu, {}).get(signature)
+
+    def emulator_warning(self, board, cpu: str) -> str | None:
+        """A warning when this log's measurements for ``cpu`` were made on an emulator and are
+        about to choose kernels for ``board``, real hardware; None otherwise (also for entries
+        that do not say where they were measured)."""
+        if board_kind(board) != "real":
+            return None
+        emulated = [e for e in self.cpus.get(cpu, {}).values()
+                    if e.get("board_kind") == "emulated"]
+        if not emulated:
+            return None
+        boards = sorted({str(e.get("board", "?")) for e in emulated})
+        where = f"{self.path}: " if self.path else ""
+        return (f"{where}{len(emulated)} of its {cpu} measurements were made on an emulator "
+                f"({', '.join(boards)}), and {board.name} is real hardware: an emulator counts "
+                "instructions and models no caches, flash wait states or bus contention, so its "
+                f"fastest variants may not be the board's. Tune on the board itself "
+                f"(`microbuild tune --board {board.name} --model M.tflite --log "
+                f"{self.path or 'tune.json'}`)")
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.cpus.values())

@@ -43,7 +43,7 @@ from microbuild.compiler.variants import (REFERENCE, Target, candidates, default
                                           op_signature)
 from microbuild.errors import FitError, MicrobuildError
 from microbuild.model.reader import read_model
-from microbuild.tuning.log import TuningLog
+from microbuild.tuning.log import TuningLog, board_kind
 
 
 @dataclass
@@ -102,7 +102,8 @@ class Measured:
                                        **costs[c.variant],
                                        **({"problem": c.problem} if c.problem else {})}
                            for c in self.candidates},
-            "timer_hz": timer_hz, "board": board.name, "model": Path(self.model).name,
+            "timer_hz": timer_hz, "board": board.name, "board_kind": board_kind(board),
+            "model": Path(self.model).name,
             "opcode": self.opcode, "warmup": warmup, "repeat": repeat,
             "measured": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         }

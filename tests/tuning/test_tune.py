@@ -47,6 +47,7 @@ def test_tune_on_the_host_then_build_with_the_log(tmp_path, capsys):
     report = _tune("host", [DS_CNN], tmp_path, capsys, repeat=5)
     log = TuningLog.load(tmp_path / "tune.json")
     _check_report(report, log)
+    assert {e["board_kind"] for e in log.cpus["host"].values()} == {"host"}
 
     # The log drives compile: ops with a measured signature run its winner.
     model = compile_model(DS_CNN, prefix="m", selection=Selection(

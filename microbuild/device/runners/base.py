@@ -37,6 +37,11 @@ class Runner:
         raise DeviceError(f"runner '{self.name}' programs a real board; it does not run the "
                           "firmware here. Flash it, then connect to the board's serial port")
 
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        """The command line of a GDB server for ``firmware`` on TCP ``port`` (microbuild debug)."""
+        raise DeviceError(f"runner '{self.name}' cannot start a GDB server; use another of the "
+                          f"board's runners (--runner)")
+
     def run_to_exit(self, firmware: Path, timeout: float = 120.0) -> CompletedRun:
         """Start ``firmware``, wait until it exits, and return what it printed. A firmware that
         does not finish within ``timeout`` seconds is killed and reported as such."""

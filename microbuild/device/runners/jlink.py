@@ -64,6 +64,15 @@ class JlinkRunner(FlashToolRunner):
                 f"{self._others_hint()}")
         return str(device)
 
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        # SEGGER's command-line GDB server, from the same software pack as JLinkExe.
+        command = ["JLinkGDBServerCLExe", "-device", self.device, "-if",
+                   str(self.args.get("interface", "SWD")), "-speed",
+                   str(self.args.get("speed", DEFAULT_SPEED_KHZ)), "-port", str(port)]
+        if self.args.get("serial"):
+            command += ["-select", f"USB={self.args['serial']}"]
+        return command
+
     def image_file(self, image: FirmwareImage) -> Path:
         if image.hex is not None:
             return Path(image.hex)

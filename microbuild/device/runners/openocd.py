@@ -80,6 +80,11 @@ class OpenocdRunner(FlashToolRunner):
         return "swd" if "interface/jlink.cfg" in self.configs else None
 
     def flash_command(self, image: FirmwareImage) -> list[str]:
+        return self.script_command() + ["-c", f"program {_tcl_word(Path(image.elf).resolve())} "
+                                              "verify reset exit"]
+
+    def script_command(self) -> list[str]:
+        """openocd with the board's scripts (probe and chip), nothing done yet."""
         if not self.configs:
             raise FlashError(
                 f"board '{self.board.name}': runner openocd has no `config` (the OpenOCD scripts "
@@ -98,7 +103,13 @@ class OpenocdRunner(FlashToolRunner):
             command += ["-f", self.external_loader_script()]
         if self.args.get("adapter_speed_khz"):
             command += ["-c", f"adapter speed {int(self.args['adapter_speed_khz'])}"]
-        return command + ["-c", f"program {_tcl_word(Path(image.elf).resolve())} verify reset exit"]
+        return command
+
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        # OpenOCD serves GDB once its scripts have run; the telnet and Tcl ports are not needed.
+        return self.script_command() + ["-c", f"gdb_port {port}", "-c", "telnet_port disabled",
+                                        "-c", "tcl_port disabled", "-c", "init", "-c",
+                                        "reset halt"]
 
     def external_loader_script(self) -> str:
         """The `external_loader` script: beside the board file when it is there, else as given

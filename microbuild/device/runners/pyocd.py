@@ -12,6 +12,8 @@ Runner args:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from microbuild.device.runners.flash_tool import (
     PROBE_VENDORS,
     Diagnosis,
@@ -64,6 +66,12 @@ class PyocdRunner(FlashToolRunner):
         if self.args.get("probe"):
             command += ["-u", str(self.args["probe"])]
         return command + [str(image.elf.resolve())]
+
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        command = [self.program_name, "gdbserver", "-t", self.target, "-p", str(port)]
+        if self.args.get("probe"):
+            command += ["-u", str(self.args["probe"])]
+        return command
 
     def probe_description(self) -> str:
         ids = board_usb(self.board)

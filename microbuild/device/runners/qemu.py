@@ -48,6 +48,11 @@ class QemuRunner(Runner):
         command += list(qemu.get("args", []))
         return command + ["-kernel", str(Path(firmware).resolve())]
 
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        """QEMU halted before the first instruction (-S) with its GDB stub on ``port``, the
+        console on this terminal."""
+        return self.command(firmware) + ["-gdb", f"tcp:127.0.0.1:{port}", "-S"]
+
     def start(self, firmware: Path) -> QemuTransport:
         """Boot ``firmware`` with its console on a socket this process listens on (binary-safe,
         nothing sent at boot is lost)."""

@@ -26,6 +26,8 @@ ST_LINK_IDS = "0483:3748, 374b, 374e, 374f or 3753"
 
 
 class StlinkRunner(FlashToolRunner):
+    """st-flash programs; st-util (same package) is the GDB server."""
+
     name = "stlink"
     program = "st-flash"
     install_hint = "install stlink-tools: sudo apt-get install stlink-tools"
@@ -68,6 +70,12 @@ class StlinkRunner(FlashToolRunner):
         if image.binary is None and image.hex is not None:
             return command + ["--format", "ihex", "write", str(path.resolve())]
         return command + ["write", str(path.resolve()), f"{self.address():#010x}"]
+
+    def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
+        command = ["st-util", "-p", str(port)]
+        if self.args.get("serial"):
+            command += ["--serial", str(self.args["serial"])]
+        return command
 
     def probe_description(self) -> str:
         return f"an ST-LINK (USB {board_usb(self.board, 0x0483) or ST_LINK_IDS})"
