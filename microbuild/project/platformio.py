@@ -229,3 +229,10 @@ def build_commands(manifest: dict, env: dict) -> list[list[str]]:
                              f"Python: {sys.executable} -m pip install platformio") from None
     local = manifest["build"][0].split()[-1]
     return [[sys.executable, "-m", "platformio", "run", "-e", local]]
+
+
+def run_build_command(command: list[str], cwd: Path, env: dict, timeout: float):
+    """`pio run`, stopped with a message naming what it fetched when it wants the network."""
+    from microbuild.project.platformio_run import run_pio
+
+    return run_pio(command, cwd, env, timeout)
