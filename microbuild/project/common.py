@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -429,9 +430,21 @@ def input_text(spec) -> str:
             "embeds)")
 
 
-def regenerate_command(spec) -> str:
-    """The `microbuild generate` command that regenerates this project from inside it."""
-    parts = ["microbuild", "generate", "--board", f"{BOARD_DIR}/{spec.board.name}.yaml"]
+# The variable (Make, SCons argument, environment) that overrides how a project's `regenerate`
+# runs microbuild.
+MICROBUILD_VARIABLE = "MICROBUILD"
+
+
+def microbuild_runner() -> str:
+    """How a project's `regenerate` runs microbuild: the interpreter that ran `generate`, by its
+    absolute path (`<python> -m microbuild`), so it works where no `microbuild` is on PATH (a
+    venv not activated, setup.sh's .venv); MICROBUILD overrides it."""
+    return shlex.join([sys.executable, "-m", "microbuild"])
+
+
+def regenerate_arguments(spec) -> str:
+    """The arguments after `microbuild` that regenerate this project from inside it."""
+    parts = ["generate", "--board", f"{BOARD_DIR}/{spec.board.name}.yaml"]
     for rel in spec.models.values():
         parts += ["--model", rel]
     parts += ["--format", spec.fmt, "--executor", spec.executor.name]
@@ -449,6 +462,11 @@ def regenerate_command(spec) -> str:
     for key, name in sorted(spec.variants.items(), key=lambda kv: str(kv[0])):
         parts += ["--variant", f"{key}={name}"]
     return shlex.join(parts + ["-o", "."])
+
+
+def regenerate_command(spec) -> str:
+    """The whole command that regenerates this project from inside it (for READMEs)."""
+    return f"{microbuild_runner()} {regenerate_arguments(spec)}"
 
 
 def common_values(spec) -> dict[str, str]:

@@ -26,6 +26,8 @@ from microbuild.project.common import (
     app_main,
     board_yaml_text,
     common_values,
+    microbuild_runner,
+    regenerate_arguments,
     console_hint,
     emulator_package,
     flash_commands,
@@ -145,6 +147,7 @@ def generate(spec, files: ProjectFiles):
         seed=str(spec.seed), runtime=runtime, toolchain=spec.toolchain or "",
         tuning=spec.tuning or "",
         variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
+        microbuild=microbuild_runner(), regenerate_arguments=regenerate_arguments(spec),
         environments="\n".join(sections)))
     files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
 

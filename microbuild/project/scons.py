@@ -14,6 +14,8 @@ from microbuild.project.common import (
     app_main,
     board_yaml_text,
     common_values,
+    microbuild_runner,
+    regenerate_arguments,
     console_hint,
     emulator_package,
     flash_commands,
@@ -52,7 +54,8 @@ def generate(spec, files: ProjectFiles):
         board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
         runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
         seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
-        variants=repr(dict(sorted(spec.variants.items())))))
+        variants=repr(dict(sorted(spec.variants.items()))),
+        microbuild=repr(microbuild_runner()), regenerate_arguments=repr(regenerate_arguments(spec))))
 
     values = common_values(spec)
     extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)
