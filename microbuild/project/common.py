@@ -102,8 +102,6 @@ EXECUTORS: dict[str, Executor] = {
         embeds_inputs=False,
         describe=lambda board, models: rpc_table.describe(board, models,
                                                           rpc_table.DEFAULT_POOL_BYTES),
-        # The Zephyr console driver for the server (reading bytes) is not written yet.
-        formats=("platformio", "scons", "make"),
     ),
 }
 

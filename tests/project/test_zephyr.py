@@ -265,3 +265,46 @@ def test_cmakelists_runs_the_fit_report_with_the_generating_python(app):
     module = (app / "modules/microbuild/CMakeLists.txt").read_text()
     assert 'dt_chosen(microbuild_dtcm PROPERTY "zephyr,dtcm")' in module
     assert "workspace:sram1:0x20010000" in module
+
+
+# --- the RPC executor over Zephyr's UART API -------------------------------------------------------
+
+def test_rpc_application_is_driven_from_the_host_against_the_stand_in(tmp_path):
+    """--executor rpc: src/main.c serves microbuild's RPC executor with uart_poll_in/out. Compiled
+    for the host with the stand-in APIs (the UART is stdin/stdout), the host drives it through
+    microbuild.connect exactly as a board: the outputs are TFLM's."""
+    from microbuild import api
+    from microbuild.reference import tflm_outputs
+    from microbuild.tensor_files import random_inputs
+
+    app = tmp_path / "rpc"
+    generate_project("stm32f746", DS_CNN, "zephyr", app, executor="rpc",
+                     variants={"*": "reference"})
+    main = (app / "src" / "main.c").read_text()
+    assert "uart_poll_in(console, &byte)" in main and "mb_rpc_server_run()" in main
+    stub = HERE / "zephyr_stub"
+    root = app / "modules" / "microbuild"
+    binary = tmp_path / "firmware"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
+                    "-DMB_WEIGHTS_ATTR=", f"-I{stub}", f"-I{root / 'runtime' / 'include'}",
+                    f"-I{root / 'generated'}", str(app / "src" / "main.c"),
+                    *map(str, _module_sources(app)), str(stub / "zephyr_stub.c"),
+                    "-o", str(binary)], check=True, capture_output=True, timeout=600)
+    # The stand-in runs as a process on this machine, so the host connects to it as to the host
+    # board; the description is the project's, relabelled for that board.
+    description = json.loads((root / "generated" / "firmware.rpc.json").read_text())
+    assert description["board"] == "stm32f746"
+    description["board"] = "host"
+    with api.connect("host", binary, description=description) as dev:
+        x = random_inputs(dev.specs("ds_cnn"), 5)
+        y = dev.run("ds_cnn", x)
+    assert (y[0] == tflm_outputs(DS_CNN, x)[0]).all()
+
+
+@needs_cmake_and_arm
+def test_rpc_application_builds_against_the_cmake_stand_in(tmp_path):
+    app = tmp_path / "app"
+    generate_project("stm32f746", TINY_FC, "zephyr", app, executor="rpc")
+    _, built = build_against_stand_in(app, tmp_path / "build")
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    assert "microbuild: zephyr.elf on board stm32f746" in built.stdout
