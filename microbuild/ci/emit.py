@@ -440,11 +440,12 @@ def gitlab(cells: list[Cell], *, models_root: str = ".", baseline: str | None = 
                       "PIP_CACHE_DIR": "$CI_PROJECT_DIR/.cache/pip",
                       "MICROBUILD_INSTALL": source},
     }
-    # GitLab's matrix takes lists of values and builds their product: one value each is one cell.
+    # GitLab's matrix builds the product of each entry's values: a single value each (a string,
+    # not a list) is one cell.
     for name, chunk in _chunks(entries, GITLAB_MATRIX_MAX):
         document[name] = {
             "stage": "cells",
-            "parallel": {"matrix": [{k: [v] for k, v in entry.items()} for entry in chunk]},
+            "parallel": {"matrix": chunk},
             "cache": [{"key": "apt-$MB_APT_KEY", "paths": [".cache/apt"]},
                       pip_cache],
             "before_script": [apt_script(GITLAB_APT_CACHE, sudo=False,

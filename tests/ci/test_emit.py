@@ -65,11 +65,9 @@ def github_entries(document: dict, job: str = "cells") -> list[dict]:
 
 
 def gitlab_entries(document: dict, job: str = "cells") -> list[dict]:
-    """GitLab's matrix entries, each value a list of one: as plain variables."""
-    entries = []
-    for entry in document[job]["parallel"]["matrix"]:
-        assert all(len(v) == 1 for v in entry.values()), entry
-        entries.append({k: v[0] for k, v in entry.items()})
+    """GitLab's matrix entries: one value (a string, so no product) per variable."""
+    entries = document[job]["parallel"]["matrix"]
+    assert all(isinstance(v, str) for entry in entries for v in entry.values()), entries
     return entries
 
 
