@@ -214,9 +214,12 @@ def run_ci(cells, out_dir: str | Path, jobs: int | None = None, cache: str | Pat
 def emit_ci_workflow(cells, kind: str, path: str | Path | None = None,
                      baseline: str | None = None, max_growth: str | None = None,
                      tuning: str | Path | None = None,
-                     variants: dict[str, str] | None = None) -> Path:
-    """Write a GitHub Actions or GitLab CI workflow with one job per cell and a merge job.
-    ``tuning`` (a log path in the repository) and ``variants`` reach every cell's build."""
+                     variants: dict[str, str] | None = None, install: str | None = None,
+                     emulate: bool = False) -> Path:
+    """Write a GitHub Actions or GitLab CI workflow: a matrix job with an entry per cell and a
+    merge job. ``tuning`` (a log path in the repository) and ``variants`` reach every cell's
+    build; ``install``: where the jobs get microbuild (see microbuild.ci.emit.install_source);
+    ``emulate``: cells of emulated boards and the host also run and are compared with TFLM."""
     from microbuild.ci import emit
     from microbuild.tuning import TuningLog
 
@@ -225,9 +228,9 @@ def emit_ci_workflow(cells, kind: str, path: str | Path | None = None,
     kernels = (["--tuning", str(tuning)] if tuning else []) + [
         word for opcode, name in (variants or {}).items() for word in ("--variant",
                                                                          f"{opcode}={name}")]
-    text = (emit.github_actions(cells, baseline=baseline, max_growth=max_growth, kernels=kernels)
-            if kind == "github-actions" else emit.gitlab(cells, baseline=baseline,
-                                                         max_growth=max_growth, kernels=kernels))
+    write = emit.github_actions if kind == "github-actions" else emit.gitlab
+    text = write(cells, baseline=baseline, max_growth=max_growth, kernels=kernels,
+                 install=install, emulate=emulate)
     target = Path(path or (".github/workflows/microbuild-ci.yml" if kind == "github-actions"
                            else ".gitlab-ci.yml"))
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,9 @@ def _default_models() -> list[str]:
 def cmd_ci(args: argparse.Namespace) -> int:
     from microbuild.ci import report
 
+    if args.install and not args.emit:
+        raise MicrobuildError("ci --install names where an emitted workflow gets microbuild; "
+                              "use it with --emit github-actions|gitlab")
     if args.merge:
         cells = report.merge(args.merge)
     else:
@@ -41,8 +44,9 @@ def cmd_ci(args: argparse.Namespace) -> int:
         if args.emit:
             path = api.emit_ci_workflow(cells, args.emit, args.emit_to, baseline=args.baseline,
                                         max_growth=args.max_growth if args.baseline else None,
+                                        install=args.install, emulate=args.emulate,
                                         **kernel_options(args))
-            out.print(f"wrote {path}: {len(cells)} cell jobs and a merge job")
+            out.print(f"wrote {path}: a matrix of {len(cells)} cells and a merge job")
             return 0
         pending = sum(1 for c in cells if c.status == "pending")
         show = err.is_terminal and not args.quiet
@@ -134,7 +138,11 @@ def add_parser(commands) -> None:
     p.add_argument("--merge", nargs="+", metavar="FILE",
                    help="don't build: merge per-cell JSON files (ci --json or build --json)")
     p.add_argument("--emit", choices=["github-actions", "gitlab"],
-                   help="write a CI workflow with a job per cell instead of building")
+                   help="write a CI workflow (a matrix entry per cell) instead of building")
+    p.add_argument("--install", metavar="SOURCE",
+                   help="with --emit: where the CI jobs get microbuild: a requirement "
+                        "(microbuild-mcu==X), a git URL or a path in the repository (default: "
+                        f"microbuild-mcu=={microbuild.__version__} from PyPI)")
     p.add_argument("--emit-to", metavar="FILE", help="where --emit writes (default: "
                    ".github/workflows/microbuild-ci.yml or .gitlab-ci.yml)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -34,6 +34,16 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
         " * do not edit. Read by runtime/aot/main.c. */",
         "#include <stdint.h>",
         '#include "microbuild/aot.h"',
+        "",
+        "/* The sections the workspaces and states go to (the model's prefix is appended): the",
+        " * linker script places them. A build whose linker script is not microbuild's (Zephyr's)",
+        " * defines them to sections its own script places where the board wants them. */",
+        "#ifndef MB_WORKSPACE_SECTION",
+        '#define MB_WORKSPACE_SECTION ".bss.mb_workspace."',
+        "#endif",
+        "#ifndef MB_STATE_SECTION",
+        '#define MB_STATE_SECTION ".bss.mb_state."',
+        "#endif",
     ]
     lines += [f'#include "{m["prefix"]}.h"' for m in models]
     if groups.shared:
@@ -48,7 +58,7 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
             " * so none needs its bytes while another runs; the size of the largest. In",
             " * .bss.mb_workspace (placed by the linker script, never cleared). */",
             f"static uint8_t {SHARED_SYMBOL}[{size}]",
-            f'    __attribute__((aligned({align}), section(".bss.mb_workspace.shared")));',
+            f'    __attribute__((aligned({align}), section(MB_WORKSPACE_SECTION "shared")));',
         ]
     entries = []
     for m, arrays in zip(models, inputs):
@@ -60,7 +70,7 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
                 f"/* {p}: workspace of its own in .bss.mb_workspace (placed by the linker script, "
                 "never cleared). */",
                 f"static uint8_t mb_aot_workspace_{p}[{P}_WORKSPACE_SIZE > 0 ? {P}_WORKSPACE_SIZE : 1]",
-                f'    __attribute__((aligned({P}_WORKSPACE_ALIGN), section(".bss.mb_workspace.{p}")));',
+                f'    __attribute__((aligned({P}_WORKSPACE_ALIGN), section(MB_WORKSPACE_SECTION "{p}")));',
             ]
         for k, (spec, array) in enumerate(zip(m["inputs"], arrays)):
             data = np.ascontiguousarray(array).tobytes()
@@ -80,7 +90,7 @@ def aot_models_c(models: Sequence[dict[str, Any]], inputs: Sequence[Sequence[np.
             # The model's state (variable tensors) in .bss.mb_state, placed by the board's
             # memory placement; set to the model's start before the first run.
             lines += [f"static uint8_t mb_aot_state_{p}[{P}_STATE_SIZE]",
-                      f'    __attribute__((aligned({P}_STATE_ALIGN), section(".bss.mb_state.{p}")));']
+                      f'    __attribute__((aligned({P}_STATE_ALIGN), section(MB_STATE_SECTION "{p}")));']
             run += [f"    {p}_reset(mb_aot_state_{p});"]
             args.append(f"mb_aot_state_{p}")
         lines += ["", f"static const mb_aot_tensor mb_aot_inputs_{p}[] = {{", *tensors_in, "};",

@@ -246,11 +246,14 @@ def build_project(project_dir: str | Path, env: dict[str, str] | None = None,
     if hasattr(module, "build_environment"):
         env = module.build_environment(manifest, env, out)
     commands = module.build_commands(manifest, env)
+    # A format may run its tool its own way (PlatformIO: stopped when it wants the network).
+    run = getattr(module, "run_build_command", None) or (
+        lambda command, cwd, env, timeout: subprocess.run(
+            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout))
     log = []
     for command in commands:
         try:
-            proc = subprocess.run(command, cwd=out, env=env, capture_output=True, text=True,
-                                  timeout=timeout)
+            proc = run(command, out, env, timeout)
         except FileNotFoundError:
             raise ToolchainError(f"{command[0]} is not installed; see {out / 'README.md'}") \
                 from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -456,6 +457,21 @@ def pio_platform(env) -> None:
                                   "Upload", f"flash the board with {tools[0][0]}")
 
 
+def pio_regenerate_target(env) -> None:
+    """`pio run -t regenerate`: the project generated again, in its folder, by the command in
+    custom_microbuild_command (the Python that generated it) or $MICROBUILD."""
+    from microbuild.project.common import MICROBUILD_VARIABLE
+
+    arguments = env.GetProjectOption("custom_microbuild_regenerate", "").strip()
+    if not arguments:
+        return
+    runner = (os.environ.get(MICROBUILD_VARIABLE)
+              or env.GetProjectOption("custom_microbuild_command", "").strip())
+    command = f"cd {shlex.quote(env.subst('$PROJECT_DIR'))} && {runner} {arguments}"
+    env.AddCustomTarget("regenerate", None, command, title="Regenerate",
+                        description="microbuild generate again, in this folder")
+
+
 def pio_models(env) -> None:
     """The extra script (pre:) of a generated PlatformIO project: compiles the models with the
     microbuild SCons tool's MicroModel during the build, generates the executor's table,
@@ -465,6 +481,7 @@ def pio_models(env) -> None:
     from microbuild.firmware.toolchains import toolchain_setup
     from microbuild.project.common import compiled_runtime_sources, get_executor
 
+    pio_regenerate_target(env)  # first: it must work even when the rest of the project does not
     try:
         options = pio_options(env)
         board = load_board(options["board"])

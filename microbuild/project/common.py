@@ -22,6 +22,7 @@ import json
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -107,8 +108,6 @@ EXECUTORS: dict[str, Executor] = {
         embeds_inputs=False,
         describe=lambda board, models, separate=(): rpc_table.describe(
             board, models, rpc_table.DEFAULT_POOL_BYTES, separate),
-        # The Zephyr console driver for the server (reading bytes) is not written yet.
-        formats=("platformio", "scons", "make"),
     ),
 }
 
@@ -471,9 +470,21 @@ def input_text(spec) -> str:
             "embeds)")
 
 
-def regenerate_command(spec) -> str:
-    """The `microbuild generate` command that regenerates this project from inside it."""
-    parts = ["microbuild", "generate", "--board", f"{BOARD_DIR}/{spec.board.name}.yaml"]
+# The variable (Make, SCons argument, environment) that overrides how a project's `regenerate`
+# runs microbuild.
+MICROBUILD_VARIABLE = "MICROBUILD"
+
+
+def microbuild_runner() -> str:
+    """How a project's `regenerate` runs microbuild: the interpreter that ran `generate`, by its
+    absolute path (`<python> -m microbuild`), so it works where no `microbuild` is on PATH (a
+    venv not activated, setup.sh's .venv); MICROBUILD overrides it."""
+    return shlex.join([sys.executable, "-m", "microbuild"])
+
+
+def regenerate_arguments(spec) -> str:
+    """The arguments after `microbuild` that regenerate this project from inside it."""
+    parts = ["generate", "--board", f"{BOARD_DIR}/{spec.board.name}.yaml"]
     for rel in spec.models.values():
         parts += ["--model", rel]
     parts += ["--format", spec.fmt, "--executor", spec.executor.name]
@@ -490,7 +501,15 @@ def regenerate_command(spec) -> str:
         parts += ["--tuning", spec.tuning]
     for key, name in sorted(spec.variants.items(), key=lambda kv: str(kv[0])):
         parts += ["--variant", f"{key}={name}"]
+    separate = getattr(spec, "separate_workspace", ())
+    for model in (["*"] if separate is True else list(separate or ())):
+        parts += ["--separate-workspace", model]
     return shlex.join(parts + ["-o", "."])
+
+
+def regenerate_command(spec) -> str:
+    """The whole command that regenerates this project from inside it (for READMEs)."""
+    return f"{microbuild_runner()} {regenerate_arguments(spec)}"
 
 
 def common_values(spec) -> dict[str, str]:

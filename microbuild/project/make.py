@@ -22,6 +22,8 @@ from microbuild.project.common import (
     app_main,
     add_board_files,
     common_values,
+    microbuild_runner,
+    regenerate_arguments,
     compiled_runtime_sources,
     console_hint,
     emulator_package,
@@ -142,7 +144,7 @@ def generate(spec, files: ProjectFiles):
         all_targets=all_targets, ld_dependency=f" {ld}" if ld else "", image_rules=image_rules,
         run_recipe=run_recipe, run_note=run_note, flash_recipe=flash_recipe,
         flash_note=flash_note, flash_prerequisite=flash_prerequisite,
-        regenerate=common_values(spec)["regenerate"])
+        microbuild=microbuild_runner(), regenerate_arguments=regenerate_arguments(spec))
     files.add("Makefile", makefile)
 
     build = ["make"]

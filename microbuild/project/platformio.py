@@ -26,6 +26,8 @@ from microbuild.project.common import (
     app_main,
     add_board_files,
     common_values,
+    microbuild_runner,
+    regenerate_arguments,
     console_hint,
     emulator_package,
     flash_commands,
@@ -147,6 +149,7 @@ def generate(spec, files: ProjectFiles):
         variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
         separate_workspace=("*" if spec.separate_workspace is True
                             else " ".join(spec.separate_workspace)),
+        microbuild=microbuild_runner(), regenerate_arguments=regenerate_arguments(spec),
         environments="\n".join(sections)))
     files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
 
@@ -231,3 +234,10 @@ def build_commands(manifest: dict, env: dict) -> list[list[str]]:
                              f"Python: {sys.executable} -m pip install platformio") from None
     local = manifest["build"][0].split()[-1]
     return [[sys.executable, "-m", "platformio", "run", "-e", local]]
+
+
+def run_build_command(command: list[str], cwd: Path, env: dict, timeout: float):
+    """`pio run`, stopped with a message naming what it fetched when it wants the network."""
+    from microbuild.project.platformio_run import run_pio
+
+    return run_pio(command, cwd, env, timeout)

@@ -14,6 +14,8 @@ from microbuild.project.common import (
     app_main,
     add_board_files,
     common_values,
+    microbuild_runner,
+    regenerate_arguments,
     console_hint,
     emulator_package,
     flash_commands,
@@ -53,7 +55,8 @@ def generate(spec, files: ProjectFiles):
         runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
         seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
         variants=repr(dict(sorted(spec.variants.items()))),
-        separate_workspace=repr(spec.separate_workspace)))
+        separate_workspace=repr(spec.separate_workspace),
+        microbuild=repr(microbuild_runner()), regenerate_arguments=repr(regenerate_arguments(spec))))
 
     values = common_values(spec)
     extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)

@@ -7,6 +7,7 @@ is a clear message."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -22,7 +23,7 @@ from microbuild.project import build_project, generate_project
 from microbuild.project.zephyr import ZEPHYR_KCONFIG
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from project_support import DS_CNN, HERE, check_outputs
+from project_support import DS_CNN, HERE, TINY_FC, check_outputs
 
 # zephyr/module.yml as Zephyr's scripts/zephyr_module.py validates it (METADATA_SCHEMA): the keys
 # it knows at the top level and under build.
@@ -160,3 +161,150 @@ def test_building_without_west_says_what_to_install(app, tmp_path):
     assert "west" in message and "Zephyr tree" in message
     assert "docs.zephyrproject.org/latest/develop/getting_started" in message
     assert "`west build -b stm32f746g_disco`" in message
+
+
+# --- the CMake files, built against a Zephyr stand-in ---------------------------------------------
+
+CMAKE_STAND_IN = HERE / "zephyr_cmake_stub"
+needs_cmake_and_arm = pytest.mark.skipif(
+    shutil.which("cmake") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="cmake and arm-none-eabi-gcc are needed to build against the Zephyr stand-in")
+
+
+def board_variant(folder: Path, name: str, memory: str) -> Path:
+    """A board YAML of the user's that extends stm32f746 with another ``memory`` section."""
+    path = folder / f"{name}.yaml"
+    path.write_text(f"name: {name}\nextends: stm32f746\nmemory:\n{memory}")
+    return path
+
+
+def build_against_stand_in(app: Path, build: Path) -> tuple[subprocess.CompletedProcess, ...]:
+    """`cmake` and `cmake --build` of the generated application, with ZEPHYR_BASE pointing at
+    tests/project/zephyr_cmake_stub (ZephyrConfig.cmake: see it for what it stands in for)."""
+    import os
+
+    env = {**os.environ, "ZEPHYR_BASE": str(CMAKE_STAND_IN)}
+    configure = subprocess.run(["cmake", "-S", str(app), "-B", str(build)], capture_output=True,
+                               text=True, env=env, timeout=300)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    built = subprocess.run(["cmake", "--build", str(build), "-j2"], capture_output=True,
+                           text=True, env=env, timeout=900)
+    return configure, built
+
+
+def symbol_address(elf: Path, name: str) -> int:
+    from elftools.elf.elffile import ELFFile
+
+    with elf.open("rb") as f:
+        (symbol,) = ELFFile(f).get_section_by_name(".symtab").get_symbol_by_name(name)
+        return symbol["st_value"]
+
+
+@needs_cmake_and_arm
+def test_the_workspace_stays_in_dtcm_and_west_build_ends_with_the_fit_report(tmp_path):
+    """A board that places the model workspace in DTCM: the module puts it in Zephyr's DTCM
+    (zephyr,dtcm, sections .dtcm_noinit.*), and the link is followed by microbuild's fit report
+    over the board's regions, with microbuild.size.json beside zephyr.elf."""
+    board = board_variant(tmp_path, "stm32f746-dtcm",
+                          "  placement: {workspace: dtcm, data: sram1, bss: sram1, stack: sram1}\n")
+    app = tmp_path / "app"
+    generate_project(str(board), TINY_FC, "zephyr", app)
+    configure, built = build_against_stand_in(app, tmp_path / "build")
+    assert "microbuild: the model workspace goes to dtcm (Zephyr's zephyr,dtcm)" in configure.stdout
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    elf = tmp_path / "build" / "zephyr" / "zephyr.elf"
+    dtcm = load_board(str(board)).regions["dtcm"]
+    assert dtcm.origin <= symbol_address(elf, "mb_aot_workspace_tiny_fc") < dtcm.origin + dtcm.length
+    # The fit report, printed after the link and written beside the ELF.
+    assert "microbuild: zephyr.elf on board stm32f746-dtcm" in built.stdout
+    assert re.search(r"^dtcm\s+\d+ B\s+64\.0 KiB", built.stdout, re.M), built.stdout[-2000:]
+    size = json.loads((elf.parent / "microbuild.size.json").read_text())
+    assert size["fits"] is True
+    used = {r["name"]: r["used"] for r in size["regions"]}
+    assert used["dtcm"] >= 32 and used["flash"] > 0  # tiny_fc's 32-byte workspace is in DTCM
+
+
+@needs_cmake_and_arm
+def test_a_workspace_outside_zephyrs_dtcm_stays_in_zephyrs_ram(tmp_path):
+    """stm32f746 itself places the workspace in SRAM1, which is Zephyr's zephyr,sram: the
+    configure step says so and the workspace lands there."""
+    app = tmp_path / "app"
+    generate_project("stm32f746", TINY_FC, "zephyr", app)
+    configure, built = build_against_stand_in(app, tmp_path / "build")
+    assert "the model workspace goes to Zephyr's RAM (zephyr,sram): board/stm32f746.yaml " \
+           "places it in sram1" in configure.stdout
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    address = symbol_address(tmp_path / "build" / "zephyr" / "zephyr.elf",
+                             "mb_aot_workspace_tiny_fc")
+    assert 0x20010000 <= address < 0x20050000
+
+
+@needs_cmake_and_arm
+def test_a_firmware_that_does_not_fit_fails_the_build_with_microbuilds_message(tmp_path):
+    """A DTCM of 16 bytes cannot hold tiny_fc's 32-byte workspace: the post-build step fails
+    the build naming the region and the bytes over."""
+    board = board_variant(tmp_path, "stm32f746-small",
+                          "  regions:\n    dtcm: {length: 16}\n"
+                          "  placement: {workspace: dtcm, data: sram1, bss: sram1, stack: sram1}\n")
+    app = tmp_path / "app"
+    generate_project(str(board), TINY_FC, "zephyr", app)
+    _, built = build_against_stand_in(app, tmp_path / "build")
+    assert built.returncode != 0
+    output = built.stdout + built.stderr
+    assert "microbuild: zephyr.elf on board stm32f746-small" in output
+    assert "dtcm" in output and "does not fit" in output.lower(), output[-3000:]
+    size = json.loads((tmp_path / "build" / "zephyr" / "microbuild.size.json").read_text())
+    assert size["fits"] is False and "dtcm" in size["fit_error"]
+
+
+def test_cmakelists_runs_the_fit_report_with_the_generating_python(app):
+    text = (app / "CMakeLists.txt").read_text()
+    assert f'set(MICROBUILD_PYTHON_DEFAULT "{sys.executable}")' in text
+    assert "add_custom_command(TARGET zephyr_final POST_BUILD" in text
+    assert "-m microbuild.project.zephyr_fit" in text
+    module = (app / "modules/microbuild/CMakeLists.txt").read_text()
+    assert 'dt_chosen(microbuild_dtcm PROPERTY "zephyr,dtcm")' in module
+    assert "workspace:sram1:0x20010000" in module
+
+
+# --- the RPC executor over Zephyr's UART API -------------------------------------------------------
+
+def test_rpc_application_is_driven_from_the_host_against_the_stand_in(tmp_path):
+    """--executor rpc: src/main.c serves microbuild's RPC executor with uart_poll_in/out. Compiled
+    for the host with the stand-in APIs (the UART is stdin/stdout), the host drives it through
+    microbuild.connect exactly as a board: the outputs are TFLM's."""
+    from microbuild import api
+    from microbuild.reference import tflm_outputs
+    from microbuild.tensor_files import random_inputs
+
+    app = tmp_path / "rpc"
+    generate_project("stm32f746", DS_CNN, "zephyr", app, executor="rpc",
+                     variants={"*": "reference"})
+    main = (app / "src" / "main.c").read_text()
+    assert "uart_poll_in(console, &byte)" in main and "mb_rpc_server_run()" in main
+    stub = HERE / "zephyr_stub"
+    root = app / "modules" / "microbuild"
+    binary = tmp_path / "firmware"
+    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
+                    "-DMB_WEIGHTS_ATTR=", f"-I{stub}", f"-I{root / 'runtime' / 'include'}",
+                    f"-I{root / 'generated'}", str(app / "src" / "main.c"),
+                    *map(str, _module_sources(app)), str(stub / "zephyr_stub.c"),
+                    "-o", str(binary)], check=True, capture_output=True, timeout=600)
+    # The stand-in runs as a process on this machine, so the host connects to it as to the host
+    # board; the description is the project's, relabelled for that board.
+    description = json.loads((root / "generated" / "firmware.rpc.json").read_text())
+    assert description["board"] == "stm32f746"
+    description["board"] = "host"
+    with api.connect("host", binary, description=description) as dev:
+        x = random_inputs(dev.specs("ds_cnn"), 5)
+        y = dev.run("ds_cnn", x)
+    assert (y[0] == tflm_outputs(DS_CNN, x)[0]).all()
+
+
+@needs_cmake_and_arm
+def test_rpc_application_builds_against_the_cmake_stand_in(tmp_path):
+    app = tmp_path / "app"
+    generate_project("stm32f746", TINY_FC, "zephyr", app, executor="rpc")
+    _, built = build_against_stand_in(app, tmp_path / "build")
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    assert "microbuild: zephyr.elf on board stm32f746" in built.stdout

@@ -20,6 +20,17 @@ _PACKAGES = {"qemu-system-arm": "qemu-system-arm", "qemu-system-riscv32": "qemu-
              "qemu-system-riscv64": "qemu-system-misc"}
 
 
+def qemu_program(board) -> str:
+    """The QEMU system emulator ``board`` runs in."""
+    default = "qemu-system-arm" if board.arch.startswith("armv") else "qemu-system-riscv32"
+    return (board.qemu or {}).get("executable", default)
+
+
+def debian_package(program: str) -> str:
+    """The Debian package that installs the QEMU system emulator ``program``."""
+    return _PACKAGES.get(program, program)
+
+
 class QemuRunner(Runner):
     name = "qemu"
 
@@ -28,13 +39,12 @@ class QemuRunner(Runner):
         if not qemu:
             raise MicrobuildError(f"board '{self.board.name}' has no `qemu:` section; it cannot "
                                   "be emulated")
-        default = "qemu-system-arm" if self.board.arch.startswith("armv") else "qemu-system-riscv32"
-        program = qemu.get("executable", default)
+        program = qemu_program(self.board)
         path = shutil.which(program)
         if path is None:
             raise ToolchainError(f"board '{self.board.name}' runs in {program}, which is not "
                                  f"installed; install it with: sudo apt-get install "
-                                 f"{_PACKAGES.get(program, program)}")
+                                 f"{debian_package(program)}")
         return path
 
     def command(self, firmware: Path, serial: str = "stdio") -> list[str]:

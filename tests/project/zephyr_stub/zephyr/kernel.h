@@ -5,4 +5,5 @@
 #include <stdint.h>
 uint32_t k_cycle_get_32(void);
 uint32_t sys_clock_hw_cycles_per_sec(void);
+void k_yield(void);
 #endif
