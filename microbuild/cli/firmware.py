@@ -13,6 +13,7 @@ from microbuild import api
 from microbuild.cli.console import NoStatus, err, out
 from microbuild.cli.kernel_options import kernel_options
 from microbuild.errors import MicrobuildError
+from microbuild.manifest import build_options
 
 
 def render_fit(build) -> None:
@@ -95,9 +96,24 @@ def build_incrementally(args: argparse.Namespace, executor: str, input_file: str
                 err.print(escape(line), highlight=False)
             elif status is not None:
                 status.update(f"building for {args.board}: {escape(line.strip())}")
-        return api.build_firmware(args.board, args.model, out_dir, executor=executor,
+        options = {"models": args.model, **build_options(args), **kernel_options(args)}
+        models = options.pop("models")
+        return api.build_firmware(args.board, models, out_dir, executor=executor,
                                   toolchain=args.toolchain, input=input_file, seed=args.seed,
-                                  jobs=args.jobs, progress=progress, **kernel_options(args))
+                                  jobs=args.jobs, progress=progress, **options)
+
+
+def run_app(build, runner: str | None, timeout: float) -> int:
+    """Run your own application (executor app) to its end, print its console as it is and
+    return its exit status."""
+    if not build.board.is_host:
+        err.print(f"running {build.elf.name} on {build.board.name}...")
+    run = api.run_app(build, runner=runner, timeout=timeout)
+    out.print(escape(run.console), end="", highlight=False, soft_wrap=True)
+    if run.status != 0:
+        err.print(f"[yellow]{build.board.name}: your application exited with status "
+                  f"{run.status}[/]")
+    return run.status
 
 
 def save_outputs(path: str, build, outputs: dict[str, list]) -> None:

@@ -11,15 +11,26 @@ from rich.markup import escape
 from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, render_outputs,
-                                     render_profile, render_result, save_outputs)
+                                     render_profile, render_result, run_app, save_outputs)
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
+from microbuild.manifest import apply_manifest, require
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from microbuild.tensor_files import load_inputs, random_inputs
 
+    apply_manifest(args, executor_default="rpc")
+    require(args, "board", "model")
+    args.executor = args.executor or "rpc"
     check_output_name(args.output)
+    if args.executor == "app":
+        if args.profile or args.input or args.output or args.json:
+            raise MicrobuildError("--profile, --input, --output and --json drive microbuild's "
+                                  "harnesses; your own application (executor app) runs as it "
+                                  "is: pass --executor rpc or aot for them")
+        build = build_incrementally(args, "app", None)
+        return run_app(build, args.runner, args.timeout)
     if args.executor == "aot":
         if args.profile:
             raise MicrobuildError("--profile times each operator from the host: it needs "
@@ -93,12 +104,14 @@ def add_parser(commands) -> None:
     p = commands.add_parser("run", help="build if needed, start the firmware on the board and "
                                         "run the model from the host; --profile times each "
                                         "operator")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
-    p.add_argument("--model", required=True, action="append",
-                   help=".tflite model (repeat for several)")
-    p.add_argument("--executor", default="rpc", choices=["rpc", "aot"],
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
+    p.add_argument("--model", action="append",
+                   help=".tflite model (repeat for several; default: microbuild.yaml's)")
+    p.add_argument("--executor", choices=["rpc", "aot", "app"],
                    help="rpc (default): the host drives the model over the console; aot: the "
-                        "standalone firmware runs on an input embedded at build time")
+                        "standalone firmware runs on an input embedded at build time; app: "
+                        "your own main() from microbuild.yaml's sources, run to its end (the "
+                        "default when microbuild.yaml has sources)")
     p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed); several "
                    "models: one .npz keyed <model>.input<k>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")
