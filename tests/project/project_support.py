@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from microbuild.boards import load_board
 from microbuild.firmware import aot
@@ -98,3 +99,30 @@ def run_and_check(board: str, firmware: Path, model: Path = DS_CNN, prefix: str 
 def text_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def unprivileged(command: list[str]) -> tuple[list[str], dict]:
+    """``command`` run as a user who is not root: as `nobody` when the tests run as root (CI),
+    else as the user running the tests, who is not root already.
+
+    `nobody` cannot run this venv's interpreter when it lives under /root (pyenv): Python
+    commands then run on Debian's python3 of the same minor version with this venv's packages
+    and microbuild's checkout on PYTHONPATH, as a user's own venv would provide them."""
+    import os
+    import site
+    import sysconfig
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    if os.geteuid() != 0:
+        return command, {**os.environ, **env}
+    if command[0] == sys.executable:
+        system_python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+        if not os.access(system_python, os.X_OK):
+            pytest.skip(f"{system_python} is missing: nothing `nobody` can run Python with")
+        import microbuild
+
+        checkout = Path(microbuild.__file__).resolve().parent.parent
+        env["PYTHONPATH"] = os.pathsep.join([str(checkout), sysconfig.get_paths()["purelib"],
+                                             *site.getsitepackages()])
+        command = [system_python, *command[1:]]
+    return ["runuser", "-u", "nobody", "--", *command], env

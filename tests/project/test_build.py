@@ -31,6 +31,7 @@ from project_support import (
     check_outputs,
     reference,
     run_and_check,
+    unprivileged,
 )
 
 
@@ -301,33 +302,6 @@ def test_projects_build_the_kernels_a_tuning_log_picks(fmt, board, tmp_path, pio
         check_outputs(proc.stdout, proc.returncode, board, "ds_cnn", DS_CNN)
 
 
-def _unprivileged(command: list[str]) -> tuple[list[str], dict]:
-    """``command`` run as a user who is not root: as `nobody` when the tests run as root (CI),
-    else as the user running the tests, who is not root already.
-
-    `nobody` cannot run this venv's interpreter when it lives under /root (pyenv): Python
-    commands then run on Debian's python3 of the same minor version with this venv's packages
-    and microbuild's checkout on PYTHONPATH, as a user's own venv would provide them."""
-    import os
-    import site
-    import sysconfig
-
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-    if os.geteuid() != 0:
-        return command, {**os.environ, **env}
-    if command[0] == sys.executable:
-        system_python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-        if not os.access(system_python, os.X_OK):
-            pytest.skip(f"{system_python} is missing: nothing `nobody` can run Python with")
-        import microbuild
-
-        checkout = Path(microbuild.__file__).resolve().parent.parent
-        env["PYTHONPATH"] = os.pathsep.join([str(checkout), sysconfig.get_paths()["purelib"],
-                                             *site.getsitepackages()])
-        command = [system_python, *command[1:]]
-    return ["runuser", "-u", "nobody", "--", *command], env
-
-
 @pytest.mark.parametrize("fmt", ["make", "scons"])
 def test_generated_project_builds_for_a_user_who_is_not_root(fmt):
     """Root hides paths outside the project (the Makefile once wrote its map to /firmware.map):
@@ -344,7 +318,7 @@ def test_generated_project_builds_for_a_user_who_is_not_root(fmt):
             subprocess.run(["chown", "-R", "nobody:nogroup", str(home)], check=True)
         command = (["make", "-j2"] if fmt == "make"
                    else [sys.executable, "-m", "SCons", "-Q", "-j2"])
-        command, env = _unprivileged(command)
+        command, env = unprivileged(command)
         env["HOME"] = str(home)
         result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
                                 timeout=300)
