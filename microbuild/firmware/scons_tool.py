@@ -522,7 +522,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
             summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs}))],
             SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
             MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed)
-        executor_sources = ["aot/main.c"]
+        executor_sources = ["aot/main.c", "aot/self_test.c"]
     elif executor == "app":
         table = side_file = None
         executor_sources = []
