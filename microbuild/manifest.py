@@ -163,7 +163,8 @@ def _checked(path: Path, data: dict[str, Any], location) -> tuple[Manifest | Non
         if model.path.suffix != ".tflite" and model.path.is_file():
             add(key, f"{entry['path']}: a model is a .tflite file")
         if "tuning" in entry:
-            model.tuning = existing(("models", i, "tuning"), entry["tuning"])
+            # Need not exist yet: `microbuild tune` writes it (a build reports a missing log).
+            model.tuning = (root / entry["tuning"]).resolve()
         for opcode, variant in entry.get("variants", {}).items():
             if opcode != "*" and not opcode.isdigit() and opcode not in REGISTRY:
                 add(("models", i, "variants", opcode),

@@ -214,8 +214,12 @@ def build_firmware(board: str | Path | Board,
         raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ sources that "
                               "hold it (`sources:` in microbuild.yaml, or sources=[...])")
     if input is not None and executor != "aot":
-        raise MicrobuildError("--input is embedded in AOT firmware only; an RPC firmware takes "
-                              "its input at run time (`microbuild run --input`)")
+        raise MicrobuildError(
+            "--input is embedded in AOT firmware only; " +
+            ("an RPC firmware takes its input at run time (`microbuild run --input`)"
+             if executor == "rpc" else
+             "your application (executor app) fills its inputs itself (read_sensor() in a "
+             "generated src/main.c); --executor aot runs the model on it"))
     family = select_toolchain(board, toolchain).family
     toolchain_setup(board, toolchain)  # a missing compiler is reported now, not mid-build
     if not models:

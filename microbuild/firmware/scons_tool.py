@@ -427,7 +427,9 @@ SOURCE_SUFFIXES = C_SUFFIXES + CXX_SUFFIXES + ASM_SUFFIXES
 def _user_objects(fenv, setup, folder, sources: list[str]) -> tuple[list, bool]:
     """The user's C, C++ and assembly files compiled for the board into ``folder`` (object paths
     follow the sources' paths below their common folder); and whether any is C++."""
-    paths = [Path(str(s)).resolve() for s in sources]
+    # Strings are relative to the SConstruct's folder, like any SCons path; nodes (Glob) too.
+    paths = [Path(fenv.File(str(s) if isinstance(s, (str, Path)) else s).abspath)
+             for s in sources]
     for path in paths:
         if path.suffix not in SOURCE_SUFFIXES:
             raise MicrobuildError(f"source {path}: not a C, C++ or assembly file (expected one "

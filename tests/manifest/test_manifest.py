@@ -307,3 +307,29 @@ def test_build_and_run_with_no_options_on_the_host_as_a_user_who_is_not_root():
                                              text=True).stdout)}
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_tune_writes_the_manifests_log_and_build_uses_it(tmp_path, monkeypatch, capsys):
+    """`microbuild tune` with no options, from a sub-folder: the manifest's board and model, the
+    log the model's `tuning:` names; `microbuild build` then compiles the model with it."""
+    import json
+
+    make_project(tmp_path, """\
+        board: host
+        models:
+          - path: ds_cnn.tflite
+            tuning: logs/tune.json
+        """)
+    shutil.copy(MODELS / "ds_cnn.tflite", tmp_path / "ds_cnn.tflite")
+    (tmp_path / "logs").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    code, out, err = cli(capsys, "tune", "--trials", "2", "--repeat", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["signatures"]
+    assert (tmp_path / "logs" / "tune.json").is_file()
+    assert (tmp_path / "build" / "host-tune").is_dir()  # tune's firmware under build_dir
+    code, out, err = cli(capsys, "build")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "build" / "host" / "firmware.src" / "ds_cnn" /
+                          "ds_cnn.json").read_text())
+    assert any(op["kernel_choice"] == "tuned" for op in summary["ops"])
