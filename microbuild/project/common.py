@@ -510,8 +510,8 @@ def self_test_section(spec, commands: str) -> str:
             f"```sh\n{commands}\n```\n\n"
             "builds with `MB_SELF_TEST=1`, so that `src/main.c`'s `main` runs microbuild's "
             f"self-test (`{RUNTIME_DIR}/{spec.executor.self_test}`) instead of your "
-            "application: each model on the input embedded at build time "
-            f"({input_text(spec)}), printing one `mb-aot` line per output (hex bytes) and the "
+            "application. Each model runs on the input embedded at build time, "
+            f"{input_text(spec)}; it prints one `mb-aot` line per output (hex bytes) and the "
             "timer ticks per inference, exit status 0 when every model returned 0. TFLM gives "
             "the same outputs bit for bit (`microbuild build --run` prints them as a table). "
             "Building without it again gives your application back.")
