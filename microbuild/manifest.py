@@ -263,7 +263,8 @@ def require(args: argparse.Namespace, *names: str) -> None:
     if not missing:
         return
     options = " and ".join(f"--{n}" for n in missing)
-    where = (f"{args.manifest.path} sets no {' or '.join(f'`{n}s:`' if n == 'model' else f'`{n}:`' for n in missing)}"
+    keys = " or ".join(f"`{'models' if n == 'model' else n}:`" for n in missing)
+    where = (f"{args.manifest.path} sets no {keys}"
              if getattr(args, "manifest", None) is not None else
              f"no {MANIFEST_NAME} in {Path.cwd()} or a folder above it")
     raise ManifestError(f"give {options}: {where} (`microbuild init` writes one)")
