@@ -133,6 +133,15 @@ def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
     return run_aot_firmware(build, runner=runner, timeout=timeout)
 
 
+def run_app(build, runner: str | None = None, timeout: float = 300.0):
+    """Boot a firmware built with your own main() (executor "app") on its emulated board or as
+    a host process, wait for it to end, and return what it printed and its exit status (a
+    CompletedRun: ``.console``, ``.status``)."""
+    from microbuild.device.aot_run import run_to_exit
+
+    return run_to_exit(build, runner=runner, timeout=timeout)
+
+
 def connect(board, firmware, runner: str | None = None, port: str | None = None,
             timeout: float = 5.0, flash: bool = True, on_log=None, description=None):
     """Boot or flash an RPC firmware (``build_firmware(..., executor="rpc")``) and return a

@@ -203,15 +203,22 @@ def _yaml_type(value: Any) -> str:
 
 
 def _schema_problems(resolved: _Resolved) -> list[Problem]:
-    validator = jsonschema.Draft202012Validator(board_schema())
+    return schema_problems(resolved.data, board_schema(), resolved.location)
+
+
+def schema_problems(data: Any, schema: dict[str, Any], location) -> list[Problem]:
+    """Every way ``data`` breaks the JSON ``schema``, as Problems that say where (``location``:
+    key path -> Location) and what to do (did-you-mean for unknown keys and values). Used for
+    board files and for other YAML files microbuild reads the same way (microbuild.yaml)."""
+    validator = jsonschema.Draft202012Validator(schema)
     problems = []
-    for error in validator.iter_errors(resolved.data):
+    for error in validator.iter_errors(data):
         path = tuple(error.absolute_path)
         kind = error.validator
         if kind == "additionalProperties":
             allowed = error.schema.get("properties", {})
             for extra in sorted(set(error.instance) - set(allowed)):
-                problems.append(Problem(resolved.location(path + (extra,)), path + (extra,),
+                problems.append(Problem(location(path + (extra,)), path + (extra,),
                                         f"unknown key{_did_you_mean(extra, allowed)}; "
                                         f"allowed here: {', '.join(allowed)}"))
             continue
@@ -233,7 +240,7 @@ def _schema_problems(resolved: _Resolved) -> list[Problem]:
             message = f"{error.instance!r}: use lower-case letters, digits, '-', '_' or '.'"
         else:
             message = error.message
-        problems.append(Problem(resolved.location(path), path, message))
+        problems.append(Problem(location(path), path, message))
     return problems
 
 
@@ -463,4 +470,7 @@ def load_board(name: str) -> Board:
 
 
 __all__ = ["available_boards", "board_schema", "builtin_boards_dir", "check_board_file",
-           "load_board", "load_board_file", "scan_boards", "search_path", "format_key_path"]
+           "did_you_mean", "load_board", "load_board_file", "scan_boards", "schema_problems",
+           "search_path", "format_key_path"]
+
+did_you_mean = _did_you_mean

@@ -115,13 +115,21 @@ def _walk(node: yaml.Node, path: KeyPath, lines: dict, problems: list, file: Pat
 
 def read_board_source(path: Path) -> BoardSource:
     """Parse one board file; raise BoardError with file:line for YAML syntax errors."""
+    return read_yaml_source(path)
+
+
+def read_yaml_source(path: Path, kind: str = "board file", error: type = BoardError,
+                     empty_ok: bool = False) -> BoardSource:
+    """Parse one YAML file of mappings (a board file, or another ``kind`` of file microbuild
+    reads the same way, raising ``error``), remembering the line of every key path. An empty file
+    is an error, or with ``empty_ok`` an empty mapping."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise BoardError(f"{path}: no such board file") from None
+        raise error(f"{path}: no such {kind}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BoardError(f"{path}: cannot read board file: {exc}") from None
+        raise error(f"{path}: cannot read {kind}: {exc}") from None
     try:
         data = yaml.load(text, Loader=_BoardLoader)  # noqa: S506 (a SafeLoader + !replace)
         node = yaml.compose(text, Loader=_BoardLoader)
@@ -130,16 +138,20 @@ def read_board_source(path: Path) -> BoardSource:
         line = mark.line + 1 if mark else 1
         what = exc.problem or str(exc)
         context = f" ({exc.context})" if exc.context else ""
-        raise BoardError(f"{path}:{line}: YAML syntax error: {what}{context}") from None
+        raise error(f"{path}:{line}: YAML syntax error: {what}{context}") from None
     except yaml.YAMLError as exc:
-        raise BoardError(f"{path}: YAML error: {exc}") from None
+        raise error(f"{path}: YAML error: {exc}") from None
+    if data is None and empty_ok:
+        return BoardSource(path=path, data={}, lines={(): 1})
     if data is None:
-        raise BoardError(f"{path}:1: the file is empty; a board needs at least `name:` and `extends:` or a full definition")
+        raise error(f"{path}:1: the file is empty; a board needs at least `name:` and `extends:` or a full definition")
     if not isinstance(data, dict):
-        raise BoardError(f"{path}:1: a board file must be a mapping of keys (name:, cpu:, ...), not a {type(data).__name__}")
+        raise error(f"{path}:1: a {kind} must be a mapping of keys (name:, cpu:, ...), not a {type(data).__name__}"
+                    if kind == "board file" else
+                    f"{path}:1: a {kind} must be a mapping of keys, not a {type(data).__name__}")
     lines: dict[KeyPath, int] = {(): 1}
     problems: list[Problem] = []
     _walk(node, (), lines, problems, path)
     if problems:
-        raise BoardError("\n".join(str(p) for p in problems))
+        raise error("\n".join(str(p) for p in problems))
     return BoardSource(path=path, data=data, lines=lines)

@@ -8,18 +8,30 @@ import json
 from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, render_fit,
-                                     render_result, save_outputs)
+                                     render_result, run_app, save_outputs)
 from microbuild.cli.firmware import add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
+from microbuild.manifest import apply_manifest, require
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    apply_manifest(args)
+    require(args, "board", "model")
+    args.executor = args.executor or "aot"
     if args.output and not args.run:
         raise MicrobuildError("--output saves the outputs of a run: add --run")
     check_output_name(args.output)
     build = build_incrementally(args, args.executor, args.input)
     result = None
+    if args.run and args.executor == "app":
+        if args.json or args.output:
+            raise MicrobuildError("--json and --output read the harness's output records: your "
+                                  "own application (executor app) prints what it likes; use "
+                                  "`microbuild run` to see it")
+        render_fit(build)
+        out.print(f"firmware: {build.elf}", soft_wrap=True)
+        return run_app(build, None, args.timeout)
     if args.run:
         if not args.json and (build.board.is_host or build.board.is_emulated):
             err.print(f"running on {build.board.name}...")
@@ -53,14 +65,17 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def add_parser(commands) -> None:
     p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
-    p.add_argument("--board", required=True, help="board name (see `microbuild boards list`) or a "
-                                                  "board YAML file")
-    p.add_argument("--model", required=True, action="append",
-                   help=".tflite model (repeat for several models in one firmware)")
-    p.add_argument("--executor", default="aot", choices=["aot", "rpc"],
-                   help="aot: standalone firmware that runs the model once and exits; rpc: a "
-                        "server the host drives (see `microbuild run`)")
-    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD)")
+    p.add_argument("--board", help="board name (see `microbuild boards list`) or a board YAML "
+                                   "file (default: microbuild.yaml's)")
+    p.add_argument("--model", action="append",
+                   help=".tflite model (repeat for several models in one firmware; default: "
+                        "microbuild.yaml's)")
+    p.add_argument("--executor", choices=["aot", "rpc", "app"],
+                   help="aot (default): standalone firmware that runs the model once and exits; "
+                        "rpc: a server the host drives (see `microbuild run`); app: your own "
+                        "main() from microbuild.yaml's sources (the default when it has some)")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD[-EXECUTOR], "
+                                           "under microbuild.yaml's build_dir)")
     p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "
                                        "(default: the board's first)")
     p.add_argument("--input", help=".npy/.npz input embedded in the firmware (default: random, "

@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import default_out_dir
+from microbuild.cli.firmware import (apply_manifest_board, default_out_dir,
+                                     records_root)
 
 
 def board_outputs(board_arg: str, board_name: str, root: Path) -> list[Path]:
@@ -36,8 +37,9 @@ def board_outputs(board_arg: str, board_name: str, root: Path) -> list[Path]:
 def cmd_clean(args: argparse.Namespace) -> int:
     from microbuild.firmware.build import resolve_board
 
+    apply_manifest_board(args)
     board = resolve_board(args.board)
-    root = Path(args.build_dir)
+    root = Path(args.build_dir) if args.build_dir else records_root(args)
     removed = board_outputs(args.board, board.name, root)
     if not removed:
         out.print(f"nothing to clean for {board.name} in {root}/")
@@ -57,7 +59,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 def add_parser(commands) -> None:
     p = commands.add_parser("clean", help="remove a board's build output (every executor)")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
-    p.add_argument("--build-dir", default="build",
-                   help="the build folder (default: build); nothing outside it is removed")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
+    p.add_argument("--build-dir",
+                   help="the build folder (default: microbuild.yaml's build_dir, else build); "
+                        "nothing outside it is removed")
     p.set_defaults(func=cmd_clean)

@@ -13,7 +13,7 @@ import sys
 from rich.markup import escape
 
 from microbuild.cli.console import err
-from microbuild.cli.firmware import choose_firmware
+from microbuild.cli.firmware import apply_manifest_board, choose_firmware
 from microbuild.errors import ToolchainError
 
 
@@ -25,6 +25,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
     from microbuild.device.debug import debug_session, gdb_program
     from microbuild.firmware.build import resolve_board
 
+    apply_manifest_board(args)
     board = resolve_board(args.board)
     gdb = args.gdb or gdb_program(board)
     chosen = choose_firmware(args, board)
@@ -68,7 +69,7 @@ def add_parser(commands) -> None:
     p = commands.add_parser("debug", help="start a GDB server for the board (QEMU halted at "
                                           "reset, or the probe's server) and print the GDB "
                                           "command to attach")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
     p.add_argument("--firmware", help="the ELF to debug (default: the last one built for the "
                                       "board)")
     p.add_argument("-o", "--out-dir", help="take the firmware from this build folder")

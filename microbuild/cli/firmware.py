@@ -14,6 +14,7 @@ from microbuild import api
 from microbuild.cli.console import NoStatus, err, out
 from microbuild.cli.kernel_options import kernel_options
 from microbuild.errors import MicrobuildError
+from microbuild.manifest import build_options
 
 
 def render_fit(build) -> None:
@@ -118,16 +119,38 @@ def build_incrementally(args: argparse.Namespace, executor: str, input_file: str
                 err.print(escape(line), highlight=False)
             elif status is not None:
                 status.update(f"building for {args.board}: {escape(line.strip())}")
-        build = api.build_firmware(args.board, args.model, out_dir, executor=executor,
+        options = {"models": args.model, **build_options(args), **kernel_options(args)}
+        models = options.pop("models")
+        build = api.build_firmware(args.board, models, out_dir, executor=executor,
                                    toolchain=args.toolchain, input=input_file, seed=args.seed,
                                    jobs=args.jobs, progress=progress,
-                                   separate_workspace=separate_workspace(args),
-                                   **kernel_options(args))
+                                   separate_workspace=separate_workspace(args), **options)
     # flash, monitor, debug and run --no-flash act on the board's last build.
     from microbuild.firmware import last_build
 
-    last_build.record(build)
+    last_build.record(build, records_root(args))
     return build
+
+
+def records_root(args: argparse.Namespace) -> Path:
+    """Where the last build per board is recorded: the manifest's build_dir, else ./build."""
+    from microbuild.firmware import last_build
+
+    manifest = getattr(args, "manifest", None)
+    return Path(manifest.build_dir) if manifest is not None else last_build.BUILD_ROOT
+
+
+def apply_manifest_board(args: argparse.Namespace) -> None:
+    """flash, monitor, debug and clean take the board (and its folders, the build folder) from
+    microbuild.yaml, not its models: they act on the board's last build unless --model says
+    to build now."""
+    from microbuild.manifest import apply_manifest, require
+
+    given = {k: getattr(args, k) for k in ("model", "out_dir") if hasattr(args, k)}
+    apply_manifest(args)
+    for key, value in given.items():
+        setattr(args, key, value)
+    require(args, "board")
 
 
 def add_workspace_argument(p: argparse.ArgumentParser) -> None:
@@ -141,6 +164,19 @@ def separate_workspace(args: argparse.Namespace) -> list[str] | bool:
     """--separate-workspace as build_firmware's ``separate_workspace``."""
     items = getattr(args, "separate_workspace", None) or []
     return True if "*" in items else list(items)
+
+
+def run_app(build, runner: str | None, timeout: float) -> int:
+    """Run your own application (executor app) to its end, print its console as it is and
+    return its exit status."""
+    if not build.board.is_host:
+        err.print(f"running {build.elf.name} on {build.board.name}...")
+    run = api.run_app(build, runner=runner, timeout=timeout)
+    out.print(escape(run.console), end="", highlight=False, soft_wrap=True)
+    if run.status != 0:
+        err.print(f"[yellow]{build.board.name}: your application exited with status "
+                  f"{run.status}[/]")
+    return run.status
 
 
 def save_outputs(path: str, build, outputs: dict[str, list]) -> None:
@@ -249,7 +285,8 @@ def choose_firmware(args: argparse.Namespace, board, build_executor: str | None 
             if candidate.is_file():
                 return _chosen(board, candidate, f"in {folder}")
         raise MicrobuildError(f"no firmware in {folder} (looked for firmware.elf and firmware)")
-    last = last_build.find(board.name)
+    root = records_root(args)
+    last = last_build.find(board.name, root)
     if last is None:
         # Built before builds were recorded: the newest firmware in the board's build folders.
         found = [elf for executor in ("aot", "rpc")
@@ -261,6 +298,6 @@ def choose_firmware(args: argparse.Namespace, board, build_executor: str | None 
             return _chosen(board, newest, "the newest in build/; no build recorded")
         raise MicrobuildError(
             f"no firmware built for {board.name} here (nothing recorded in "
-            f"{last_build.record_path(board.name)}): build one (`microbuild build --board "
+            f"{last_build.record_path(board.name, root)}): build one (`microbuild build --board "
             f"{board.name} --model M.tflite [--executor rpc]`) or pass --firmware FILE")
     return _chosen(board, last.elf, "the last build", last.built_at)

@@ -9,13 +9,15 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import add_workspace_argument, choose_firmware
+from microbuild.cli.firmware import (add_workspace_argument, apply_manifest_board,
+                                     choose_firmware)
 from microbuild.cli.kernel_options import add_kernel_arguments
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
     from microbuild.firmware.build import resolve_board
 
+    apply_manifest_board(args)
     board = resolve_board(args.board)
     api.flash_runner(board, args.runner, args.port)  # the host and QEMU boards: nothing to flash
     chosen = choose_firmware(args, board, build_executor=args.executor)
@@ -31,7 +33,7 @@ def cmd_flash(args: argparse.Namespace) -> int:
 def add_parser(commands) -> None:
     p = commands.add_parser("flash", help="program a board with a firmware (default: the last "
                                           "one built for it)")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
     p.add_argument("--firmware", help="the ELF to flash (default: what the last `microbuild "
                                       "build` for the board produced)")
     p.add_argument("--force", action="store_true",

@@ -13,7 +13,7 @@ import argparse
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import choose_firmware, render_result
+from microbuild.cli.firmware import apply_manifest_board, choose_firmware, render_result
 from microbuild.errors import MicrobuildError
 
 
@@ -23,6 +23,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from microbuild.device.runners import runner_for
     from microbuild.firmware.build import resolve_board
 
+    apply_manifest_board(args)
     board = resolve_board(args.board)
     starts_here = board.is_host or board.is_emulated
     chosen = None
@@ -66,7 +67,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 def add_parser(commands) -> None:
     p = commands.add_parser("monitor", help="show the board's console (QEMU and host boards: "
                                             "start the firmware and attach)")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
     p.add_argument("--port", help="real boards: serial port (default: found from the board's "
                                   "USB ids) or HOST:PORT for TCP")
     p.add_argument("--firmware", help="the ELF on the board, or to start on QEMU/host boards "

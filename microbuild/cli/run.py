@@ -13,10 +13,11 @@ from microbuild import api
 from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
                                      profile_rows, render_outputs, render_profile, render_result,
-                                     save_outputs)
+                                     run_app, save_outputs)
 from microbuild.cli.firmware import add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
+from microbuild.manifest import apply_manifest, require
 
 
 def _firmware(args: argparse.Namespace):
@@ -67,9 +68,18 @@ def write_profile_svg(path: str, profile, summary, build, several: bool) -> Path
 def cmd_run(args: argparse.Namespace) -> int:
     from microbuild.tensor_files import load_inputs, random_inputs
 
+    apply_manifest(args, executor_default="rpc")
+    require(args, "board")  # the models: --model, the manifest's, --firmware or the last build
     check_output_name(args.output)
     if args.profile_svg and not args.profile:
         raise MicrobuildError("--profile-svg draws the per-operator profile: add --profile")
+    if args.executor == "app":
+        if args.profile or args.input or args.output or args.json:
+            raise MicrobuildError("--profile, --input, --output and --json drive microbuild's "
+                                  "harnesses; your own application (executor app) runs as it "
+                                  "is: pass --executor rpc or aot for them")
+        build = build_incrementally(args, "app", None)
+        return run_app(build, args.runner, args.timeout)
     build, executor = _firmware(args)
     if executor == "aot":
         if args.profile:
@@ -157,19 +167,21 @@ def add_parser(commands) -> None:
     p = commands.add_parser("run", help="build if needed, start the firmware on the board and "
                                         "run the model from the host; --profile times each "
                                         "operator")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
     p.add_argument("--model", action="append",
-                   help=".tflite model (repeat for several), built now")
+                   help=".tflite model (repeat for several), built now (default: "
+                        "microbuild.yaml's)")
     p.add_argument("--firmware", help="run this ELF (built by microbuild) instead of building")
     p.add_argument("--no-flash", action="store_true",
                    help="real boards: drive the firmware already on the board (default: the last "
                         "one built for it; the device's build id must match)")
     p.add_argument("--force", action="store_true",
                    help="use a --firmware whose note says it was built for another board")
-    p.add_argument("--executor", choices=["rpc", "aot"],
+    p.add_argument("--executor", choices=["rpc", "aot", "app"],
                    help="rpc (default with --model): the host drives the model over the "
                         "console; aot: the standalone firmware runs on an input embedded at "
-                        "build time")
+                        "build time; app: your own main() from microbuild.yaml's sources, run to "
+                        "its end (the default when microbuild.yaml has sources)")
     p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed); several "
                    "models: one .npz keyed <model>.input<k>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")

@@ -9,12 +9,21 @@ from rich.markup import escape
 from rich.table import Table
 
 from microbuild.cli.console import err, out
+from microbuild.manifest import apply_manifest, require
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from microbuild.firmware.build import resolve_board
     from microbuild.tuning.tuner import short_signature, tune
 
+    manifest = apply_manifest(args, executor_default="tune")
+    require(args, "board", "model")
+    if args.log is None:
+        # The models' own log when the manifest names one log for all; else tune.json beside
+        # the manifest (or here).
+        logs = {m.tuning for m in args.manifest_models or []}
+        args.log = (str(logs.pop()) if len(logs) == 1 and None not in logs else
+                    str(manifest.root / "tune.json") if manifest is not None else "tune.json")
     board = resolve_board(args.board)
     show = not args.json
 
@@ -85,11 +94,13 @@ def _cost(measured, candidate) -> str:
 def add_parser(commands) -> None:
     p = commands.add_parser("tune", help="time every kernel variant of the model's operators "
                                          "on the board and log the fastest correct one")
-    p.add_argument("--board", required=True, help="board name or board YAML file")
-    p.add_argument("--model", required=True, action="append",
-                   help=".tflite model (repeat for several; one log serves them all)")
-    p.add_argument("--log", default="tune.json",
-                   help="tuning log to write, merged with what it holds (default: tune.json)")
+    p.add_argument("--board", help="board name or board YAML file (default: microbuild.yaml's)")
+    p.add_argument("--model", action="append",
+                   help=".tflite model (repeat for several; one log serves them all; default: "
+                        "microbuild.yaml's)")
+    p.add_argument("--log",
+                   help="tuning log to write, merged with what it holds (default: the models' "
+                        "`tuning:` in microbuild.yaml, else tune.json beside it or here)")
     p.add_argument("--trials", type=int,
                    help="candidates timed per operator signature, the reference included "
                         "(default: every legal variant)")

@@ -12,6 +12,13 @@ from microbuild.errors import DeviceError
 
 def run_aot_firmware(build, runner: str | None = None, timeout: float = 300.0):
     """The AotResult of one run of ``build`` (a FirmwareBuild with the aot executor)."""
+    run = run_to_exit(build, runner, timeout)
+    return parse_aot_output(run.console, build.models, build.board, run.status)
+
+
+def run_to_exit(build, runner: str | None = None, timeout: float = 300.0):
+    """Boot ``build`` (any executor that ends by itself: aot, or your own app) and return the
+    CompletedRun: its console and exit status."""
     board = build.board
     if runner is None and not (board.is_host or board.is_emulated):
         raise DeviceError(
@@ -19,5 +26,4 @@ def run_aot_firmware(build, runner: str | None = None, timeout: float = 300.0):
             f"The firmware is built ({build.elf}); flash it with one of the board's runners "
             f"({', '.join(r.runner for r in board.runners)}), and read its console at "
             f"{board.transport.get('baud', 115200)} baud")
-    run = runner_for(board, runner).run_to_exit(build.elf, timeout=timeout)
-    return parse_aot_output(run.console, build.models, board, run.status)
+    return runner_for(board, runner).run_to_exit(build.elf, timeout=timeout)

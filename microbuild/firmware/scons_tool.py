@@ -429,7 +429,34 @@ def _rpc_table(target, source, env):
     return 0
 
 
-EXECUTORS = ("aot", "rpc")
+# aot: microbuild's standalone test harness is main (runtime/aot/main.c); rpc: the server the
+# host drives (runtime/rpc/); app: the user's own sources hold main and call the models.
+EXECUTORS = ("aot", "rpc", "app")
+C_SUFFIXES = (".c",)
+CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
+ASM_SUFFIXES = (".S", ".s")
+SOURCE_SUFFIXES = C_SUFFIXES + CXX_SUFFIXES + ASM_SUFFIXES
+
+
+def _user_objects(fenv, setup, folder, sources: list[str]) -> tuple[list, bool]:
+    """The user's C, C++ and assembly files compiled for the board into ``folder`` (object paths
+    follow the sources' paths below their common folder); and whether any is C++."""
+    # Strings are relative to the SConstruct's folder, like any SCons path; nodes (Glob) too.
+    paths = [Path(fenv.File(str(s) if isinstance(s, (str, Path)) else s).abspath)
+             for s in sources]
+    for path in paths:
+        if path.suffix not in SOURCE_SUFFIXES:
+            raise MicrobuildError(f"source {path}: not a C, C++ or assembly file (expected one "
+                                  f"of {', '.join(SOURCE_SUFFIXES)})")
+        if not path.is_file():
+            raise MicrobuildError(f"source {path}: no such file")
+    has_cxx = any(p.suffix in CXX_SUFFIXES for p in paths)
+    if has_cxx:
+        fenv = fenv.Override({"CXX": setup.require_cxx()})
+    root = Path(os.path.commonpath([str(p.parent) for p in paths])) if paths else Path("/")
+    objects = [fenv.Object(folder.File(str(p.relative_to(root).with_suffix(".o"))), str(p))[0]
+               for p in paths]
+    return objects, has_cxx
 
 
 def _add_note(target, source, env):
@@ -453,7 +480,9 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                    rpc_pool: int = rpc_table.DEFAULT_POOL_BYTES, tuning: str | None = None,
                    variants: dict[str, str] | None = None,
                    model_variants: dict[str, dict[str, str]] | None = None,
-                   separate_workspace: list[str] | bool = ()):
+                   separate_workspace: list[str] | bool = (),
+                   sources: list[str] | None = None, include_dirs: list[str] | None = None,
+                   model_tuning: dict[str, str] | None = None):
     """Build one firmware. ``models``: .tflite paths (prefix from the file name) or a dict
     prefix -> path. ``executor``: 'aot' (standalone: runs the models on embedded inputs and
     prints the results) or 'rpc' (a server the host drives over the console; see
@@ -464,14 +493,23 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     Kernel variants: each op gets the heuristic default for the board's CPU, or the winner a
     ``tuning`` log (microbuild tune) measured for that CPU and op signature; ``variants`` forces
     choices in every model ({"CONV_2D": "dsp"}, {"*": "reference"}), ``model_variants`` per
-    model prefix (on top of ``variants``).
+    model prefix (on top of ``variants``); ``model_tuning`` gives a model its own log.
 
     The models share one workspace, the size of the largest (the executors run one model at a
     time), except those ``separate_workspace`` names (prefixes; True: every model); see
-    microbuild/firmware/workspaces.py."""
+    microbuild/firmware/workspaces.py.
+
+    Your application: ``sources`` (C, C++ and assembly files) are compiled with the board's
+    flags (C++ with the board's C++ compiler, see toolchains.MCU_CXXFLAGS) and linked in, with
+    ``include_dirs`` and every model's generated header on the include path. With
+    ``executor='app'`` they hold ``main`` (which calls ``<prefix>_run``) and neither harness is
+    linked; with 'aot' or 'rpc' they add code to the harness, and must not define main."""
     if executor not in EXECUTORS:
         raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
                               f"{', '.join(EXECUTORS)}")
+    if executor == "app" and not sources:
+        raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
+                              "hold it (sources=[...], or `sources:` in microbuild.yaml)")
     benv = board_environment(env, board, toolchain)
     b = _board_of(benv)
     setup = benv["MICROBUILD_TOOLCHAIN"]
@@ -491,11 +529,13 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     # The board's environment plus the models' folders on the include path: an override (cheap)
     # rather than a Clone, which costs milliseconds per firmware in a large matrix.
     fenv = benv.Override({"CPPPATH": list(benv["CPPPATH"])
-                          + [src.Dir(prefix) for prefix in models]})
+                          + [src.Dir(prefix) for prefix in models]
+                          + [env.Dir(str(Path(d).resolve())) for d in include_dirs or []]})
     size_checks = []
     target_cpu = Target.of_board(b)
-    tuning_file = str(Path(tuning).resolve()) if tuning else None
     for prefix, path in models.items():
+        log = (model_tuning or {}).get(prefix) or tuning
+        tuning_file = str(Path(log).resolve()) if log else None
         force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
         spec = json.dumps(selection_spec(target_cpu, tuning_file, force), sort_keys=True)
         generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
@@ -525,7 +565,10 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
             SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
             MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
             MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = ["aot/main.c"]
+        executor_sources = ["aot/main.c", "aot/self_test.c"]
+    elif executor == "app":
+        table = side_file = None
+        executor_sources = []
     else:
         # What the host reads back: build id, arena layout, the models' slots and operators.
         table, side_file = fenv.Command(
@@ -535,9 +578,21 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
             MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool,
             MICROBUILD_SEPARATE_WORKSPACE=separate)
         executor_sources = rpc_table.runtime_sources()
-    objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
-    fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
+    if table is not None:
+        objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
+        fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
     objects += [_object(benv, rel) for rel in executor_sources]
+    user_objects, has_cxx = _user_objects(fenv, setup, src.Dir("app"), list(sources or []))
+    # The models' code is generated before the user's sources that include its headers.
+    fenv.Depends(user_objects, [src.Dir(prefix).File(f"{prefix}.h") for prefix in models])
+    objects += user_objects
+    link = {}
+    if has_cxx and b.is_host:
+        link["LINK"] = setup.require_cxx()  # the host's libstdc++, with its own start-up
+    elif has_cxx:
+        # No libstdc++ for bare-metal targets here: link with the C driver as always, plus the
+        # few C++ ABI symbols the compilers' code refers to.
+        objects += [_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
 
     steps = [] if b.is_host else image_steps.steps(b)
     for step in steps:
@@ -563,7 +618,8 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     # Archives after the objects that use them: the linker pulls members in one pass.
     elf = fenv.Program(out_dir.File(elf_name), runtime[:-1] + objects + runtime[-1:] + extra,
                        LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="",
-                       MICROBUILD_NOTE_MODELS=list(models), MICROBUILD_NOTE_EXECUTOR=executor)
+                       MICROBUILD_NOTE_MODELS=list(models), MICROBUILD_NOTE_EXECUTOR=executor,
+                       **link)
     # The firmware's note (board, build id, models, executor): added to the ELF right after the
     # link, in the same build step, so the fit report and the .bin/.hex read the final ELF.
     fenv.AddPostAction(elf, SCons.Action.Action(_add_note, None))
@@ -574,7 +630,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.Depends(elf, ld)
         fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`
         fenv.Clean(elf, link_map)
-    results = list(elf) + [side_file]
+    results = list(elf) + ([side_file] if side_file is not None else [])
     size = fenv.Command(out_dir.File(f"{name}.size.json"), list(elf) + summaries + [grouping],
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"),
                         MICROBUILD_SEPARATE_WORKSPACE=separate)

@@ -43,6 +43,15 @@ STARTUP_SOURCES: dict[str, tuple[str, ...]] = {
     "host-clang": (),
 }
 
+# C++ for microcontrollers: no exceptions, no RTTI and no thread-safe statics (each would pull in
+# run-time support from libstdc++/libsupc++, which Debian ships for none of the bare-metal
+# toolchains); static destructors are never run (main's return value goes straight to mb_exit),
+# so runtime/startup/cxx_abi.c gives them a no-op __cxa_atexit. The host gets plain C++17.
+MCU_CXXFLAGS = ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics"]
+HOST_CXXFLAGS = ["-std=c++17"]
+# Linked into a bare-metal firmware that has C++ sources (see MCU_CXXFLAGS).
+CXX_SUPPORT_SOURCES = ("startup/cxx_abi.c",)
+
 
 @dataclass
 class ToolchainSetup:
@@ -73,13 +82,35 @@ class ToolchainSetup:
     # The largest single object (array) the compiler accepts, when the target limits it below
     # what any board's memory could hold (16-bit AVR: 32767 bytes); None: no such limit.
     max_object_bytes: int | None = None
+    # The C++ compiler of the same family (the program's name: looked up only when a firmware
+    # has C++ sources, see require_cxx), the Debian package that has it, and C++-only flags.
+    cxx: str | None = None
+    cxx_package: str = ""
+    cxxflags: list[str] = field(default_factory=list)
+
+    @property
+    def is_host(self) -> bool:
+        return self.family.startswith("host-")
+
+    def require_cxx(self) -> str:
+        """The C++ compiler's path, or a ToolchainError naming the package to install."""
+        found = shutil.which(self.cxx) if self.cxx else None
+        if found is None:
+            raise ToolchainError(
+                f"C++ sources need {self.cxx or 'a C++ compiler'} for {self.family}, which is "
+                f"not installed; install it with: sudo apt-get install {self.cxx_package}")
+        return found
 
     def as_scons(self) -> dict:
-        """Construction variables for an SCons environment."""
+        """Construction variables for an SCons environment. The language standard (-std=) is a
+        C-only flag (CFLAGS), so that CCFLAGS also serve C++ sources."""
+        common = [f for f in self.cflags if not f.startswith("-std=")]
+        c_only = [f for f in self.cflags if f.startswith("-std=")]
         return {"CC": self.cc, "AS": self.cc, "AR": self.ar, "RANLIB": self.ranlib,
-                "LINK": self.cc, "CCFLAGS": list(self.cflags), "ASFLAGS": list(self.asflags),
+                "LINK": self.cc, "CCFLAGS": common, "ASFLAGS": list(self.asflags),
                 "ASPPFLAGS": list(self.asflags), "LINKFLAGS": list(self.linkflags),
-                "CFLAGS": [], "CPPDEFINES": list(self.cppdefines),
+                "CFLAGS": c_only, "CPPDEFINES": list(self.cppdefines),
+                "CXX": self.cxx or "c++", "CXXFLAGS": list(self.cxxflags),
                 "OBJCOPY": self.objcopy or "objcopy", "OBJCOPYFLAGS": list(self.objcopy_flags)}
 
 
@@ -129,6 +160,7 @@ class GccArmNoneEabi(_Family):
         return ToolchainSetup(
             family=self.name, cc=cc, ar=f"{prefix}ar", ranlib=f"{prefix}ranlib",
             objcopy=f"{prefix}objcopy",
+            cxx=f"{prefix}g++", cxx_package="gcc-arm-none-eabi", cxxflags=list(MCU_CXXFLAGS),
             cflags=cpu + specs + COMMON_CFLAGS + list(tc.cflags),
             asflags=cpu + specs,
             linkflags=cpu + specs + ["-nostartfiles", "-Wl,--gc-sections"] + list(tc.ldflags),
@@ -148,6 +180,7 @@ class GccRiscvElf(_Family):
         return ToolchainSetup(
             family=self.name, cc=cc, ar=f"{prefix}ar", ranlib=f"{prefix}ranlib",
             objcopy=f"{prefix}objcopy",
+            cxx=f"{prefix}g++", cxx_package="gcc-riscv64-unknown-elf", cxxflags=list(MCU_CXXFLAGS),
             cflags=specs + COMMON_CFLAGS + list(tc.cflags),
             asflags=march + specs,
             # Boards like QEMU virt keep code and data in one rwx RAM region, which is intended.
@@ -195,6 +228,7 @@ class ClangArm(_Family):
             family=self.name, cc=cc, ar="llvm-ar" if shutil.which("llvm-ar") else "arm-none-eabi-ar",
             ranlib="llvm-ranlib" if shutil.which("llvm-ranlib") else "arm-none-eabi-ranlib",
             objcopy="llvm-objcopy" if shutil.which("llvm-objcopy") else "arm-none-eabi-objcopy",
+            cxx=f"{tc.prefix}clang++", cxx_package="clang", cxxflags=list(MCU_CXXFLAGS),
             cflags=cpu + includes + COMMON_CFLAGS + list(tc.cflags),
             asflags=cpu,
             linkflags=cpu + ["-fuse-ld=lld", "-nostdlib", "-Wl,--gc-sections"] + list(tc.ldflags),
@@ -205,13 +239,17 @@ class ClangArm(_Family):
 class HostCompiler(_Family):
     """The build machine's gcc or clang: an ordinary process, the C library's own start-up."""
 
-    def __init__(self, name: str, program: str, package: str):
+    def __init__(self, name: str, program: str, package: str, cxx_program: str,
+                 cxx_package: str):
         self.name, self.program, self.package = name, program, package
+        self.cxx_program, self.cxx_package = cxx_program, cxx_package
 
     def setup(self, board: Board, tc: Toolchain) -> ToolchainSetup:
         cc = _require(f"{tc.prefix}{self.program}", self.package, board, self.name)
         return ToolchainSetup(
             family=self.name, cc=cc, ar="ar", ranlib="ranlib", objcopy=None,
+            cxx=f"{tc.prefix}{self.cxx_program}", cxx_package=self.cxx_package,
+            cxxflags=list(HOST_CXXFLAGS),
             cflags=COMMON_CFLAGS + list(tc.cflags), asflags=[],
             linkflags=["-Wl,--gc-sections"] + list(tc.ldflags), uses_linker_script=False)
 
@@ -277,6 +315,7 @@ class AvrGcc(_Family):
         return ToolchainSetup(
             family=self.name, cc=cc, ar=f"{prefix}ar", ranlib=f"{prefix}ranlib",
             objcopy=f"{prefix}objcopy",
+            cxx=f"{prefix}g++", cxx_package="gcc-avr", cxxflags=list(MCU_CXXFLAGS),
             cflags=mcu + COMMON_CFLAGS + list(tc.cflags),
             asflags=mcu,
             linkflags=mcu + ["-Wl,--gc-sections"] + list(tc.ldflags),
@@ -317,8 +356,8 @@ def _libc_specs(libc: str, board: Board, prefix: str, cc: str, cpu: list[str]) -
 
 FAMILIES: dict[str, _Family] = {
     f.name: f for f in (GccArmNoneEabi(), GccRiscvElf(), ClangArm(),
-                        AvrGcc(), HostCompiler("host-gcc", "gcc", "gcc"),
-                        HostCompiler("host-clang", "clang", "clang"))
+                        AvrGcc(), HostCompiler("host-gcc", "gcc", "gcc", "g++", "g++"),
+                        HostCompiler("host-clang", "clang", "clang", "clang++", "clang"))
 }
 
 

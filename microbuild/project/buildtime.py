@@ -183,12 +183,14 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                    inputs: dict[str, str] | None = None, seed: int = 0,
                    build_dir: str = "build", tuning: str | None = None,
                    variants: dict[str, str] | None = None,
-                   separate_workspace: list[str] | bool = ()) -> dict[str, Any]:
+                   separate_workspace: list[str] | bool = (),
+                   defines: Sequence = ()) -> dict[str, Any]:
     """Build ``target`` (.elf, or the executable on the host) for the board YAML ``board``:
     the project's ``sources``, the models (prefix -> .tflite, compiled by the microbuild tool's
     MicroModel at build time), the executor's table, and the runtime files the board needs from
     ``runtime``. ``tuning`` (a `microbuild tune` log) and ``variants`` ({"CONV_2D": "dsp"}) choose
-    the kernel variants; by default each op gets the default for the board's CPU.
+    the kernel variants; by default each op gets the default for the board's CPU. ``defines``
+    are preprocessor definitions for every source (MB_SELF_TEST).
     Returns the nodes: {"elf", "bin", "hex", "size"} (files) and the aliases {"run", "flash",
     "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
@@ -210,6 +212,7 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     config = benv["MICROBUILD_CONFIG_FILES"]
     model_dir = f"{build_dir}/model"
     benv = benv.Clone(MICROBUILD_PROJECT_BOARD=b)
+    benv.Append(CPPDEFINES=list(defines))
     # The project's runtime copy instead of the installation's.
     benv.Replace(CPPPATH=[config["mb_board_config.h"].dir, f"{runtime}/include"]
                  + [benv.Dir(f"{model_dir}/{prefix}") for prefix in models])
@@ -528,7 +531,8 @@ def pio_models(env) -> None:
                            separate=options["separate_workspace"])
     sources.append((table[0], f"model/{executor.table_file}"))
     runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
-                       if rel.startswith("kernels/") or rel in executor.runtime_sources]
+                       if rel.startswith("kernels/") or rel in executor.runtime_sources
+                       or rel == executor.self_test]
     sources += [(f"{runtime}/{rel}", f"runtime/{rel}") for rel in runtime_sources]
     env.Append(CPPPATH=[f"{runtime}/include"])
     env.Append(PIOBUILDFILES=_pio_objects(env, sources))

@@ -23,19 +23,23 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
                     "runtime it needs is copied in, src/main.c is yours (kept when you generate "
                     "again), everything else is generated (replaced). Its README.md says how to "
                     "build, flash and run it.")
-    p.add_argument("--board", required=True,
-                   help="board name (see `microbuild boards list`) or a board YAML file")
-    p.add_argument("--model", required=True, action="append",
-                   help=".tflite model (repeat for several models in one firmware)")
-    p.add_argument("--format", required=True, choices=FORMATS, dest="format",
+    p.add_argument("--board",
+                   help="board name (see `microbuild boards list`) or a board YAML file "
+                        "(default: microbuild.yaml's)")
+    p.add_argument("--model", action="append",
+                   help=".tflite model (repeat for several models in one firmware; default: "
+                        "microbuild.yaml's)")
+    p.add_argument("--format", choices=FORMATS, dest="format",
                    help="platformio: platformio.ini (microbuild's platform and the official one); "
                         "zephyr: a Zephyr application; scons: an SConstruct using microbuild's "
-                        "SCons tool; make: a Makefile and every source file")
+                        "SCons tool; make: a Makefile and every source file (default with a "
+                        "microbuild.yaml: make)")
     p.add_argument("--executor", default="aot", choices=sorted({*EXECUTORS, *NOT_YET}),
                    help="aot (default): the standalone firmware that runs the model on an "
                         "embedded input, prints the outputs and stops")
-    p.add_argument("-o", "--out", required=True, metavar="DIR",
-                   help="project folder: new, empty, or generated earlier by microbuild")
+    p.add_argument("-o", "--out", metavar="DIR",
+                   help="project folder: new, empty, or generated earlier by microbuild "
+                        "(default with a microbuild.yaml: FORMAT-project beside it)")
     p.add_argument("--link-runtime", action="store_true",
                    help="use this installation's runtime/ in place instead of copying it in")
     p.add_argument("--toolchain", help="one of the board's toolchain families for the bare-metal "
@@ -54,6 +58,13 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
 def run_generate(args: argparse.Namespace) -> int:
     """Generate (and with --build, build) the project; MicrobuildError propagates to the CLI,
     which prints its message."""
+    from microbuild.manifest import apply_manifest, require
+
+    manifest = apply_manifest(args)
+    if manifest is not None:
+        args.format = args.format or "make"
+        args.out = args.out or str(manifest.root / f"{args.format}-project")
+    require(args, "board", "model", "format", "out")
     result = generate_project(args.board, args.model, args.format, Path(args.out),
                               executor=args.executor, link_runtime=args.link_runtime,
                               toolchain=args.toolchain, input=args.input, seed=args.seed,

@@ -57,7 +57,10 @@ class ProjectError(MicrobuildError):
 class Executor:
     """How a firmware runs its models: one entry here is all a generator needs to know.
 
-    ``main`` (relative to runtime/) seeds the user's src/main.c in bare-metal projects;
+    ``main`` (relative to runtime/) seeds the user's src/main.c in bare-metal projects, unless
+    ``skeleton``: then src/main.c is a real application (project/app_skeleton.py), and
+    ``self_test`` (relative to runtime/), compiled in, is what it runs instead when built with
+    MB_SELF_TEST=1;
     ``zephyr_main`` (in project_templates/zephyr/) seeds it in a Zephyr application. The
     firmware also links ``runtime_sources`` (relative to runtime/), and ``table(summaries,
     inputs)`` writes the generated C file ``table_file`` that tells main which models are linked
@@ -79,6 +82,8 @@ class Executor:
     zephyr_kconfig: tuple[tuple[str, str, str], ...] = ()
     describe: Callable[..., dict[str, Any]] | None = None
     formats: tuple[str, ...] = ("platformio", "zephyr", "scons", "make")
+    skeleton: bool = False
+    self_test: str | None = None
 
 
 EXECUTORS: dict[str, Executor] = {
@@ -93,6 +98,8 @@ EXECUTORS: dict[str, Executor] = {
         table=lambda board, models, inputs, separate=(): aot.aot_models_c(models, inputs,
                                                                           separate),
         embeds_inputs=True,
+        skeleton=True,
+        self_test="aot/self_test.c",
     ),
     "rpc": Executor(
         name="rpc",
@@ -134,7 +141,8 @@ def compiled_runtime_sources(board: Board, family: str | None, executor: Executo
 def runtime_files(board: Board, family: str | None, executor: Executor) -> list[str]:
     """Every runtime/ file a project for ``board`` copies (relative to runtime/)."""
     return board_files.runtime_files(board, family,
-                                     [executor.main, *executor.runtime_sources])
+                                     [executor.main, *executor.runtime_sources,
+                                      *([executor.self_test] if executor.self_test else [])])
 
 
 # ---- templates ------------------------------------------------------------------------------------
@@ -347,8 +355,14 @@ def board_yaml_text(board: Board) -> str:
             f"changes.\n{body}")
 
 
-def app_main(executor: Executor) -> str:
-    """src/main.c of a bare-metal project: the executor's main, now the user's."""
+def app_main(spec) -> str:
+    """src/main.c of a bare-metal project: an application skeleton for the models (AOT), or the
+    executor's main, now the user's (RPC)."""
+    executor = spec.executor
+    if executor.skeleton:
+        from microbuild.project.app_skeleton import app_main_c
+
+        return app_main_c(spec.board.name, [spec.compiled[p].summary() for p in spec.models])
     text = (runtime_dir() / executor.main).read_text()
     return (f"/* Your application. `microbuild generate` wrote this file once, as a copy of\n"
             f" * microbuild's {executor.name} executor (runtime/{executor.main} in a project with "
@@ -532,7 +546,36 @@ def common_values(spec) -> dict[str, str]:
         "regenerate": regenerate_command(spec),
         "runtime_note": runtime_note,
         "version": __version__,
+        "main_note": ("your application: fills the input from your sensor (`read_sensor`), "
+                      "runs the model" + ("s" if len(spec.models) > 1 else "") + ", prints the "
+                      "top class" if spec.executor.skeleton else
+                      "your application: the executor's `main`"),
     }
+
+
+def prints_text(spec) -> str:
+    """What the firmware prints when it runs, for a README's Run section."""
+    if spec.executor.skeleton:
+        return ("It runs your application (`src/main.c`): as generated, it prints the top class "
+                "of the scores and the timer ticks the inference took.")
+    return ("It prints one `mb-aot` line per output (hex bytes), the timer ticks per inference, "
+            "and exits with status 0 when every model returned 0.")
+
+
+def self_test_section(spec, commands: str) -> str:
+    """The README's "Self-test against TFLM" section (the AOT executor): ``commands`` build
+    with MB_SELF_TEST=1 and run (or flash) the result."""
+    if not spec.executor.self_test:
+        return ""
+    return ("\n\n## Self-test against TFLM\n\n"
+            f"```sh\n{commands}\n```\n\n"
+            "builds with `MB_SELF_TEST=1`, so that `src/main.c`'s `main` runs microbuild's "
+            f"self-test (`{RUNTIME_DIR}/{spec.executor.self_test}`) instead of your "
+            "application. Each model runs on the input embedded at build time, "
+            f"{input_text(spec)}; it prints one `mb-aot` line per output (hex bytes) and the "
+            "timer ticks per inference, exit status 0 when every model returned 0. TFLM gives "
+            "the same outputs bit for bit (`microbuild build --run` prints them as a table). "
+            "Building without it again gives your application back.")
 
 
 def rpc_run_section(spec, elf: str, description: str) -> str:

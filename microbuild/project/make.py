@@ -29,7 +29,9 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    prints_text,
     rpc_run_section,
+    self_test_section,
     run_command,
     runtime_files,
     template,
@@ -80,7 +82,7 @@ def generate(spec, files: ProjectFiles):
     own_sources = add_board_files(files, board)
     runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
                           spec.link_runtime)
-    files.add_user(APP_MAIN, app_main(spec.executor))
+    files.add_user(APP_MAIN, app_main(spec))
     files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
 
     sources = generated_sources(spec, files)
@@ -160,23 +162,25 @@ def generate(spec, files: ProjectFiles):
         firmware=firmware.replace("$(BUILD)", "build"),
         run_section=(rpc_run_section(spec, "build/firmware" + ("" if board.is_host else ".elf"),
                                      "generated/firmware.rpc.json")
-                     if spec.executor.name == "rpc" else _run_section(board, run, tools)),
+                     if spec.executor.name == "rpc" else _run_section(spec, run, tools)),
     )
     return Instructions(build=build, run=run_lines, readme=template("make", "README.md", **values))
 
 
-def _run_section(board, run, tools) -> str:
+def _run_section(spec, run, tools) -> str:
+    board = spec.board
+    self_test = self_test_section(spec, "make run SELF_TEST=1" if run is not None else
+                                  "make flash SELF_TEST=1" if tools else "make SELF_TEST=1")
     if run is not None:
         where = "as a process on this machine" if board.is_host else \
             f"in {run[0]} (the emulator of {board.name})"
         return (f"```sh\nmake run\n```\n\nruns it {where}: `{' '.join(run).replace('$(FIRMWARE)', 'build/firmware' + ('' if board.is_host else '.elf'))}`. "
-                "It prints one `mb-aot` line per output (hex bytes), the timer ticks per "
-                "inference, and exits with status 0 when every model returned 0.")
+                + prints_text(spec) + self_test)
     command = tools[0][1].replace("$(FIRMWARE)", "build/firmware.elf").replace("$(BUILD)", "build") \
         if tools else ""
     text = ("```sh\nmake flash\n```\n\nflashes it with " + tools[0][0] + f" (`{command}`)"
             if tools else "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool")
-    return text + f"; then {console_hint(board)} to see its `mb-aot` lines."
+    return text + f"; then {console_hint(board)} to see what it prints." + self_test
 
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:

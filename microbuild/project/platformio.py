@@ -32,8 +32,10 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    prints_text,
     rpc_run_section,
     run_command,
+    self_test_section,
     runtime_files,
     template,
     templates_dir,
@@ -84,7 +86,7 @@ def generate(spec, files: ProjectFiles):
     add_board_files(files, board)
     runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
                           spec.link_runtime)
-    files.add_user(APP_MAIN, app_main(spec.executor))
+    files.add_user(APP_MAIN, app_main(spec))
     files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
     files.add(EXTRA_SCRIPT, (templates_dir() / "platformio" / "extra_script.py").read_text())
     if spec.link_runtime:
@@ -111,6 +113,15 @@ def generate(spec, files: ProjectFiles):
         f"[env:{local}]",
         f"platform = {platform}",
     ]
+    if spec.executor.self_test:
+        sections += [
+            "",
+            "; src/main.c's main runs microbuild's self-test instead of your application: the",
+            "; models on their embedded inputs, printing the lines microbuild compares with TFLM.",
+            f"[env:{local}-self-test]",
+            f"extends = env:{local}",
+            "build_flags = -DMB_SELF_TEST=1",
+        ]
     usage = [("pio run", f"build the default environment: {default}"),
              (f"pio run -e {local}", "build with microbuild's platform and this machine's "
                                      "toolchain")]
@@ -119,6 +130,9 @@ def generate(spec, files: ProjectFiles):
                       "run it " + ("as a process" if board.is_host else f"in {run[0]}")))
     elif tools:
         usage.append((f"pio run -e {local} -t upload", f"flash it with {tools[0][0]}"))
+    if spec.executor.self_test:
+        usage.append((f"pio run -e {local}-self-test" + (" -t exec" if run is not None else ""),
+                      "microbuild's self-test instead of your application (vs TFLM)"))
     if official_env:
         pio_platform, pio_board = official(board)
         sections += [
@@ -173,7 +187,7 @@ def generate(spec, files: ProjectFiles):
             spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
             f".pio/build/{local}/microbuild/firmware.rpc.json")
             if spec.executor.name == "rpc"
-            else _run_section(board, local, official_env, run, tools)),
+            else _run_section(spec, local, official_env, run, tools)),
         firmware=f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
         user_ini=USER_INI,
     )
@@ -193,21 +207,23 @@ def _official_section(board, official_env, local) -> str:
             f"                     # its console\n```")
 
 
-def _run_section(board, local, official_env, run, tools) -> str:
+def _run_section(spec, local, official_env, run, tools) -> str:
+    board = spec.board
+    self_test = self_test_section(
+        spec, f"pio run -e {local}-self-test" + (" -t exec" if run is not None else
+                                                  " -t upload" if tools else ""))
     if run is not None:
         where = "as a process on this machine" if board.is_host else \
             f"in {run[0]}, the emulator of {board.name}"
-        return (f"```sh\npio run -e {local} -t exec\n```\n\nruns it {where}. It prints one "
-                "`mb-aot` line per output (hex bytes), the timer ticks per inference, and exits "
-                "with status 0 when every model returned 0.")
+        return (f"```sh\npio run -e {local} -t exec\n```\n\nruns it {where}. "
+                + prints_text(spec) + self_test)
     if tools:
         text = (f"```sh\npio run -e {local} -t upload     # flashes it with {tools[0][0]}\n"
                 "pio device monitor\n```\n\n")
     else:
         text = ("Flash `.pio/build/<env>/firmware.elf` (or .bin/.hex) with your usual tool, "
                 "then open `pio device monitor`. ")
-    return text + (f"Or {console_hint(board)}; the firmware prints one `mb-aot` line per "
-                   "output (hex bytes) and the timer ticks per inference.")
+    return text + f"Or {console_hint(board)}. " + prints_text(spec) + self_test
 
 
 def build_environment(manifest: dict, env: dict, out: Path) -> dict:

@@ -20,7 +20,9 @@ from microbuild.project.common import (
     emulator_package,
     flash_commands,
     flash_package,
+    prints_text,
     rpc_run_section,
+    self_test_section,
     run_command,
     runtime_files,
     template,
@@ -36,7 +38,7 @@ def generate(spec, files: ProjectFiles):
     add_board_files(files, board)
     runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
                           spec.link_runtime)
-    files.add_user(APP_MAIN, app_main(spec.executor))
+    files.add_user(APP_MAIN, app_main(spec))
     files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
     inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
     firmware = "firmware" if board.is_host else "firmware.elf"
@@ -66,22 +68,24 @@ def generate(spec, files: ProjectFiles):
         firmware=f"build/{firmware}",
         run_section=(rpc_run_section(spec, f"build/{firmware}",
                                      f"build/{firmware.removesuffix('.elf')}.rpc.json")
-                     if spec.executor.name == "rpc" else _run_section(board, run, tools, firmware)))
+                     if spec.executor.name == "rpc" else _run_section(spec, run, tools, firmware)))
     return Instructions(build=["scons -j4"], run=["scons run"] if run else
                         ["scons flash"] if tools else [],
                         readme=template("scons", "README.md", **values))
 
 
-def _run_section(board, run, tools, firmware) -> str:
+def _run_section(spec, run, tools, firmware) -> str:
+    board = spec.board
+    self_test = self_test_section(spec, "scons run SELF_TEST=1" if run is not None else
+                                  "scons flash SELF_TEST=1" if tools else "scons SELF_TEST=1")
     if run is not None:
         where = "as a process on this machine" if board.is_host else \
             f"in {run[0]}, the emulator of {board.name}"
         return (f"```sh\nscons run\n```\n\nruns `build/{firmware}` {where} (`{' '.join(run)}`). "
-                "It prints one `mb-aot` line per output (hex bytes), the timer ticks per "
-                "inference, and exits with status 0 when every model returned 0.")
+                + prints_text(spec) + self_test)
     text = (f"Flash it with {tools[0][0]}:\n\n```sh\nscons flash\n```\n\n(`{tools[0][1]}`), "
             if tools else "Flash `build/firmware.elf` (or .bin/.hex) with your usual tool, ")
-    return text + f"then {console_hint(board)} to see its `mb-aot` lines."
+    return text + f"then {console_hint(board)} to see what it prints." + self_test
 
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:

@@ -6,6 +6,9 @@
  *   __mb_stack_top, __mb_stack_limit            initial SP (8-aligned) and the lowest stack address
  *   __mb_copy_table_start/_end                  {load, start, end} words: copy [start, end) from load
  *   __mb_zero_table_start/_end                  {start, end} words: clear [start, end)
+ *   __preinit_array_start/_end, __init_array_start/_end
+ *                                               constructors (C++ globals, GCC's constructor
+ *                                               attribute), called in order before main
  * Table bounds must be 4-byte aligned (the loops below move whole words).
  *
  * Every exception and interrupt except reset goes to a weak alias of mb_default_handler, so a
@@ -55,6 +58,21 @@ extern const mb_copy_entry __mb_copy_table_start[];
 extern const mb_copy_entry __mb_copy_table_end[];
 extern const mb_zero_entry __mb_zero_table_start[];
 extern const mb_zero_entry __mb_zero_table_end[];
+
+typedef void (*mb_init_function)(void);
+extern const mb_init_function __preinit_array_start[];
+extern const mb_init_function __preinit_array_end[];
+extern const mb_init_function __init_array_start[];
+extern const mb_init_function __init_array_end[];
+
+/* Calls each function of a constructor table; walked by address, as the copy tables are (the
+ * bounds are symbols of different "objects" to C). */
+static void mb_run_init_array(const mb_init_function *start, const mb_init_function *end)
+{
+    for (uintptr_t at = (uintptr_t)start; at < (uintptr_t)end; at += sizeof(mb_init_function)) {
+        (*(const mb_init_function *)at)();
+    }
+}
 
 /* System Control Block registers. */
 #define MB_SCB_VTOR  (*(volatile uint32_t *)0xE000ED08u)
@@ -187,7 +205,14 @@ void mb_reset_handler(void)
     void (*volatile board_init)(void) = mb_board_init;
     int (*volatile application)(void) = main;
     void (*volatile finish)(int) = mb_exit;
+    void (*volatile run_init_array)(const mb_init_function *, const mb_init_function *) =
+        mb_run_init_array;
     board_init();
+    /* C++ global constructors (and C functions marked constructor) run with .data, .bss and the
+     * board's clocks ready, before main; like main they must initialise the console themselves
+     * before printing. Destructors never run: main's return value goes straight to mb_exit. */
+    run_init_array(__preinit_array_start, __preinit_array_end);
+    run_init_array(__init_array_start, __init_array_end);
     finish(application());
     for (;;) {
     }

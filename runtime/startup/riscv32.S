@@ -4,8 +4,8 @@
  * and provides __global_pointer$, __mb_stack_top and the copy and zero tables described in
  * cortex_m.c ({load, start, end} and {start, end} words, 4-byte aligned bounds).
  *
- * _start: gp, sp, trap vector -> copy .data -> clear .bss -> mb_board_init() -> main() ->
- * mb_exit(main's return value). Hart 0 runs the program; any other hart sleeps forever.
+ * _start: gp, sp, trap vector -> copy .data -> clear .bss -> mb_board_init() -> constructors
+ * (__preinit_array, then __init_array: C++ globals) -> main() -> mb_exit(main's return value). Hart 0 runs the program; any other hart sleeps forever.
  */
 
 /* CSR instructions need Zicsr; GCC 12's default ISA spec (20191213) leaves it out of rv32imac.
@@ -79,6 +79,16 @@ zero_word:
 zero_done:
 
     call mb_board_init
+
+    /* Constructor tables: call each word's function in order. s0/s1 are callee-saved, so they
+     * survive the calls. */
+    la s0, __preinit_array_start
+    la s1, __preinit_array_end
+    call run_init_array
+    la s0, __init_array_start
+    la s1, __init_array_end
+    call run_init_array
+
     call main
     tail mb_exit            /* a0 = main's return value */
 
@@ -86,6 +96,22 @@ park:
     wfi
     j park
     .size _start, . - _start
+
+/* Calls the function at each word of [s0, s1). Its own return address lives in s2 (callee-saved)
+ * while it calls them. */
+    .type run_init_array, @function
+run_init_array:
+    mv s2, ra
+init_entry:
+    bgeu s0, s1, init_done
+    lw t0, 0(s0)
+    addi s0, s0, 4
+    jalr t0
+    j init_entry
+init_done:
+    mv ra, s2
+    ret
+    .size run_init_array, . - run_init_array
 
 /* Any trap ends the program with 128 + the cause code (2 = illegal instruction, 3 = breakpoint,
  * 5/7 = load/store access fault, 11 = ecall), so a fault under QEMU is a distinct exit status. It

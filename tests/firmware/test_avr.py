@@ -181,7 +181,8 @@ def test_simavr_uart_log_is_turned_back_into_text():
 # --- the runtime with 16-bit int -----------------------------------------------------------------
 
 AVR_SOURCES = (sorted(str(p.relative_to(RUNTIME)) for p in (RUNTIME / "kernels").glob("*.c"))
-               + ["support/print.c", "aot/main.c", "startup/avr.c", "drivers/console/avr_usart.c",
+               + ["support/print.c", "aot/main.c", "aot/self_test.c", "startup/avr.c",
+                  "startup/cxx_abi.c", "drivers/console/avr_usart.c",
                   "drivers/timer/avr_timer1.c", "drivers/exit/halt.c"])
 
 

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from microbuild.boards import load_board
 from microbuild.firmware import aot
@@ -98,3 +99,58 @@ def run_and_check(board: str, firmware: Path, model: Path = DS_CNN, prefix: str 
 def text_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def unprivileged(command: list[str]) -> tuple[list[str], dict]:
+    """``command`` run as a user who is not root: as `nobody` when the tests run as root (CI),
+    else as the user running the tests, who is not root already.
+
+    `nobody` cannot run this venv's interpreter when it lives under /root (pyenv): Python
+    commands then run on Debian's python3 of the same minor version with this venv's packages
+    and microbuild's checkout on PYTHONPATH, as a user's own venv would provide them."""
+    import os
+    import site
+    import sysconfig
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    if os.geteuid() != 0:
+        return command, {**os.environ, **env}
+    if command[0] == sys.executable:
+        system_python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+        if not os.access(system_python, os.X_OK):
+            pytest.skip(f"{system_python} is missing: nothing `nobody` can run Python with")
+        import microbuild
+
+        checkout = Path(microbuild.__file__).resolve().parent.parent
+        env["PYTHONPATH"] = os.pathsep.join([str(checkout), sysconfig.get_paths()["purelib"],
+                                             *site.getsitepackages()])
+        command = [system_python, *command[1:]]
+    return ["runuser", "-u", "nobody", "--", *command], env
+
+
+def app_line(model: Path, prefix: str, inputs=None) -> str:
+    """What the generated application (src/main.c as written, its read_sensor() filling the
+    real value 0, i.e. the zero point, unless ``inputs`` says otherwise) prints for ``model``:
+    "<prefix>: top class K score S", K TFLM's top class and S its score dequantized with the
+    output's scale and zero point in float32 (as the C code computes it), three decimals."""
+    summary = compile_model(model, prefix=prefix).summary()
+    if inputs is None:
+        inputs = [np.full(spec["shape"], spec["zero_point"], dtype=spec["dtype"])
+                  for spec in summary["inputs"]]
+    (y, *_) = tflm_outputs(model, inputs)
+    out = summary["outputs"][0]
+    scores = (np.float32(out["scale"]) * (y.reshape(-1).astype(np.int32) - out["zero_point"])
+              .astype(np.float32)).astype(np.float32)
+    best = int(np.argmax(scores))
+    value = np.float32(scores[best])
+    milli = int(np.float32(value * np.float32(1000.0)) + np.float32(0.5 if value >= 0 else -0.5))
+    sign = "-" if milli < 0 else ""
+    milli = abs(milli)
+    return f"{prefix}: top class {best} score {sign}{milli // 1000}.{milli % 1000:03d}"
+
+
+def check_app(console: str, status: int, model: Path = DS_CNN, prefix: str = "ds_cnn") -> None:
+    """The generated application ran and printed TFLM's top class and score."""
+    assert status == 0, console
+    assert "mb-aot" not in console, console
+    assert app_line(model, prefix) + " (" in console, (app_line(model, prefix), console)

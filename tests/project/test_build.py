@@ -28,9 +28,11 @@ from project_support import (
     HERE,
     MODELS,
     TINY_FC,
+    check_app,
     check_outputs,
     reference,
     run_and_check,
+    unprivileged,
 )
 
 
@@ -55,23 +57,46 @@ def _sh_blocks(markdown: str, after: str) -> list[str]:
                                        ("scons", "mps2-an500"), ("make", "host"),
                                        ("make", "mps2-an500")])
 def test_project_builds_with_its_own_tool_and_prints_tflm_outputs(fmt, board, tmp_path, pio):
-    """(platformio, mps2-an500) is the README test below."""
+    """Your application (the generated src/main.c) prints TFLM's top class; built with
+    MB_SELF_TEST=1, the self-test prints the outputs, equal to TFLM's bit for bit.
+    (platformio, mps2-an500) is the README test below."""
     project = tmp_path / "project"
     result = generate_project(board, DS_CNN, fmt, project)
     assert sorted(result.user_created) == (["platformio_user.ini"] if fmt == "platformio"
                                            else []) + ["src/main.c"]
-    if fmt == "platformio":
-        pio(project, "run", "-e", board)
-        out = project / ".pio" / "build" / board
-        saved = out / "microbuild" / "firmware.input.npz"
-    elif fmt == "scons":
-        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
-                       capture_output=True, timeout=300)
-        out, saved = project / "build", project / "build" / "firmware.input.npz"
-    else:
-        subprocess.run(["make", "-j2"], cwd=project, check=True, capture_output=True,
+
+    def build(self_test: bool) -> tuple[Path, Path | None]:
+        if fmt == "platformio":
+            env = f"{board}-self-test" if self_test else board
+            pio(project, "run", "-e", env)
+            out = project / ".pio" / "build" / env
+            return out, out / "microbuild" / "firmware.input.npz"
+        flag = ["SELF_TEST=1"] if self_test else []
+        if fmt == "scons":
+            subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", *flag], cwd=project,
+                           check=True, capture_output=True, timeout=300)
+            return project / "build", project / "build" / "firmware.input.npz"
+        subprocess.run(["make", "-j2", *flag], cwd=project, check=True, capture_output=True,
                        timeout=300)
-        out, saved = project / "build", None
+        return project / "build", None
+
+    def run(out: Path, self_test: bool) -> subprocess.CompletedProcess:
+        if load_board(board).is_host:
+            return subprocess.run([str(_firmware(board, out))], capture_output=True, text=True,
+                                  timeout=120)
+        # The project's own run command (`scons run`, `make run`): QEMU's command line of
+        # microbuild's qemu runner.
+        assert result.run == [{"scons": "scons run", "make": "make run"}[fmt]]
+        command = ([sys.executable, "-m", "SCons", "-Q", "run"] if fmt == "scons"
+                   else ["make", "run"]) + (["SELF_TEST=1"] if self_test else [])
+        proc = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
+        assert "qemu-system-arm -M mps2-an500" in proc.stdout
+        return proc
+
+    out, _ = build(self_test=False)
+    app = run(out, self_test=False)
+    check_app(app.stdout, app.returncode)
+    out, saved = build(self_test=True)
     if saved is not None:  # the input the build embedded is the one the reference gets
         summary = compile_model(DS_CNN, prefix="ds_cnn").summary()
         with np.load(saved) as data:
@@ -80,14 +105,8 @@ def test_project_builds_with_its_own_tool_and_prints_tflm_outputs(fmt, board, tm
     if load_board(board).is_host:
         run_and_check(board, _firmware(board, out))
     else:
-        # The project's own run command (`scons run`, `make run`): QEMU's command line of
-        # microbuild's qemu runner.
         assert (out / "firmware.bin").is_file() and (out / "firmware.hex").is_file()
-        assert result.run == [{"scons": "scons run", "make": "make run"}[fmt]]
-        command = ([sys.executable, "-m", "SCons", "-Q", "run"] if fmt == "scons"
-                   else ["make", "run"])
-        proc = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=120)
-        assert "qemu-system-arm -M mps2-an500" in proc.stdout
+        proc = run(out, self_test=True)
         check_outputs(proc.stdout, proc.returncode, board, "ds_cnn", DS_CNN)
 
 
@@ -103,11 +122,15 @@ def test_platformio_project_built_and_run_as_its_readme_says(tmp_path, pio):
            "picolibc-arm-none-eabi qemu-system-arm" in install
     build = [c for c in install if c.startswith("pio ")]
     run = _sh_blocks(readme, "## Run")
+    self_test = _sh_blocks(readme, "## Self-test against TFLM")
     assert build == ["pio run -e mps2-an500"] == result.build
     assert run == ["pio run -e mps2-an500 -t exec"] == result.run
+    assert self_test == ["pio run -e mps2-an500-self-test -t exec"]
     for command in build:
         pio(project, *command.split()[1:])
     proc = pio(project, *run[0].split()[1:])
+    check_app(proc.stdout, 0)
+    proc = pio(project, *self_test[0].split()[1:])
     check_outputs(proc.stdout, 0, "mps2-an500", "ds_cnn", DS_CNN)
     size = project / ".pio" / "build" / "mps2-an500" / "firmware.size.json"
     assert '"fits": true' in size.read_text()
@@ -119,20 +142,20 @@ def test_platformio_project_built_and_run_as_its_readme_says(tmp_path, pio):
 def test_replacing_the_tflite_and_running_pio_again_rebuilds_the_model(tmp_path, pio):
     project = tmp_path / "project"
     generate_project("host", DS_CNN, "platformio", project)
-    first = pio(project, "run", "-e", "host").stdout
+    first = pio(project, "run", "-e", "host-self-test").stdout
     assert "MODEL   model/ds_cnn.tflite" in first
-    run_and_check("host", project / ".pio/build/host/firmware")
+    run_and_check("host", project / ".pio/build/host-self-test/firmware")
     # Another network under the same file name: compiled anew during `pio run`.
     shutil.copyfile(TINY_FC, project / "model" / "ds_cnn.tflite")
-    second = pio(project, "run", "-e", "host").stdout
+    second = pio(project, "run", "-e", "host-self-test").stdout
     assert "MODEL   model/ds_cnn.tflite" in second
-    run_and_check("host", project / ".pio/build/host/firmware", model=TINY_FC)
+    run_and_check("host", project / ".pio/build/host-self-test/firmware", model=TINY_FC)
     # The project works wherever it is copied (the platform is referenced through ${PROJECT_DIR}).
     moved = tmp_path / "elsewhere" / "copy"
     shutil.copytree(project, moved, ignore=shutil.ignore_patterns(".pio"))
     shutil.rmtree(project)
-    pio(moved, "run", "-e", "host")
-    run_and_check("host", moved / ".pio/build/host/firmware", model=TINY_FC)
+    pio(moved, "run", "-e", "host-self-test")
+    run_and_check("host", moved / ".pio/build/host-self-test/firmware", model=TINY_FC)
 
 
 def test_a_model_microbuild_cannot_compile_stops_pio_run_with_its_message(tmp_path, pio):
@@ -194,6 +217,9 @@ def test_link_runtime_uses_the_installation_in_place(tmp_path, pio):
     assert f"-I{runtime}/include" in (project / "Makefile").read_text()
     assert all(not rel.startswith("runtime/") for rel in result.generated)
     build_project(project)
+    app = subprocess.run([str(project / "build" / "firmware")], capture_output=True, text=True)
+    check_app(app.stdout, app.returncode)
+    subprocess.run(["make", "-j2", "SELF_TEST=1"], cwd=project, check=True, capture_output=True)
     run_and_check("host", project / "build" / "firmware")
 
     pio_project = tmp_path / "pio"
@@ -202,8 +228,8 @@ def test_link_runtime_uses_the_installation_in_place(tmp_path, pio):
     assert f"platform = symlink://{PLATFORM_SOURCE}\n" in ini
     assert f"custom_microbuild_runtime = {runtime}\n" in ini
     assert not (pio_project / "platformio").joinpath("microbuild-platform").exists()
-    pio(pio_project, "run", "-e", "host")
-    run_and_check("host", pio_project / ".pio/build/host/firmware")
+    pio(pio_project, "run", "-e", "host-self-test")
+    run_and_check("host", pio_project / ".pio/build/host-self-test/firmware")
 
     scons_project = tmp_path / "scons"
     generate_project("host", DS_CNN, "scons", scons_project, link_runtime=True)
@@ -223,7 +249,7 @@ def test_generated_input_is_embedded(tmp_path):
     project = tmp_path / "p"
     result = generate_project("host", DS_CNN, "make", project, input=tmp_path / "x.npy")
     assert "model/ds_cnn.input.npy" in result.generated
-    build_project(project)
+    subprocess.run(["make", "-j2", "SELF_TEST=1"], cwd=project, check=True, capture_output=True)
     run_and_check("host", project / "build" / "firmware", seed=5)
     assert len(reference(DS_CNN, 5)) == 1
 
@@ -282,10 +308,10 @@ def test_projects_build_the_kernels_a_tuning_log_picks(fmt, board, tmp_path, pio
     generate_project(board, DS_CNN, fmt, project, tuning=tmp_path / "tune.json")
     assert (project / "model" / "tune.json").is_file()
     if fmt == "platformio":
-        pio(project, "run", "-e", board)
+        pio(project, "run", "-e", f"{board}-self-test")
     else:
-        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2"], cwd=project, check=True,
-                       capture_output=True, timeout=300)
+        subprocess.run([sys.executable, "-m", "SCons", "-Q", "-j2", "SELF_TEST=1"], cwd=project,
+                       check=True, capture_output=True, timeout=300)
     (summary_path,) = [p for p in project.rglob("ds_cnn.json")]
     ops = json.loads(summary_path.read_text())["ops"]
     for e in ops:
@@ -294,38 +320,11 @@ def test_projects_build_the_kernels_a_tuning_log_picks(fmt, board, tmp_path, pio
         elif e["opcode"] == "DEPTHWISE_CONV_2D":
             assert e["kernel_choice"] == "default" and e["kernel"] != "reference", e
     if load_board(board).is_host:
-        run_and_check(board, _firmware(board, project / ".pio" / "build" / board))
+        run_and_check(board, _firmware(board, project / ".pio" / "build" / f"{board}-self-test"))
     else:
-        proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", "run"], cwd=project,
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([sys.executable, "-m", "SCons", "-Q", "run", "SELF_TEST=1"],
+                              cwd=project, capture_output=True, text=True, timeout=120)
         check_outputs(proc.stdout, proc.returncode, board, "ds_cnn", DS_CNN)
-
-
-def _unprivileged(command: list[str]) -> tuple[list[str], dict]:
-    """``command`` run as a user who is not root: as `nobody` when the tests run as root (CI),
-    else as the user running the tests, who is not root already.
-
-    `nobody` cannot run this venv's interpreter when it lives under /root (pyenv): Python
-    commands then run on Debian's python3 of the same minor version with this venv's packages
-    and microbuild's checkout on PYTHONPATH, as a user's own venv would provide them."""
-    import os
-    import site
-    import sysconfig
-
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-    if os.geteuid() != 0:
-        return command, {**os.environ, **env}
-    if command[0] == sys.executable:
-        system_python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
-        if not os.access(system_python, os.X_OK):
-            pytest.skip(f"{system_python} is missing: nothing `nobody` can run Python with")
-        import microbuild
-
-        checkout = Path(microbuild.__file__).resolve().parent.parent
-        env["PYTHONPATH"] = os.pathsep.join([str(checkout), sysconfig.get_paths()["purelib"],
-                                             *site.getsitepackages()])
-        command = [system_python, *command[1:]]
-    return ["runuser", "-u", "nobody", "--", *command], env
 
 
 @pytest.mark.parametrize("fmt", ["make", "scons"])
@@ -344,7 +343,7 @@ def test_generated_project_builds_for_a_user_who_is_not_root(fmt):
             subprocess.run(["chown", "-R", "nobody:nogroup", str(home)], check=True)
         command = (["make", "-j2"] if fmt == "make"
                    else [sys.executable, "-m", "SCons", "-Q", "-j2"])
-        command, env = _unprivileged(command)
+        command, env = unprivileged(command)
         env["HOME"] = str(home)
         result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True,
                                 timeout=300)
@@ -401,4 +400,6 @@ def test_platformio_core_command_and_generate_build_need_no_network(tmp_path, ca
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLATFORMIO_")}
     build_project(project, env=env)
     assert (project / PROJECT_CORE / "packages" / "tool-scons.pio-link").is_file()
-    run_and_check("host", project / ".pio" / "build" / "host" / "firmware", TINY_FC, "tiny_fc")
+    app = subprocess.run([str(project / ".pio" / "build" / "host" / "firmware")],
+                         capture_output=True, text=True, timeout=60)
+    check_app(app.stdout, app.returncode, TINY_FC, "tiny_fc")

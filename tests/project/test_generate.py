@@ -253,7 +253,10 @@ def test_platformio_environments_follow_the_board_yaml(tmp_path):
         assert f"default_envs = {pio_board}\n" in ini
     generate_project("riscv32-virt", TINY_FC, "platformio", tmp_path / "rv")
     ini = (tmp_path / "rv" / "platformio.ini").read_text()
-    assert ini.count("[env:") == 1 and "default_envs = riscv32-virt\n" in ini
+    # Only microbuild's platform, and its self-test environment (src/main.c with MB_SELF_TEST=1).
+    assert ini.count("[env:") == 2 and "default_envs = riscv32-virt\n" in ini
+    assert ("[env:riscv32-virt-self-test]\nextends = env:riscv32-virt\n"
+            "build_flags = -DMB_SELF_TEST=1\n") in ini
     shutil.rmtree(tmp_path / "rv")
 
 

@@ -85,4 +85,11 @@ def test_readme_main_job_and_a_make_project_from_an_empty_folder(installed, tmp_
     assert make.returncode == 0, make.stdout[-3000:] + make.stderr[-3000:]
     result = subprocess.run([str(tmp_path / "project" / "build" / "firmware")],
                             capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and "ds_cnn: top class " in result.stdout, result.stdout
+    # The self-test, from the same project.
+    make = subprocess.run(["make", "-j2", "SELF_TEST=1"], cwd=tmp_path / "project",
+                          capture_output=True, text=True, timeout=600)
+    assert make.returncode == 0, make.stdout[-3000:] + make.stderr[-3000:]
+    result = subprocess.run([str(tmp_path / "project" / "build" / "firmware")],
+                            capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and "mb-aot end" in result.stdout, result.stdout[-2000:]

@@ -72,17 +72,19 @@ COMPILERS = {
     "host-clang": ["clang"],
 }
 
-COMMON = ["support/print.c", "aot/main.c"]
+COMMON = ["support/print.c", "aot/main.c", "aot/self_test.c"]
 MMIO_UARTS = ["drivers/console/ns16550.c", "drivers/console/sifive_uart.c",
               "drivers/console/cmsdk_uart.c"]
 ARM_ONLY = ["startup/cortex_m.c", "drivers/console/stm32_usart.c", "drivers/console/nrf_uarte.c",
             "drivers/console/rp2040_uart.c", "drivers/console/apollo3_uart.c",
-            "drivers/timer/systick.c", "drivers/exit/semihosting.c", "drivers/exit/halt.c"]
+            "drivers/timer/systick.c", "drivers/exit/semihosting.c", "drivers/exit/halt.c",
+            "startup/cxx_abi.c"]
 SOURCES = {
     "arm": COMMON + MMIO_UARTS + ARM_ONLY + ["drivers/timer/dwt.c"],
     # No DWT cycle counter on Armv6-M; the RP2040's second-stage loader is Armv6-M code.
     "armv6m": COMMON + MMIO_UARTS + ARM_ONLY + ["startup/rp2040_boot2.S"],
-    "rv32": COMMON + MMIO_UARTS + ["startup/riscv32.S", "drivers/timer/mcycle.c",
+    "rv32": COMMON + MMIO_UARTS + ["startup/riscv32.S", "startup/cxx_abi.c",
+                                   "drivers/timer/mcycle.c",
                                    "drivers/exit/sifive_test.c", "drivers/exit/halt.c",
                                    "drivers/console/esp32_uart.c",
                                    "drivers/timer/esp32c3_systimer.c"],
@@ -173,6 +175,13 @@ SECTIONS
     *(.text .text.*)
     *(.rodata .rodata.* .srodata .srodata.*)
     . = ALIGN(4);
+    __preinit_array_start = .;
+    KEEP(*(.preinit_array))
+    __preinit_array_end = .;
+    __init_array_start = .;
+    KEEP(*(SORT_BY_INIT_PRIORITY(.init_array.*)))
+    KEEP(*(.init_array))
+    __init_array_end = .;
     __mb_copy_table_start = .;
     LONG(LOADADDR(.data)) LONG(ADDR(.data)) LONG(ADDR(.data) + SIZEOF(.data))
     __mb_copy_table_end = .;
@@ -612,8 +621,9 @@ def test_host_firmware_runs(compiler, tmp_path):
                                      "drivers/exit/process.c", "support/print.c"]]
     common = [compiler, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2",
               f"-DMB_AOT_REPEATS={REPEATS}", f"-I{tmp_path}", f"-I{INCLUDE}"]
-    _run(common + [str(d) for d in drivers] + [str(RUNTIME / "aot/main.c"), "mb_aot_models.c",
-                                                 "-o", "aot"], tmp_path)
+    _run(common + [str(d) for d in drivers] + [str(RUNTIME / "aot/main.c"),
+                                                 str(RUNTIME / "aot/self_test.c"),
+                                                 "mb_aot_models.c", "-o", "aot"], tmp_path)
     result = subprocess.run([str(tmp_path / "aot")], capture_output=True, text=True, timeout=20,
                             check=False)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -39,6 +39,12 @@ typedef struct {
 extern const mb_aot_model mb_aot_models[];
 extern const uint32_t mb_aot_model_count;
 
+/* The self-test (runtime/aot/self_test.c): runs each model in mb_aot_models on its embedded
+ * inputs, prints the lines above and returns 0 if every run returned 0, else 1. It is main in
+ * microbuild's own AOT firmware (runtime/aot/main.c); a generated project's src/main.c calls it
+ * when built with MB_SELF_TEST=1. */
+int mb_aot_self_test(void);
+
 /* Inferences timed per model; ticks printed are per inference (total / MB_AOT_REPEATS). */
 #ifndef MB_AOT_REPEATS
 #define MB_AOT_REPEATS 1
