@@ -38,10 +38,23 @@ def macs(op: Operator, graph: Graph) -> int:
 
 
 def live_bytes(buffers: Sequence[dict[str, Any]], op_count: int) -> list[int]:
-    """Per operator (execution order), the bytes of the plan's buffers live while it runs: every
-    tensor from its producer to its last reader, and the op's own scratch."""
-    live = [0] * op_count
+    """Per operator (execution order), the workspace bytes live while it runs: every tensor from
+    its producer to its last reader, and the op's own scratch. Bytes, not a sum of buffer sizes:
+    an output the planner writes over the input it consumes (compiler/overlap.py) shares bytes
+    with that input, and they count once."""
+    spans: list[list[tuple[int, int]]] = [[] for _ in range(op_count)]
     for b in buffers:
         for i in range(max(b["first_op"], 0), min(b["last_op"], op_count - 1) + 1):
-            live[i] += b["size"]
+            spans[i].append((b["offset"], b["offset"] + b["size"]))
+    live = []
+    for intervals in spans:
+        total, end = 0, None
+        for start, stop in sorted(intervals):
+            if end is None or start >= end:
+                total += stop - start
+                end = stop
+            elif stop > end:
+                total += stop - end
+                end = stop
+        live.append(total)
     return live
