@@ -59,6 +59,8 @@ def cmd_debug(args: argparse.Namespace) -> int:
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+    if status in (-signal.SIGTERM, -signal.SIGINT):
+        status = 0  # the server was stopped (with us, by a signal to the process group)
     if status:
         err.print(f"[red]the GDB server exited with status {status}[/]")
     sys.stdout.flush()

@@ -197,8 +197,16 @@ def test_gdb_attaches_to_the_qemu_gdb_server_and_reads_the_reset_pc(project):
         assert match, gdb.stdout
         assert int(match.group(1), 16) == reset
     finally:
-        os.killpg(debug.pid, signal.SIGTERM)
-        debug.wait(timeout=20)
+        # As a script or IDE stops it: SIGTERM to `microbuild debug` alone, which stops QEMU.
+        # (A SIGTERM to the whole group could reach QEMU first and race the handler.)
+        debug.send_signal(signal.SIGTERM)
+        try:
+            debug.wait(timeout=20)
+        finally:
+            try:
+                os.killpg(debug.pid, signal.SIGKILL)  # nothing may be left running
+            except ProcessLookupError:
+                pass
     assert debug.returncode == 0  # stopped cleanly, QEMU with it
     err = debug.stderr.read()
     assert "-gdb tcp:127.0.0.1:" in err and " -S" in err
