@@ -21,6 +21,10 @@ def _stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+def _ignore_while_stopping(signum, frame):
+    pass  # already stopping the server: a late SIGTERM must not cut that short
+
+
 def cmd_debug(args: argparse.Namespace) -> int:
     from microbuild.device.debug import debug_session, gdb_program
     from microbuild.firmware.build import resolve_board
@@ -51,7 +55,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         status = 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, _ignore_while_stopping)
         if server.poll() is None:
             server.terminate()
             try:
@@ -64,6 +68,7 @@ def cmd_debug(args: argparse.Namespace) -> int:
     if status:
         err.print(f"[red]the GDB server exited with status {status}[/]")
     sys.stdout.flush()
+    signal.signal(signal.SIGTERM, previous)
     return 1 if status else 0
 
 

@@ -51,8 +51,10 @@ def _build_and_check(board: str, out: Path, toolchain: str | None = None, seed: 
 @pytest.mark.parametrize("board", EMULATED)
 def test_every_model_runs_bit_exact_with_tflm(board, tmp_path):
     ticks = _build_and_check(board, tmp_path)
-    # Bigger models take longer: a sanity check that the timer measured the inference.
-    assert ticks["tiny_fc"] < ticks["ds_cnn"] < ticks["resnet8"]
+    if not board.startswith("host"):
+        # Bigger models take longer: a sanity check that the timer measured the inference. Only
+        # in QEMU, whose icount time is exact; the host boards' timer is the host's wall clock.
+        assert ticks["tiny_fc"] < ticks["ds_cnn"] < ticks["resnet8"]
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547", "netduinoplus2"])

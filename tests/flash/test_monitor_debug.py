@@ -181,9 +181,7 @@ def test_gdb_attaches_to_the_qemu_gdb_server_and_reads_the_reset_pc(project):
     with open(elf, "rb") as f:
         symbol = ELFFile(f).get_section_by_name(".symtab").get_symbol_by_name("mb_reset_handler")
         reset = symbol[0]["st_value"] & ~1  # the Thumb bit is not part of the address
-    debug = subprocess.Popen([sys.executable, "-m", "microbuild", "debug", "--board",
-                              "mps2-an500"], cwd=project, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    debug = _start_debug(project)
     try:
         line = debug.stdout.readline()
         assert line.startswith("attach with: gdb-multiarch -q "), line + debug.stderr.read()
@@ -196,20 +194,47 @@ def test_gdb_attaches_to_the_qemu_gdb_server_and_reads_the_reset_pc(project):
                           re.MULTILINE)
         assert match, gdb.stdout
         assert int(match.group(1), 16) == reset
+        # gdb -batch detaches at its end: the firmware runs on to its end, QEMU exits, and so
+        # does `microbuild debug`, with the firmware's output on the way.
+        debug.wait(timeout=60)
     finally:
-        # As a script or IDE stops it: SIGTERM to `microbuild debug` alone, which stops QEMU.
-        # (A SIGTERM to the whole group could reach QEMU first and race the handler.)
-        debug.send_signal(signal.SIGTERM)
-        try:
-            debug.wait(timeout=20)
-        finally:
-            try:
-                os.killpg(debug.pid, signal.SIGKILL)  # nothing may be left running
-            except ProcessLookupError:
-                pass
-    assert debug.returncode == 0  # stopped cleanly, QEMU with it
+        _stop_group(debug)
+    assert debug.returncode == 0
+    assert "mb-aot end 0" in debug.stdout.read()
     err = debug.stderr.read()
     assert "-gdb tcp:127.0.0.1:" in err and " -S" in err
+
+
+def test_sigterm_stops_debug_and_its_gdb_server_cleanly(project):
+    assert cli.main(["build", "--board", "mps2-an500", "--model", str(DS_CNN)]) == 0
+    debug = _start_debug(project)
+    try:
+        # The line comes once the server runs; QEMU then waits, halted at reset, for a GDB that
+        # never comes. As a script or IDE stops it: SIGTERM to `microbuild debug` alone.
+        assert debug.stdout.readline().startswith("attach with: ")
+        debug.send_signal(signal.SIGTERM)
+        debug.wait(timeout=20)
+        # QEMU went with it: nothing of the session's process group is left.
+        with pytest.raises(ProcessLookupError):
+            os.killpg(debug.pid, 0)
+    finally:
+        _stop_group(debug)
+    assert debug.returncode == 0
+
+
+def _start_debug(project: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "microbuild", "debug", "--board",
+                             "mps2-an500"], cwd=project, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _stop_group(debug: subprocess.Popen) -> None:
+    """Nothing of a session may be left running, whatever the test saw."""
+    try:
+        os.killpg(debug.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    debug.wait()
 
 
 def test_debug_a_real_board_uses_its_runners_gdb_server(project):
