@@ -21,10 +21,13 @@
    FULLY_CONNECTED's weight columns.
 6. **Dilated convolutions fused** (:mod:`microbuild.compiler.dilated_conv`): the converter's
    SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND pattern becomes one dilated convolution.
-7. **Pruned channels' biases shrunk** (:mod:`microbuild.compiler.pruned_channels`): a channel with
+7. **One-channel depthwise convolutions as convolutions**
+   (:mod:`microbuild.compiler.single_channel_depthwise`): the same sums, taken by the
+   convolution's fast kernels (the depthwise ones need depth multiplier 1).
+8. **Pruned channels' biases shrunk** (:mod:`microbuild.compiler.pruned_channels`): a channel with
    an all-zero filter outputs its requantized bias; the smallest bias with the same output
    replaces a huge one, so fast kernels are not refused the layer.
-8. **Dead operators removed**: what no graph output depends on.
+9. **Dead operators removed**: what no graph output depends on.
 
 The input graph is not modified: tensors are copied before anything is changed.
 """
@@ -39,6 +42,7 @@ import numpy as np
 from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
+from microbuild.compiler.single_channel_depthwise import depthwise_single_channel_as_conv
 from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
 from microbuild.errors import ModelError
@@ -62,6 +66,7 @@ def prepare_graph(graph: Graph) -> Graph:
     _drop_unread_inputs(graph)
     graph = fold_transposes_into_weights(graph)
     graph = fuse_dilated_convolutions(graph)
+    graph = depthwise_single_channel_as_conv(graph)
     graph = shrink_pruned_channel_biases(graph)
     return remove_dead_operators(graph)
 

@@ -26,18 +26,28 @@ MODELS = sorted((HERE.parent / "models").glob("*.tflite"))
 HOST = Target()  # a generic CPU: portable variants only
 
 
+def _lowered_graph(path: Path):
+    """The graph as compile_model lowers it (prepared: e.g. a one-channel depthwise is a
+    CONV_2D by then; checked; conv+add fused), or None for the few sweep models microbuild
+    refuses on purpose."""
+    from microbuild.compiler.fusion import fuse_conv_add
+    from microbuild.compiler.prepare import prepare_graph
+
+    try:
+        graph = prepare_graph(read_model(path))
+        check_graph(graph)
+        return fuse_conv_add(graph)
+    except Exception:
+        return None
+
+
 def _cases() -> list[tuple[str, str, Path]]:
     """(opcode, variant, sweep model) for every portable variant and every sweep model holding an
     op it accepts; the reference for every sweep model holding an op that has variants."""
-    from microbuild.compiler.fusion import fuse_conv_add
-
     cases = []
     for path in SWEEP:
-        try:
-            graph = read_model(path)
-            check_graph(graph)
-            graph = fuse_conv_add(graph)
-        except Exception:  # the sweep holds a few models microbuild refuses on purpose
+        graph = _lowered_graph(path)
+        if graph is None:
             continue
         for op in graph.operators:
             lowering = REGISTRY.get(op.opcode)
@@ -58,15 +68,10 @@ CASES = _cases()
 
 def test_every_declared_variant_is_exercised():
     """A variant no sweep model reaches would ship untested: each one, on some sweep model."""
-    from microbuild.compiler.fusion import fuse_conv_add
-
     reached = set()
     for path in SWEEP:
-        try:
-            graph = read_model(path)
-            check_graph(graph)
-            graph = fuse_conv_add(graph)
-        except Exception:
+        graph = _lowered_graph(path)
+        if graph is None:
             continue
         for op in graph.operators:
             lowering = REGISTRY.get(op.opcode)

@@ -343,6 +343,31 @@ def depthwise_clamp_models() -> None:
               ["DEPTHWISE_CONV_2D", "DEPTHWISE_CONV_2D", "CONCATENATION"])
 
 
+def depthwise_one_channel_models() -> None:
+    """Depthwise convolutions over a one-channel input with depth multiplier > 1, which the
+    compiler turns into the equivalent CONV_2D (microbuild/compiler/single_channel_depthwise.py):
+    TFLM micro_speech's first layer (10x8 filter, stride 2, multiplier 8), a per-tensor VALID one
+    without bias clamped by ReLU6, and a dilated one with an odd channel count. Made last, so the
+    models above keep their bytes."""
+    import tensorflow as tf
+
+    cases = [
+        # name, input (H, W), kernel, strides, padding, multiplier, dilation, activation, bias,
+        # per-channel
+        ("dw_1ch_10x8_same_s2_m8_relu_pc", (25, 20), (10, 8), (2, 2), "same", 8, (1, 1), "relu",
+         True, True),
+        ("dw_1ch_3x3_valid_s1_m4_relu6_nobias_pt", (9, 7), (3, 3), (1, 1), "valid", 4, (1, 1),
+         "relu6", False, False),
+        ("dw_1ch_3x3_dil2_same_m3_pc", (8, 8), (3, 3), (1, 1), "same", 3, (2, 2), None, True, True),
+    ]
+    for i, (name, (h, w), kernel, strides, padding, mult, dilation, act, bias,
+            per_channel) in enumerate(cases):
+        model = _single_layer(1170 + i, (h, w, 1), lambda: tf.keras.layers.DepthwiseConv2D(
+            kernel, strides=strides, padding=padding, depth_multiplier=mult,
+            dilation_rate=dilation, activation=act, use_bias=bias))
+        _emit(name, _convert(model, 1170 + i, per_channel=per_channel), ["DEPTHWISE_CONV_2D"])
+
+
 if __name__ == "__main__":
     conv_models()
     depthwise_models()
@@ -352,3 +377,4 @@ if __name__ == "__main__":
     concat_models()
     conv_depth4_models()
     depthwise_clamp_models()
+    depthwise_one_channel_models()
