@@ -28,8 +28,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
+# The MLPerf Tiny look-alikes, then TFLM's example models (../shared/models/: real, trained).
 MODELS = [ROOT / "tests" / "models" / f"{name}.tflite"
           for name in ("ds_cnn", "resnet8", "mobilenet_v1_025_vww", "anomaly_ae")]
+SHARED_MODELS = ROOT.parent / "shared" / "models"
+MODELS += sorted(SHARED_MODELS.glob("*.tflite"))
 if os.environ.get("MB_BENCH_MODELS"):  # e.g. MB_BENCH_MODELS=ds_cnn,resnet8
     MODELS = [m for m in MODELS if m.stem in os.environ["MB_BENCH_MODELS"].split(",")]
 BOARDS = ["mps2-an500", "mps2-an386", "mps3-an547", "mps2-an385", "riscv32-virt", "host"]
@@ -116,19 +119,54 @@ def measure_board(board: str) -> list[dict]:
                     "workspace_bytes": sizes[key]["workspace_bytes"],
                     "kernels": sorted({e["kernel"] for e in sizes[key]["ops"]
                                        if e["kernel"] != "reference"}),
+                    "on_reference": _left_on_reference(sizes[key]["ops"]),
                 }
+            row["tflm_arena"] = _tflm_arena(model)
             rows.append(row)
     return rows
 
 
+def _left_on_reference(ops: list[dict]) -> list[str]:
+    """The layers that have fast variants for this CPU but run the reference kernel, with the
+    reason each variant gave (compile --json's variants_refused)."""
+    left = []
+    for op in ops:
+        if op["kernel"] != "reference" or op.get("kernel_choice") == "only kernel":
+            continue
+        refused = "; ".join(f"{v}: {why}" for v, why in op.get("variants_refused", {}).items())
+        left.append(f"#{op['index']} {op['opcode']}" + (f" ({refused})" if refused else ""))
+    return left
+
+
+_ARENAS: dict[str, int] = {}
+
+
+def _tflm_arena(model: Path) -> int:
+    """TFLM's smallest working arena for the model: memory.json's figure when it has one
+    (benchmarks/memory.py measured it with the tflite-micro wheel), else measured here."""
+    if not _ARENAS and (RESULTS / "memory.json").is_file():
+        _ARENAS.update({r["model"]: r["tflm_arena"]
+                        for r in json.loads((RESULTS / "memory.json").read_text())
+                        if r.get("tflm_arena")})
+    if model.stem not in _ARENAS:
+        sys.path.insert(0, str(HERE))
+        from tflm_reference import smallest_tflm_arena
+
+        _ARENAS[model.stem] = smallest_tflm_arena(model)
+    return _ARENAS[model.stem]
+
+
 def markdown(rows: list[dict]) -> str:
     header = ["board (cpu)", "model", "reference", "default", "tuned", "default / ref",
-              "tuned / ref", "weights ref → tuned", "workspace ref → tuned"]
+              "tuned / ref", "weights ref → tuned", "workspace ref → tuned",
+              "tuned workspace / TFLM arena", "layers left on reference: default / tuned"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         if "skipped" in r:
-            lines.append(f"| {r['board']} | {r['model']} | {r['skipped']} |" + " |" * 6)
+            lines.append(f"| {r['board']} | {r['model']} | {r['skipped']} |" + " |" * 8)
             continue
+        arena = r.get("tflm_arena")
+        on_ref = [len(r[c].get("on_reference", ())) for c in ("default", "tuned")]
         value = (lambda c: f"{r[c]['instructions']:,}" if r["emulated"]
                  else f"{r[c]['ticks']:,} ns")
         lines.append("| " + " | ".join([
@@ -136,10 +174,20 @@ def markdown(rows: list[dict]) -> str:
             value("tuned"), f"{r['default']['ratio']:.3f}", f"{r['tuned']['ratio']:.3f}",
             f"{r['reference']['weights_bytes']:,} → {r['tuned']['weights_bytes']:,}",
             f"{r['reference']['workspace_bytes']:,} → {r['tuned']['workspace_bytes']:,}",
+            f"{r['tuned']['workspace_bytes'] / arena:.2f}x of {arena:,}" if arena else "",
+            f"{on_ref[0]} / {on_ref[1]}",
         ]) + " |")
     lines.append("")
     lines.append("Emulated boards: instructions per inference under QEMU `-icount shift=0`. "
-                 "host: wall-clock ns, fastest of several runs.")
+                 "host: wall-clock ns, fastest of several runs. Workspace: the model's activation "
+                 "workspace with every kernel's scratch (state buffers not included); TFLM "
+                 "arena: its smallest working arena (tflite-micro wheel, x86-64). Layers left "
+                 "on reference: layers with fast variants for the CPU that none of them took.")
+    left = [(r["board"], r["model"], c, layer) for r in rows if "skipped" not in r
+            for c in ("default", "tuned") for layer in r[c].get("on_reference", ())]
+    if left:
+        lines += ["", "Layers left on the reference kernel, and why:", ""]
+        lines += [f"- {board} {model} ({config}): {layer}" for board, model, config, layer in left]
     return "\n".join(lines) + "\n"
 
 
