@@ -229,6 +229,27 @@ static ALWAYS_INLINE void fill(int32_t groups, int32_t pair, int32_t *dst)
     }
 }
 
+/* The column of a dilated window (dilation_h or dilation_w > 1), whose taps are not adjacent in
+ * the input: tap by tap, each widened or filled with the zero point. */
+static void dilated_column_in_place(const mb_conv2d_s8_params *p, const int8_t *image,
+                                    int32_t oy, int32_t ox, int32_t zero_pair, int32_t *dst)
+{
+    const int32_t c4 = p->input_c / 4; /* groups per tap */
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    for (int32_t ky = 0; ky < p->filter_h; ky++) {
+        const int32_t iy = iy0 + ky * p->dilation_h;
+        for (int32_t kx = 0; kx < p->filter_w; kx++, dst += c4 * 2 * PX) {
+            const int32_t ix = ix0 + kx * p->dilation_w;
+            if (iy < 0 || iy >= p->input_h || ix < 0 || ix >= p->input_w) {
+                fill(c4, zero_pair, dst);
+            } else {
+                widen(image + (iy * p->input_w + ix) * p->input_c, c4, dst);
+            }
+        }
+    }
+}
+
 /* The column of output pixel (oy, ox) of one image, for a depth that is a multiple of 4: the
  * window's taps inside the input widened in place, row by row, the rest the zero point. The
  * window's rows and columns that fall inside are found once, so an interior pixel is filter_h
@@ -236,6 +257,10 @@ static ALWAYS_INLINE void fill(int32_t groups, int32_t pair, int32_t *dst)
 static void column_in_place(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy,
                             int32_t ox, int32_t zero_pair, int32_t *dst)
 {
+    if (p->dilation_h != 1 || p->dilation_w != 1) {
+        dilated_column_in_place(p, image, oy, ox, zero_pair, dst);
+        return;
+    }
     const int32_t c4 = p->input_c / 4; /* groups per tap */
     const int32_t row_groups = p->filter_w * c4;
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
@@ -293,6 +318,22 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
     const int8_t zero_point = (int8_t)(-p->input_offset);
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    if (p->dilation_h != 1 || p->dilation_w != 1) { /* taps not adjacent: one at a time */
+        int8_t *dst = col;
+        for (int32_t ky = 0; ky < p->filter_h; ky++) {
+            const int32_t iy = iy0 + ky * p->dilation_h;
+            for (int32_t kx = 0; kx < p->filter_w; kx++, dst += c) {
+                const int32_t ix = ix0 + kx * p->dilation_w;
+                if (iy < 0 || iy >= p->input_h || ix < 0 || ix >= p->input_w) {
+                    set_bytes(dst, zero_point, c);
+                } else {
+                    copy_bytes(dst, image + (iy * p->input_w + ix) * c, c);
+                }
+            }
+        }
+        set_bytes(dst, 0, kp - p->filter_h * row);
+        return;
+    }
     int32_t kx0 = ix0 < 0 ? -ix0 : 0;
     int32_t kx1 = p->input_w - ix0;
     int8_t *dst = col;

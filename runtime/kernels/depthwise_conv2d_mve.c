@@ -1,4 +1,4 @@
-/* DEPTHWISE_CONV_2D, Helium variant "mve" (Cortex-M55): depth multiplier 1, no dilation.
+/* DEPTHWISE_CONV_2D, Helium variant "mve" (Cortex-M55): depth multiplier 1, any dilation.
  *
  * Channels innermost, 4 channels per int32x4 vector: VLDRB.S32 loads 4 input (and 4 filter)
  * bytes of one tap sign-extended into the lanes, VMUL + VADD accumulate in int32 exactly as the
@@ -20,20 +20,10 @@
 #include <arm_mve.h>
 
 #include "microbuild/kernels/depthwise_conv2d.h"
+#include "microbuild/kernels/depthwise_conv2d_taps.h"
 
-/* The taps k in [*lo, *hi) of a window starting at `start` that land inside [0, size). */
-static void dw_tap_range(int32_t start, int32_t filter, int32_t size, int32_t *lo, int32_t *hi)
-{
-    int32_t l = start >= 0 ? 0 : -start;
-    int32_t h = size - start;
-    h = h < filter ? h : filter;
-    h = h > 0 ? h : 0;
-    *lo = l < h ? l : h;
-    *hi = h;
-}
-
-/* One output pixel: nky x nkx taps from input `x` and filter `f` (rows `row` and `frow` bytes
- * apart, pixels `channels` bytes apart), accumulators from `init`, `offset` added to each input
+/* One output pixel: nky x nkx taps from input `x` and filter `f` (filter rows `row` and `frow`
+ * bytes apart, taps channels * dilation_w and channels bytes apart), accumulators from `init`, `offset` added to each input
  * value (0 for an interior pixel). */
 static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, const int8_t *f,
                      int32_t nky, int32_t nkx, int32_t row, int32_t frow, const int32_t *init,
@@ -41,6 +31,7 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
                      int8_t *out)
 {
     const int32_t channels = p->input_c;
+    const int32_t xstep = channels * p->dilation_w; /* input bytes from one tap to the next */
     const int32x4_t zero = vdupq_n_s32(0);
     const int32x4_t amin = vdupq_n_s32(p->activation_min);
     const int32x4_t amax = vdupq_n_s32(p->activation_max);
@@ -52,7 +43,7 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
         if (offset == 0) {
             for (int32_t ky = 0; ky < nky; ky++, xr += row, fr += frow) {
                 for (int32_t kx = 0; kx < nkx; kx++) {
-                    const int32x4_t xv = vldrbq_z_s32(xr + kx * channels, pred);
+                    const int32x4_t xv = vldrbq_z_s32(xr + kx * xstep, pred);
                     const int32x4_t fv = vldrbq_z_s32(fr + kx * channels, pred);
                     acc = vaddq_s32(acc, vmulq_s32(xv, fv));
                 }
@@ -60,7 +51,7 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
         } else {
             for (int32_t ky = 0; ky < nky; ky++, xr += row, fr += frow) {
                 for (int32_t kx = 0; kx < nkx; kx++) {
-                    const int32x4_t xv = vaddq_n_s32(vldrbq_z_s32(xr + kx * channels, pred),
+                    const int32x4_t xv = vaddq_n_s32(vldrbq_z_s32(xr + kx * xstep, pred),
                                                      offset);
                     const int32x4_t fv = vldrbq_z_s32(fr + kx * channels, pred);
                     acc = vaddq_s32(acc, vmulq_s32(xv, fv));
@@ -87,6 +78,7 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
     const int32_t channels = p->input_c;
     const int32_t row = p->input_w * channels;
     const int32_t frow = p->filter_w * channels;
+    const int32_t xrow = row * p->dilation_h; /* input bytes from one filter row to the next */
     int8_t *out = output;
     (void)scratch;
 
@@ -95,20 +87,22 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
         for (int32_t oy = 0; oy < p->output_h; oy++) {
             const int32_t in_y0 = oy * p->stride_h - p->pad_top;
             int32_t ky_lo, ky_hi;
-            dw_tap_range(in_y0, p->filter_h, p->input_h, &ky_lo, &ky_hi);
+            mb_dw_tap_range(in_y0, p->filter_h, p->dilation_h, p->input_h, &ky_lo, &ky_hi);
             for (int32_t ox = 0; ox < p->output_w; ox++, out += channels) {
                 const int32_t in_x0 = ox * p->stride_w - p->pad_left;
                 int32_t kx_lo, kx_hi;
-                dw_tap_range(in_x0, p->filter_w, p->input_w, &kx_lo, &kx_hi);
+                mb_dw_tap_range(in_x0, p->filter_w, p->dilation_w, p->input_w, &kx_lo,
+                                &kx_hi);
                 const int interior = ky_lo == 0 && ky_hi == p->filter_h && kx_lo == 0 &&
                                      kx_hi == p->filter_w;
                 const int8_t *x = in_batch; /* no tap inside: only the bias counts */
                 const int8_t *f = filter;
                 if (ky_hi > ky_lo && kx_hi > kx_lo) {
-                    x += (in_y0 + ky_lo) * row + (in_x0 + kx_lo) * channels;
+                    x += (in_y0 + ky_lo * p->dilation_h) * row +
+                         (in_x0 + kx_lo * p->dilation_w) * channels;
                     f += ky_lo * frow + kx_lo * channels;
                 }
-                dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, row, frow,
+                dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, xrow, frow,
                          interior ? interior_bias : bias, interior ? 0 : p->input_offset,
                          multipliers, shifts, out);
             }

@@ -1,4 +1,4 @@
-/* DEPTHWISE_CONV_2D, portable variant "portable" (any CPU): depth multiplier 1, no dilation.
+/* DEPTHWISE_CONV_2D, portable variant "portable" (any CPU): depth multiplier 1, any dilation.
  *
  * Channels innermost, four int32 accumulators at a time: one tap of one output pixel is a
  * contiguous run of channels in both the NHWC input and the 1HWC filter, so a block of 4 channels
@@ -11,6 +11,7 @@
  *
  * No scratch; the weights are used as stored. */
 #include "microbuild/kernels/depthwise_conv2d.h"
+#include "microbuild/kernels/depthwise_conv2d_taps.h"
 
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
@@ -24,6 +25,7 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
                      int8_t *out)
 {
     const int32_t channels = p->input_c;
+    const int32_t xstep = channels * p->dilation_w; /* input bytes from one tap to the next */
     const int32_t amin = p->activation_min, amax = p->activation_max;
     const int32_t zo = p->output_offset;
     int32_t c = 0;
@@ -34,7 +36,7 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
         for (int32_t ky = 0; ky < nky; ky++, xr += row, fr += frow) {
             const int8_t *xp = xr;
             const int8_t *fp = fr;
-            for (int32_t kx = 0; kx < nkx; kx++, xp += channels, fp += channels) {
+            for (int32_t kx = 0; kx < nkx; kx++, xp += xstep, fp += channels) {
                 a0 += (int32_t)fp[0] * ((int32_t)xp[0] + offset);
                 a1 += (int32_t)fp[1] * ((int32_t)xp[1] + offset);
                 a2 += (int32_t)fp[2] * ((int32_t)xp[2] + offset);
@@ -56,24 +58,12 @@ static void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x, co
         const int8_t *fr = f + c;
         for (int32_t ky = 0; ky < nky; ky++, xr += row, fr += frow) {
             for (int32_t kx = 0; kx < nkx; kx++) {
-                a += (int32_t)fr[kx * channels] * ((int32_t)xr[kx * channels] + offset);
+                a += (int32_t)fr[kx * channels] * ((int32_t)xr[kx * xstep] + offset);
             }
         }
         out[c] = (int8_t)mb_clamp_i32(mb_requantize_fast(a, multipliers[c], shifts[c]) + zo,
                                       amin, amax);
     }
-}
-
-/* The taps k in [*lo, *hi) of a window starting at input coordinate `start` that land inside
- * [0, size) (dilation 1). */
-static void dw_tap_range(int32_t start, int32_t filter, int32_t size, int32_t *lo, int32_t *hi)
-{
-    int32_t l = start >= 0 ? 0 : -start;
-    int32_t h = size - start;
-    h = h < filter ? h : filter;
-    h = h > 0 ? h : 0;
-    *lo = l < h ? l : h;
-    *hi = h;
 }
 
 void mb_depthwise_conv2d_s8_portable(const mb_depthwise_conv2d_s8_params *p,
@@ -85,6 +75,7 @@ void mb_depthwise_conv2d_s8_portable(const mb_depthwise_conv2d_s8_params *p,
     const int32_t channels = p->input_c;
     const int32_t row = p->input_w * channels;
     const int32_t frow = p->filter_w * channels;
+    const int32_t xrow = row * p->dilation_h; /* input bytes from one filter row to the next */
     int8_t *out = output;
     (void)scratch;
 
@@ -93,24 +84,26 @@ void mb_depthwise_conv2d_s8_portable(const mb_depthwise_conv2d_s8_params *p,
         for (int32_t oy = 0; oy < p->output_h; oy++) {
             const int32_t in_y0 = oy * p->stride_h - p->pad_top;
             int32_t ky_lo, ky_hi;
-            dw_tap_range(in_y0, p->filter_h, p->input_h, &ky_lo, &ky_hi);
+            mb_dw_tap_range(in_y0, p->filter_h, p->dilation_h, p->input_h, &ky_lo, &ky_hi);
             for (int32_t ox = 0; ox < p->output_w; ox++, out += channels) {
                 const int32_t in_x0 = ox * p->stride_w - p->pad_left;
                 int32_t kx_lo, kx_hi;
-                dw_tap_range(in_x0, p->filter_w, p->input_w, &kx_lo, &kx_hi);
+                mb_dw_tap_range(in_x0, p->filter_w, p->dilation_w, p->input_w, &kx_lo,
+                                &kx_hi);
                 const int interior = ky_lo == 0 && ky_hi == p->filter_h && kx_lo == 0 &&
                                      kx_hi == p->filter_w;
                 const int8_t *x = in_batch; /* no tap inside: only the bias counts */
                 const int8_t *f = filter;
                 if (ky_hi > ky_lo && kx_hi > kx_lo) {
-                    x += (in_y0 + ky_lo) * row + (in_x0 + kx_lo) * channels;
+                    x += (in_y0 + ky_lo * p->dilation_h) * row +
+                         (in_x0 + kx_lo * p->dilation_w) * channels;
                     f += ky_lo * frow + kx_lo * channels;
                 }
                 if (interior) {
-                    dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, row, frow, interior_bias, 0,
-                             multipliers, shifts, out);
+                    dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, xrow, frow, interior_bias,
+                             0, multipliers, shifts, out);
                 } else {
-                    dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, row, frow, bias,
+                    dw_pixel(p, x, f, ky_hi - ky_lo, kx_hi - kx_lo, xrow, frow, bias,
                              p->input_offset, multipliers, shifts, out);
                 }
             }

@@ -47,7 +47,8 @@ def _dims(op: Operator, graph: Graph) -> tuple[int, int, int]:
 
 
 def _plain(op: Operator, graph: Graph) -> bool | Refusal:
-    """What every variant handles: one group, no dilation, and every value before
+    """What every variant handles: one group (any dilation: the im2col column gathers the
+    dilated taps), and every value before
     requantization (sum(filter * column) + interior_bias) below 2^30 in magnitude, so the kernels
     may double it (their requantization takes 2x)."""
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
@@ -56,9 +57,6 @@ def _plain(op: Operator, graph: Graph) -> bool | Refusal:
         return Refusal("the filter is not a constant 4-D tensor")
     if x.shape[3] != w.shape[3]:
         return Refusal(f"grouped convolution ({x.shape[3] // w.shape[3]} groups)")
-    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
-        return Refusal(f"dilation {o.get('dilation_h_factor', 1)}x"
-                       f"{o.get('dilation_w_factor', 1)}")
     flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
     bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
             if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))

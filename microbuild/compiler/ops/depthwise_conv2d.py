@@ -46,17 +46,13 @@ def bias_and_interior_bias(op: Operator, graph: Graph) -> tuple[np.ndarray, np.n
 
 # ---- kernel variants (runtime/kernels/depthwise_conv2d_{portable,dsp,mve}.c) --------------------
 def _plain(op: Operator, graph: Graph) -> bool | Refusal:
-    """Depth multiplier 1 and no dilation: what every variant handles (the rest stays on the
-    reference kernel)."""
+    """Depth multiplier 1: what every variant handles (the rest stays on the reference kernel;
+    a one-channel input with a larger multiplier is a CONV_2D by then)."""
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    o = op.options
     if len(x.shape) != 4 or len(w.shape) != 4:
         return Refusal("input or filter is not 4-D")
     if w.shape[3] != x.shape[3]:
         return Refusal(f"depth multiplier {w.shape[3] // max(x.shape[3], 1)}")
-    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
-        return Refusal(f"dilation {o.get('dilation_h_factor', 1)}x"
-                       f"{o.get('dilation_w_factor', 1)}")
     return True
 
 
@@ -88,13 +84,18 @@ def _fast_requantize_fits(op: Operator, graph: Graph) -> bool | Refusal:
 
 
 def _dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
-    """What the DSP variant adds to _fast_requantize_fits: its taps are stored as int16 times
-    2^(left shift + 1), so no left shift exceeds 7, and it adds the output zero point times
-    2^(right shift + 1) before the final shift, which stays in int32 while no right shift
+    """What the DSP variant adds to _fast_requantize_fits: no dilation; its taps are stored as
+    int16 times 2^(left shift + 1), so no left shift exceeds 7, and it adds the output zero point
+    times 2^(right shift + 1) before the final shift, which stays in int32 while no right shift
     exceeds 22 (see depthwise_conv2d_dsp.c)."""
     fits = _fast_requantize_fits(op, graph)
     if not fits:
         return fits
+    o = op.options
+    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
+        # Its band holds pairs of adjacent pixels for SMLAD; dilated taps are not adjacent.
+        return Refusal(f"dilation {o.get('dilation_h_factor', 1)}x"
+                       f"{o.get('dilation_w_factor', 1)}")
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
     _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, w.shape[3])

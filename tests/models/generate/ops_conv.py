@@ -368,6 +368,43 @@ def depthwise_one_channel_models() -> None:
         _emit(name, _convert(model, 1170 + i, per_channel=per_channel), ["DEPTHWISE_CONV_2D"])
 
 
+def conv_dilated_models() -> None:
+    """Dilated convolutions the fast variants take since they gather dilated taps into the
+    column: a depth that is a multiple of 4 (the DSP variant widens taps in place), dilation
+    along one axis only (a time-dilated audio layer) and a 1xK filter with dilation 3 along the
+    width. Made last, so the models above keep their bytes."""
+    import tensorflow as tf
+
+    cases = [
+        # name, input (H, W, C), filters, kernel, padding, dilation, activation
+        ("conv_3x3_dil2_same_c8_relu_pc", (9, 8, 8), 6, (3, 3), "same", (2, 2), "relu"),
+        ("conv_3x3_dil2x1_valid_c4_pc", (11, 6, 4), 5, (3, 3), "valid", (2, 1), None),
+        ("conv_1x3_dil1x3_same_c3_pc", (4, 12, 3), 4, (1, 3), "same", (1, 3), "relu6"),
+    ]
+    for i, (name, shape, filters, kernel, padding, dilation, act) in enumerate(cases):
+        model = _single_layer(1180 + i, shape, lambda: tf.keras.layers.Conv2D(
+            filters, kernel, padding=padding, dilation_rate=dilation, activation=act))
+        _emit(name, _convert(model, 1180 + i), ["CONV_2D"])
+
+
+def depthwise_dilated_models() -> None:
+    """Dilated depthwise convolutions (multiplier 1), which the portable and Helium variants
+    take: dilation along the width only with VALID padding, and dilation 3 with SAME padding
+    wider than the input's border, per-tensor, 5 channels (a block of 4 and one left over).
+    Made last, so the models above keep their bytes."""
+    import tensorflow as tf
+
+    cases = [
+        # name, input (H, W, C), kernel, padding, dilation, activation, per-channel
+        ("dw_3x3_dil1x2_valid_c6_relu_pc", (7, 11, 6), (3, 3), "valid", (1, 2), "relu", True),
+        ("dw_3x3_dil3_same_c5_pt", (8, 9, 5), (3, 3), "same", (3, 3), None, False),
+    ]
+    for i, (name, shape, kernel, padding, dilation, act, per_channel) in enumerate(cases):
+        model = _single_layer(1190 + i, shape, lambda: tf.keras.layers.DepthwiseConv2D(
+            kernel, padding=padding, dilation_rate=dilation, activation=act))
+        _emit(name, _convert(model, 1190 + i, per_channel=per_channel), ["DEPTHWISE_CONV_2D"])
+
+
 if __name__ == "__main__":
     conv_models()
     depthwise_models()
@@ -378,3 +415,5 @@ if __name__ == "__main__":
     conv_depth4_models()
     depthwise_clamp_models()
     depthwise_one_channel_models()
+    conv_dilated_models()
+    depthwise_dilated_models()

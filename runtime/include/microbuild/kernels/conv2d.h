@@ -68,8 +68,8 @@ void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *params, const int16_t *input,
                        const int32_t *shifts, int16_t *output, void *scratch);
 
 /* ---- Kernel variants: the same arguments (and bytes out) plus the op's scratch area, with the
- * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group and no
- * dilation only. Every pixel is computed as sum(filter * column) + interior_bias over an im2col
+ * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group only (any
+ * dilation: the column gathers the dilated taps). Every pixel is computed as sum(filter * column) + interior_bias over an im2col
  * column whose padding taps hold the input zero point; `bias` is not read. */
 
 /* Portable C (conv2d_gemm.c): im2col + GEMM, 2 pixels x 4 channels per inner loop. */

@@ -10,12 +10,40 @@
 
 #include "microbuild/kernels/conv2d.h"
 
+/* A dilated window (dilation_h or dilation_w > 1): its taps are not adjacent in the input, so
+ * each tap's input_c bytes are copied (or set to the zero point) one tap at a time. */
+static void mb_conv2d_dilated_column_s8(const mb_conv2d_s8_params *p, const int8_t *image,
+                                        int32_t oy, int32_t ox, int32_t kp, int8_t *col)
+{
+    const int32_t c = p->input_c;
+    const int8_t zero_point = (int8_t)(-p->input_offset);
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    int8_t *dst = col;
+    for (int32_t ky = 0; ky < p->filter_h; ky++) {
+        const int32_t iy = iy0 + ky * p->dilation_h;
+        for (int32_t kx = 0; kx < p->filter_w; kx++, dst += c) {
+            const int32_t ix = ix0 + kx * p->dilation_w;
+            if (iy < 0 || iy >= p->input_h || ix < 0 || ix >= p->input_w) {
+                memset(dst, zero_point, (size_t)c);
+            } else {
+                memcpy(dst, image + (iy * p->input_w + ix) * c, (size_t)c);
+            }
+        }
+    }
+    memset(dst, 0, (size_t)(kp - p->filter_h * p->filter_w * c));
+}
+
 /* The window of output pixel (oy, ox) of one batch image (image: its first byte) into col.
  * Static, not inline: each including kernel calls it, and the compiler keeps the call as it
  * sees fit (inlining it into the Helium loop costs registers there). */
 static void mb_conv2d_column_s8(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy,
                                 int32_t ox, int32_t kp, int8_t *col)
 {
+    if (p->dilation_h != 1 || p->dilation_w != 1) {
+        mb_conv2d_dilated_column_s8(p, image, oy, ox, kp, col);
+        return;
+    }
     const int32_t c = p->input_c;
     const int32_t row = p->filter_w * c;
     const int8_t zero_point = (int8_t)(-p->input_offset);
