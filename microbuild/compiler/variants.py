@@ -195,7 +195,7 @@ def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
     """Every variant ``target``'s CPU could run that does not take ``op``, with the reason
     (variants for another activation type, int8 ones for an int16 op, are not candidates)."""
     kop = lowering.kernel_op(op)
-    dtype = graph.tensors[kop.inputs[0]].dtype if kop.inputs and kop.inputs[0] >= 0 else None
+    dtype = _activation_dtype(kop, graph)
     found = {}
     for variant in lowering.variants:
         if variant.features <= target.features and dtype in (None, variant.activation_dtype):
@@ -203,6 +203,16 @@ def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
             if reason is not None:
                 found[variant.name] = reason
     return found
+
+
+def _activation_dtype(kop: Operator, graph: Graph) -> str | None:
+    return graph.tensors[kop.inputs[0]].dtype if kop.inputs and kop.inputs[0] >= 0 else None
+
+
+def _variants_for_dtype(lowering: "OpLowering", op: Operator, graph: Graph) -> bool:
+    """Whether the op has variants for its activation type (an int32 ADD has none)."""
+    dtype = _activation_dtype(lowering.kernel_op(op), graph)
+    return any(dtype in (None, v.activation_dtype) for v in lowering.variants)
 
 
 def default_variant(lowering: "OpLowering", op: Operator, graph: Graph, target: Target) -> str:
@@ -326,8 +336,8 @@ def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | Non
             bound.append(BoundLowering(lowering, None, "reference"))
             continue
         name, why = selection.choose(lowering, op, graph)
-        if not lowering.variants and why != "forced":
-            why = "only kernel"
+        if why != "forced" and not _variants_for_dtype(lowering, op, graph):
+            why = "only kernel"  # no variant at all, or none for this activation type
         bound.append(BoundLowering(lowering, variant_named(lowering, name), why,
                                    refusals(lowering, op, graph, selection.target)))
     return bound

@@ -157,3 +157,14 @@ def test_16x8_convolutions_and_fully_connected_get_the_dsp_variant(board):
     summary = compile_model(ops / "fc_s16_relu.tflite", prefix="m",
                             selection=Selection(m3)).summary()
     assert summary["ops"][0]["kernel"] == REFERENCE
+
+
+def test_an_op_with_no_variant_for_its_type_reports_its_only_kernel():
+    """An int32 ADD has no variant (they are int8/int16): its reference kernel is its only
+    kernel, not a fallback (the kernels benchmark counts fallbacks)."""
+    selection = Selection(target=Target.of_board(load_board("mps2-an500")))
+    summary = compile_model(HERE.parent / "models" / "ops" / "add_s32_broadcast.tflite",
+                            selection=selection).summary()
+    (add,) = [op for op in summary["ops"] if op["opcode"] == "ADD"]
+    assert add["kernel"] == "reference" and add["kernel_choice"] == "only kernel"
+    assert not add.get("variants_refused")
