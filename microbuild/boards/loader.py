@@ -291,8 +291,14 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                         f"'{innocent}' [{i_start:#010x}, {i_end:#010x})"
                         + (f" (set at {elsewhere})" if elsewhere else ""))
             spans.append((name, (start, end)))
-        for section, region_name in memory["placement"].items():
-            path = ("memory", "placement", section)
+        placed = [(section, name, ("memory", "placement", section))
+                  for section, name in memory["placement"].items() if not isinstance(name, list)]
+        # A workspace listing several regions (order of preference): each must be one.
+        workspace = memory["placement"].get("workspace")
+        if isinstance(workspace, list):
+            placed += [("workspace", name, ("memory", "placement", "workspace", i))
+                       for i, name in enumerate(workspace)]
+        for section, region_name, path in placed:
             if region_name not in regions:
                 add(path, f"{section} is placed in '{region_name}', which is not a region here"
                           f"{_did_you_mean(region_name, regions)}; regions: {', '.join(regions)}")

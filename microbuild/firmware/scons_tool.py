@@ -92,12 +92,17 @@ def _model_emitter(target, source, env):
 def _compile_model(target, source, env):
     from microbuild.compiler import compile_model
     from microbuild.compiler.variants import selection_from_spec
+    from microbuild.compiler.workspace_split import WorkspaceRegion
 
     prefix = Path(str(target[0])).stem
     try:
         spec = env.get("MICROBUILD_SELECTION")
         selection = selection_from_spec(json.loads(spec)) if spec else None
-        compiled = compile_model(str(source[0]), prefix=prefix, selection=selection)
+        # The regions a workspace may be split across (a board listing several), else none.
+        split = env.get("MICROBUILD_WORKSPACE_REGIONS")
+        regions = [WorkspaceRegion.from_dict(r) for r in json.loads(split)] if split else None
+        compiled = compile_model(str(source[0]), prefix=prefix, selection=selection,
+                                 workspace_regions=regions)
     except MicrobuildError as err:
         report_error(err, target[0])
         return 1
@@ -521,6 +526,12 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
+    if executor == "rpc":
+        workspaces.refuse_split_for_rpc(b)
+    # A board listing several workspace regions: each model may be split across them, so the
+    # regions and their free bytes are an input of the model's compilation.
+    split = workspaces.split_regions(b)
+    split_spec = json.dumps([r.to_dict() for r in split]) if split else ""
     # The grouping is an input of the table and of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 
@@ -539,9 +550,12 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
         spec = json.dumps(selection_spec(target_cpu, tuning_file, force), sort_keys=True)
         generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
-                                   MICROBUILD_SELECTION=spec)
+                                   MICROBUILD_SELECTION=spec,
+                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
         # The choice of kernels is an input: a new log or forced variant recompiles the model.
         env.Depends(generated, env.Value(spec))
+        if split_spec:
+            env.Depends(generated, env.Value(split_spec))
         if tuning_file:
             env.Depends(generated, env.File(tuning_file))
         h, c, weights, summary = generated
