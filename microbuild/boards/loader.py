@@ -236,6 +236,9 @@ def schema_problems(data: Any, schema: dict[str, Any], location) -> list[Problem
                        f"{_did_you_mean(str(error.instance), [str(v) for v in error.validator_value])}")
         elif kind == "oneOf" and path and path[-1] in ("length", "stack_size", "heap_size"):
             message = f"{error.instance!r} is not a size: write bytes as an integer, or like 256K or 1M"
+        elif kind == "oneOf" and path[-1:] == ("workspace",) and "placement" in path:
+            message = (f"{error.instance!r}: name one region (workspace: dtcm) or list different "
+                       f"regions in order of preference (workspace: [dtcm, axi_sram])")
         elif kind == "pattern" and path == ("name",):
             message = f"{error.instance!r}: use lower-case letters, digits, '-', '_' or '.'"
         else:

@@ -173,7 +173,7 @@ class CompiledModel:
     def plan_svg(self) -> str:
         from microbuild.compiler.plan_check import plan_svg
 
-        return plan_svg(self.plan, self.graph)
+        return plan_svg(self.plan.flattened(), self.graph)  # a split plan: parts end to end
 
 
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",

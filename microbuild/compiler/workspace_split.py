@@ -121,7 +121,7 @@ def split_plan(plan: MemoryPlan, graph: Graph, regions: Sequence[WorkspaceRegion
         sizes.append(size)
         strategies.append(f"{regions[r].name}: {strategy}")
     if any(size > budget for size, budget in zip(sizes, budgets)):
-        raise _split_error(plan, regions, budgets, sizes, prefix)
+        raise _split_error(plan, regions, budgets, sizes, prefix, io)
 
     locations = {t: Location(b.offset, b.region) for b in buffers for t in b.tensors}
     overlaps = [c for c in plan.claims
@@ -136,7 +136,7 @@ def split_plan(plan: MemoryPlan, graph: Graph, regions: Sequence[WorkspaceRegion
 
 
 def _split_error(plan: MemoryPlan, regions: Sequence[WorkspaceRegion], budgets: list[int],
-                 sizes: list[int], prefix: str) -> FitError:
+                 sizes: list[int], prefix: str, io: set[int]) -> FitError:
     from microbuild.firmware.fit import nbytes
 
     lines = [f"model '{prefix}': its workspace ({nbytes(plan.workspace_bytes)} planned as one) "
@@ -150,6 +150,12 @@ def _split_error(plan: MemoryPlan, regions: Sequence[WorkspaceRegion], budgets: 
         lines.append(f"  {r.name}: {nbytes(max(budget, 0))} free{counted}{state}; its part "
                      f"{nbytes(size)}" + (f": OVER by {nbytes(over)}" if over > 0 else
                                            ", fits"))
+    pinned = [i for i, b in enumerate(plan.buffers) if b.region == 0 and any(
+        t in plan.locations and (t in io) for t in b.tensors)]
+    if pinned:
+        lines.append(f"The graph's inputs and outputs stay in {regions[0].name} (the API "
+                     f"addresses their slots from the workspace pointer): "
+                     f"{nbytes(_place_part(plan, pinned)[0])} of its part.")
     total_over = sum(max(0, s - b) for s, b in zip(sizes, budgets))
     lines.append(f"Over by {nbytes(total_over)} in all. Add a larger region to the list, free "
                  f"space in these (a smaller stack or heap there), or use a smaller model.")
