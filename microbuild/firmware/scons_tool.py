@@ -530,8 +530,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         workspaces.refuse_split_for_rpc(b)
     # A board listing several workspace regions: each model may be split across them, so the
     # regions and their free bytes are an input of the model's compilation.
-    split = workspaces.split_regions(b)
-    split_spec = json.dumps([r.to_dict() for r in split]) if split else ""
+    split_spec = workspaces.split_spec(b)
     # The grouping is an input of the table and of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 

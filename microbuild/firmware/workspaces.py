@@ -115,6 +115,15 @@ def split_regions(board) -> list[WorkspaceRegion] | None:
     return regions
 
 
+def split_spec(board) -> str:
+    """split_regions() as the JSON the SCons MicroModel builder takes
+    (MICROBUILD_WORKSPACE_REGIONS); "" for a board naming one region."""
+    import json
+
+    regions = split_regions(board)
+    return json.dumps([r.to_dict() for r in regions]) if regions else ""
+
+
 def refuse_split_for_rpc(board) -> None:
     """The RPC executor keeps every workspace in one arena and the host addresses tensors as
     offsets in it (docs/rpc-protocol.md): a workspace split across regions cannot serve it."""

@@ -228,10 +228,23 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         selection = model_selection(b, str(Path(tuning).resolve()) if tuning else None, variants)
     except MicrobuildError as err:
         fail(err)
+    from microbuild.firmware import workspaces
+
+    try:
+        if executor == "rpc":
+            workspaces.refuse_split_for_rpc(b)
+    except MicrobuildError as err:
+        fail(err)
+    # A board listing several workspace regions: a model too large for the first is split
+    # across them, as in microbuild's own build (compiler/workspace_split.py).
+    split = workspaces.split_spec(b)
     for prefix, path in models.items():
         _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
-                                                MICROBUILD_SELECTION=selection)
+                                                MICROBUILD_SELECTION=selection,
+                                                MICROBUILD_WORKSPACE_REGIONS=split)
         env.Depends([c, weights, summary], env.Value(selection))
+        if split:
+            env.Depends([c, weights, summary], env.Value(split))
         if tuning:
             env.Depends([c, weights, summary], tuning)
         summaries.append(summary)
