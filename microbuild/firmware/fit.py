@@ -760,7 +760,9 @@ def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
     if matters("workspace"):
         levers.append((run["workspace"], "place the workspace in a larger region "
                        "(memory.placement.workspace in the board YAML)"
-                       + elsewhere(run["workspace"], True)))
+                       + elsewhere(run["workspace"], True)
+                       + f" or list a second region after {o.region} to split it across them "
+                       f"(workspace: [{o.region}, <region>])"))
     if matters("weights"):
         levers.append((run["weights"], "place the weights in a larger region "
                        "(memory.placement.weights in the board YAML)"

@@ -428,7 +428,11 @@ def _rpc_table(target, source, env):
                  if str(s).endswith(".json")]
     board, pool = env["MICROBUILD_RPC_BOARD"], env["MICROBUILD_RPC_POOL"]
     separate = env["MICROBUILD_SEPARATE_WORKSPACE"]
-    Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
+    try:
+        Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
     Path(str(target[1])).write_text(
         json.dumps(rpc_table.describe(board, summaries, pool, separate), indent=1) + "\n")
     return 0
@@ -526,8 +530,6 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
-    if executor == "rpc":
-        workspaces.refuse_split_for_rpc(b)
     # A board listing several workspace regions: each model may be split across them, so the
     # regions and their free bytes are an input of the model's compilation.
     split_spec = workspaces.split_spec(b)

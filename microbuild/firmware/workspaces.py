@@ -124,14 +124,20 @@ def split_spec(board) -> str:
     return json.dumps([r.to_dict() for r in regions]) if regions else ""
 
 
-def refuse_split_for_rpc(board) -> None:
+def refuse_split_for_rpc(board: str, models: Sequence[dict[str, Any]]) -> None:
     """The RPC executor keeps every workspace in one arena and the host addresses tensors as
-    offsets in it (docs/rpc-protocol.md): a workspace split across regions cannot serve it."""
-    if len(board.workspace_regions) > 1:
-        raise MicrobuildError(
-            f"board {board.name} lists several regions for the workspace (memory.placement."
-            f"workspace: {', '.join(board.workspace_regions)}), but the RPC executor keeps its "
-            f"models' workspaces in one arena whose offsets the host reads and writes, so it "
-            f"cannot split one across regions. Build with the aot or app executor, or for RPC use "
-            f"a board file that names one region for the workspace (e.g. workspace: "
-            f"{board.workspace_regions[-1]})")
+    offsets in it (docs/rpc-protocol.md): a model whose workspace was split across memory
+    regions (its summary has ``workspace_parts``) cannot be served. A board that lists several
+    regions is fine for RPC as long as every workspace fits the first."""
+    for m in models:
+        parts = m.get("workspace_parts")
+        if parts:
+            regions = ", ".join(p["region"] for p in parts)
+            raise MicrobuildError(
+                f"model '{m['prefix']}': its workspace is split across {regions} (board {board} "
+                f"lists several regions for the workspace and it does not fit the first), but "
+                f"the RPC executor keeps its models' workspaces in one arena whose offsets the "
+                f"host reads and writes, so it cannot serve a split one. Build with the aot or "
+                f"app executor, or for RPC use a board file whose first workspace region holds "
+                f"the whole workspace ({parts[0]['region']} holds {parts[0]['bytes']:,} bytes "
+                f"of it here)")

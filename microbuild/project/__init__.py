@@ -168,8 +168,6 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     selection = Selection(Target.of_board(b), tuning=tuning_log, force=dict(variants or {}))
     from microbuild.firmware import workspaces
 
-    if executor == "rpc":
-        workspaces.refuse_split_for_rpc(b)
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as microbuild's own build does (compiler/workspace_split.py).
     split = workspaces.split_regions(b)

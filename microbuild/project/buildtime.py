@@ -103,7 +103,11 @@ def _table_action(target, source, env):
         return 1
     board = env[_BOARD_NAME]
     separate = env[_SEPARATE]
-    Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
+    try:
+        Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
+    except MicrobuildError as err:  # e.g. the RPC table refusing a split workspace
+        report_error(err, target[0])
+        return 1
     if len(target) > 1 and executor.embeds_inputs:
         np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
     elif len(target) > 1 and executor.describe is not None:
@@ -230,11 +234,6 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         fail(err)
     from microbuild.firmware import workspaces
 
-    try:
-        if executor == "rpc":
-            workspaces.refuse_split_for_rpc(b)
-    except MicrobuildError as err:
-        fail(err)
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as in microbuild's own build (compiler/workspace_split.py).
     split = workspaces.split_spec(b)

@@ -117,12 +117,41 @@ def test_regions_too_small_together_stop_the_build_naming_each(tmp_path):
     assert "OVER by" in message.split("  psram: ")[1]
 
 
-def test_the_rpc_executor_refuses_a_split_board(tmp_path):
+def test_the_rpc_executor_refuses_a_split_workspace_but_not_a_split_board(tmp_path):
     board_file = split_board(tmp_path)
     with pytest.raises(MicrobuildError) as info:
         api.build_firmware(str(board_file), [MODELS / "resnet8.tflite"], tmp_path / "out",
                            executor="rpc")
     message = str(info.value)
-    assert "lists several regions for the workspace (memory.placement.workspace: sram, psram)" \
-        in message
+    assert message.startswith("model 'resnet8': its workspace is split across sram, psram "
+                              "(board split-an500 lists several regions")
     assert "Build with the aot or app executor" in message
+    # A model whose workspace fits the first region is served as on any board.
+    build = api.build_firmware(str(board_file), [MODELS / "ds_cnn.tflite"], tmp_path / "rpc",
+                               executor="rpc")
+    assert build.size["fits"] and "workspace_parts" not in build.models[0]
+
+
+def test_nucleo_h743zi_splits_between_dtcm_and_axi_sram(tmp_path):
+    """The built-in NUCLEO-H743ZI lists DTCM then AXI SRAM; with its DTCM shrunk to 40 KiB (8 KiB
+    of it stack) resnet8 no longer fits it and is split: built and checked up to the flashing
+    boundary (no board is attached here), the parts in the two regions."""
+    path = tmp_path / "h743-small-dtcm.yaml"
+    path.write_text(textwrap.dedent("""
+        name: h743-small-dtcm
+        extends: nucleo-h743zi
+        memory:
+          regions:
+            dtcm: {origin: 0x20000000, length: 40K, access: rwx, description: "DTCM, shrunk"}
+        """).lstrip("\n"))
+    board = load_board(str(path))
+    assert board.workspace_regions == ["dtcm", "axi_sram"]
+    build = api.build_firmware(str(path), [MODELS / "resnet8.tflite"], tmp_path / "out")
+    assert build.size["fits"], build.size
+    found = symbols(build.elf)
+    dtcm, axi = board.regions["dtcm"], board.regions["axi_sram"]
+    assert dtcm.origin <= found["mb_aot_workspace_resnet8"][0] < dtcm.end
+    assert axi.origin <= found["resnet8_workspace_axi_sram"][0] < axi.end
+    parts = build.models[0]["workspace_parts"]
+    assert [p["region"] for p in parts] == ["dtcm", "axi_sram"]
+    assert parts[0]["bytes"] <= 40 * 1024 - 8 * 1024 - 1024
