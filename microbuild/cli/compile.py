@@ -69,7 +69,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         for i, t in enumerate(summary[kind]):
             out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "
                       f"zero_point={t['zero_point']}")
-    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {summary['workspace_bytes']:,} bytes")
+    parts = summary.get("workspace_parts")
+    workspace = (" + ".join(f"{p['bytes']:,} bytes in {p['region']}" for p in parts) if parts
+                 else f"{summary['workspace_bytes']:,} bytes")  # split across the board's regions
+    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {workspace}")
     out.print("wrote " + ", ".join(str(p) for p in written))
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")

@@ -155,3 +155,27 @@ def test_nucleo_h743zi_splits_between_dtcm_and_axi_sram(tmp_path):
     parts = build.models[0]["workspace_parts"]
     assert [p["region"] for p in parts] == ["dtcm", "axi_sram"]
     assert parts[0]["bytes"] <= 40 * 1024 - 8 * 1024 - 1024
+
+
+def test_two_split_models_share_their_first_part_and_run_bit_exact(tmp_path):
+    """Several models in one AOT firmware share one workspace: with a split board, the first
+    parts (both within the first region's budget) share one array in sram; each model's second
+    part is its own array in psram."""
+    board_file = split_board(tmp_path)
+    board = load_board(str(board_file))
+    models = [MODELS / "resnet8.tflite", MODELS / "mobilenet_v1_025_vww.tflite"]
+    build = api.build_firmware(str(board_file), models, tmp_path / "out", seed=5)
+    assert build.size["fits"], build.size
+    found = symbols(build.elf)
+    sram, psram = board.regions["sram"], board.regions["psram"]
+    shared_at, shared_size = found["mb_aot_shared_workspace"]
+    assert sram.origin <= shared_at and shared_at + shared_size <= sram.end
+    assert shared_size == max(m["workspace_parts"][0]["bytes"] for m in build.models)
+    for m in build.models:
+        assert psram.origin <= found[f"{m['prefix']}_workspace_psram"][0] < psram.end
+    assert len(split_lines(build.size["workspaces"])) == 2
+    result = api.run_firmware(build, timeout=180)
+    for model, m in zip(models, build.models):
+        expected = run_tflm(model, build.inputs(m["prefix"]))
+        for got, want in zip(result.outputs[m["prefix"]], expected, strict=True):
+            np.testing.assert_array_equal(got, want, err_msg=model.name)
