@@ -735,9 +735,11 @@ def _op_list(ops: tuple[int, ...]) -> str:
 
 # --- the message ---------------------------------------------------------------------------------
 
-def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
+def _advice(o: Overflow, regions: list[RegionUsage], split_from: bool = False) -> list[str]:
     """What the user can change for one overflowed region, the biggest lever first. A part is
-    mentioned when changing it alone could fix the overflow, or when it is the largest user."""
+    mentioned when changing it alone could fix the overflow, or when it is the largest user.
+    ``split_from``: a workspace was split from this region already (its part was sized to the
+    region's free space, leaving DATA_RESERVE for .data/.bss, which turned out too little)."""
     ram = next((r.writable for r in regions if r.name == o.region), True)
     run: dict[str, int] = {}
     for c in o.contributions:
@@ -761,8 +763,9 @@ def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
         levers.append((run["workspace"], "place the workspace in a larger region "
                        "(memory.placement.workspace in the board YAML)"
                        + elsewhere(run["workspace"], True)
-                       + f" or list a second region after {o.region} to split it across them "
-                       f"(workspace: [{o.region}, <region>])"))
+                       + ("" if split_from else
+                          f" or list a second region after {o.region} to split it across them "
+                          f"(workspace: [{o.region}, <region>])")))
     if matters("weights"):
         levers.append((run["weights"], "place the weights in a larger region "
                        "(memory.placement.weights in the board YAML)"
@@ -853,7 +856,20 @@ def fit_error(report: FitReport, lower_bound: str | None = None) -> FitError:
             lines.append(_para("To fix it: check the memory regions in the board YAML and the "
                                "linker script; every section must be placed in one of them."))
         else:
-            lines.append(_para(f"To fix it: {_join_or(_advice(o, report.regions))}."))
+            # A workspace split from this region: its first part (.mb_workspace) is here and
+            # further parts (.mb_workspace_<region>) elsewhere.
+            split_from = (any(c.section == ".mb_workspace" for c in o.contributions)
+                          and any(c.section.startswith(_WORKSPACE_PART)
+                                  for r in report.regions for c in r.contributions))
+            advice = _advice(o, report.regions, split_from)
+            if split_from:
+                from microbuild.firmware.workspaces import DATA_RESERVE
+
+                advice.insert(0, f"the workspace split left {nbytes(DATA_RESERVE)} of "
+                                 f"{o.region} for .data and .bss, and they need more: move them "
+                                 f"to another region (memory.placement.data and .bss) or make "
+                                 f"them smaller")
+            lines.append(_para(f"To fix it: {_join_or(advice)}."))
     err = FitError("\n".join(lines))
     err.report = report  # type: ignore[attr-defined]
     return err

@@ -179,3 +179,24 @@ def test_two_split_models_share_their_first_part_and_run_bit_exact(tmp_path):
         expected = run_tflm(model, build.inputs(m["prefix"]))
         for got, want in zip(result.outputs[m["prefix"]], expected, strict=True):
             np.testing.assert_array_equal(got, want, err_msg=model.name)
+
+
+def test_globals_larger_than_the_reserve_left_by_the_split_are_named(tmp_path):
+    """The split leaves DATA_RESERVE bytes of the first region for .data/.bss (known only after
+    the link); an application whose globals need more gets the fit error with what to do."""
+    source = tmp_path / "globals.c"
+    source.write_text(textwrap.dedent("""
+        #include <stdint.h>
+        /* 20 KiB of globals, kept by a constructor that touches them. */
+        uint8_t big_table[20480];
+        __attribute__((constructor)) static void touch(void) { big_table[0] = 1u; }
+        """))
+    with pytest.raises(FitError) as info:
+        api.build_firmware(str(split_board(tmp_path)), [MODELS / "resnet8.tflite"],
+                           tmp_path / "out", sources=[source])
+    message = " ".join(str(info.value).split())
+    assert "region sram overflows by" in message
+    assert ("To fix it: the workspace split left 1,024 bytes (1.0 KiB) of sram for .data and "
+            ".bss, and they need more: move them to another region (memory.placement.data and "
+            ".bss) or make them smaller") in message
+    assert "list a second region after sram" not in message
