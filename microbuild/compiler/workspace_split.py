@@ -113,6 +113,11 @@ def split_plan(plan: MemoryPlan, graph: Graph, regions: Sequence[WorkspaceRegion
                 parts[r].append(i)
                 break
 
+    # A region after the first that got no buffer gets no array either.
+    used = [r for r in range(len(regions)) if r == 0 or parts[r]]
+    regions = [regions[r] for r in used]
+    budgets = [budgets[r] for r in used]
+    parts = [parts[r] for r in used]
     sizes, strategies = [], []
     for r, part in enumerate(parts):
         size, strategy = _place_part(plan, part)

@@ -105,3 +105,15 @@ def test_regions_too_small_together_name_each_region_and_the_bytes_over():
     part = int(re.search(r"its part ([\d,]+) bytes", axi).group(1).replace(",", ""))
     assert over == part - 4096 > 0
     assert re.search(r"Over by [\d,]+ bytes .* in all\.", message)
+
+
+def test_a_region_that_gets_no_buffer_gets_no_array():
+    """Three regions, the second large enough for everything the first leaves: the third gets
+    nothing, and the plan (and code) names only the two used."""
+    plain = compile_model(MODELS / "resnet8.tflite", prefix="r8")
+    compiled = compile_model(MODELS / "resnet8.tflite", prefix="r8", workspace_regions=[
+        WorkspaceRegion("dtcm", plain.workspace_bytes // 2), WorkspaceRegion("axi", 1 << 20),
+        WorkspaceRegion("sram4", 1 << 20)])
+    assert [name for name, _ in compiled.plan.regions] == ["dtcm", "axi"]
+    assert "sram4" not in compiled.sources["r8.c"] and "sram4" not in compiled.sources["r8.h"]
+    assert verify_plan(compiled.graph, compiled.plan, compiled.lowerings) == []
