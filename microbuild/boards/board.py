@@ -148,11 +148,26 @@ class Board:
     @property
     def placement(self) -> dict[str, str]:
         placement = dict(self.data.get("memory", {}).get("placement", {}))
+        # `workspace` may list regions in order of preference (workspace_regions); everything
+        # that reads the placement as one region per section sees the first, where a workspace
+        # that fits goes whole.
+        if isinstance(placement.get("workspace"), list):
+            placement["workspace"] = placement["workspace"][0]
         # Models' state (recurrent/streaming variables) goes with the workspace unless the board
         # says otherwise.
         if "workspace" in placement:
             placement.setdefault("state", placement["workspace"])
         return placement
+
+    @property
+    def workspace_regions(self) -> list[str]:
+        """The regions the model workspace may use, in order of preference: one, or several
+        when ``placement.workspace`` is a list (a workspace larger than the first region's free
+        space is split across them; see microbuild/compiler/workspace_split.py)."""
+        named = self.data.get("memory", {}).get("placement", {}).get("workspace")
+        if named is None:
+            return []
+        return list(named) if isinstance(named, list) else [named]
 
     def region_for(self, section: str) -> MemoryRegion | None:
         name = self.placement.get(section)

@@ -236,6 +236,9 @@ def schema_problems(data: Any, schema: dict[str, Any], location) -> list[Problem
                        f"{_did_you_mean(str(error.instance), [str(v) for v in error.validator_value])}")
         elif kind == "oneOf" and path and path[-1] in ("length", "stack_size", "heap_size"):
             message = f"{error.instance!r} is not a size: write bytes as an integer, or like 256K or 1M"
+        elif kind == "oneOf" and path[-1:] == ("workspace",) and "placement" in path:
+            message = (f"{error.instance!r}: name one region (workspace: dtcm) or list different "
+                       f"regions in order of preference (workspace: [dtcm, axi_sram])")
         elif kind == "pattern" and path == ("name",):
             message = f"{error.instance!r}: use lower-case letters, digits, '-', '_' or '.'"
         else:
@@ -291,8 +294,14 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                         f"'{innocent}' [{i_start:#010x}, {i_end:#010x})"
                         + (f" (set at {elsewhere})" if elsewhere else ""))
             spans.append((name, (start, end)))
-        for section, region_name in memory["placement"].items():
-            path = ("memory", "placement", section)
+        placed = [(section, name, ("memory", "placement", section))
+                  for section, name in memory["placement"].items() if not isinstance(name, list)]
+        # A workspace listing several regions (order of preference): each must be one.
+        workspace = memory["placement"].get("workspace")
+        if isinstance(workspace, list):
+            placed += [("workspace", name, ("memory", "placement", "workspace", i))
+                       for i, name in enumerate(workspace)]
+        for section, region_name, path in placed:
             if region_name not in regions:
                 add(path, f"{section} is placed in '{region_name}', which is not a region here"
                           f"{_did_you_mean(region_name, regions)}; regions: {', '.join(regions)}")

@@ -18,11 +18,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from microbuild.compiler.variants import Selection, Target
     from microbuild.tuning import TuningLog
 
+    from microbuild.firmware.workspaces import split_regions
+
     options = kernel_options(args)
-    target = Target.of_board(resolve_board(args.board)) if args.board else Target()
+    board = resolve_board(args.board) if args.board else None
+    target = Target.of_board(board) if board is not None else Target()
     tuning = TuningLog.load(options["tuning"]) if "tuning" in options else None
     selection = Selection(target, tuning=tuning, force=options.get("variants", {}))
-    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection)
+    # With a board that lists several workspace regions, the workspace is split as a build
+    # for that board splits it.
+    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection,
+                             workspace_regions=split_regions(board) if board else None)
     written = compiled.write(Path(args.output))
     if args.plan_svg:
         Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
@@ -63,7 +69,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         for i, t in enumerate(summary[kind]):
             out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "
                       f"zero_point={t['zero_point']}")
-    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {summary['workspace_bytes']:,} bytes")
+    parts = summary.get("workspace_parts")
+    workspace = (" + ".join(f"{p['bytes']:,} bytes in {p['region']}" for p in parts) if parts
+                 else f"{summary['workspace_bytes']:,} bytes")  # split across the board's regions
+    out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {workspace}")
     out.print("wrote " + ", ".join(str(p) for p in written))
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")

@@ -31,6 +31,10 @@ def render_fit(build) -> None:
     out.print("  ".join(f"{k} {totals[k]:,} B" for k in
                         ("text", "rodata", "weights", "data", "bss", "workspace", "state",
                          "stack") if k in totals and (k != "state" or totals[k])))
+    from microbuild.firmware.fit import split_lines
+
+    for line in split_lines(build.size.get("workspaces", [])):  # a workspace split by region
+        out.print(line, markup=False, highlight=False)
 
 
 def render_outputs(name: str, arrays) -> None:

@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from microbuild.compiler.op_stats import live_bytes
 from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan, plan_memory
+from microbuild.compiler.workspace_split import (WorkspaceRegion, describe_parts, part_symbol,
+                                                 split_plan)
 from microbuild.compiler.prepare import prepare_graph
 from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
@@ -117,6 +119,10 @@ class CompiledModel:
                      "overlaps": [{"op": op, "input": src, "output": dst, "distance": d,
                                    "pixel_bytes": px}
                                   for op, src, dst, d, px in self.plan.overlaps]},
+            # A workspace split across memory regions (compiler/workspace_split.py): each
+            # part's region, bytes, array and buffers; absent when the workspace is one.
+            **({"workspace_parts": describe_parts(self.plan, self.prefix)}
+               if self.plan.regions else {}),
         }
 
     def _ops_with_live_bytes(self) -> list[dict[str, Any]]:
@@ -167,16 +173,21 @@ class CompiledModel:
     def plan_svg(self) -> str:
         from microbuild.compiler.plan_check import plan_svg
 
-        return plan_svg(self.plan, self.graph)
+        return plan_svg(self.plan.flattened(), self.graph)  # a split plan: parts end to end
 
 
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
-                  selection: Selection | None = None) -> CompiledModel:
+                  selection: Selection | None = None,
+                  workspace_regions: Sequence[WorkspaceRegion] | None = None) -> CompiledModel:
     """Compile a .tflite model (path, bytes or an already read Graph) to C sources.
 
     ``selection`` chooses each op's kernel variant: the board's CPU, a tuning log, forced
     choices (microbuild.compiler.variants). Without one: the heuristic defaults for a generic
-    CPU (portable C variants only)."""
+    CPU (portable C variants only).
+
+    ``workspace_regions``: the memory regions the board lists for the workspace, in order of
+    preference, with the bytes free in each: a workspace larger than the first is split across
+    them (microbuild/compiler/workspace_split.py); one that fits is planned as without them."""
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
             or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
@@ -187,7 +198,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     graph = fuse_conv_add(graph)
     selection = selection if selection is not None else Selection()
     lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
-    plan = plan_memory(graph, lowerings)
+    plan = split_plan(plan_memory(graph, lowerings), graph, workspace_regions or (), prefix)
     compiled = _Generator(graph, lowerings, plan, prefix).run()
     compiled.target = selection.target
     compiled.lowerings = lowerings
@@ -222,7 +233,12 @@ class _Generator:
         loc = self.plan.locations.get(tensor_index)
         if loc is None:
             raise RuntimeError(f"tensor {tensor_index} has no place in the memory plan")
-        return f"({CTYPES[tensor.dtype]} *)(ws + {loc.offset})"
+        return f"({CTYPES[tensor.dtype]} *)({self._base(loc.region)} + {loc.offset})"
+
+    def _base(self, region: int) -> str:
+        """The C name of a workspace part's first byte: ``ws`` (the caller's workspace) or, for
+        a workspace split across memory regions, the model's own array in that region."""
+        return "ws" if region == 0 else part_symbol(self.prefix, self.plan.regions[region][0])
 
     def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
         values = np.asarray(values)
@@ -246,10 +262,10 @@ class _Generator:
 
     def scratch_ptr(self) -> str:
         assert self._op is not None
-        offset = self.plan.scratch_offset(self._op.index)
-        if offset is None:
+        buffer = self.plan.scratch_buffer(self._op.index)
+        if buffer is None:
             raise RuntimeError(f"{self._op.describe()} asked for scratch but reserved none")
-        return f"(void *)(ws + {offset})"
+        return f"(void *)({self._base(buffer.region)} + {buffer.offset})"
 
     # ---- generation ------------------------------------------------------------------------
     def _unique(self, symbol: str) -> str:
@@ -408,6 +424,16 @@ class _Generator:
             f"#define {P}_WORKSPACE_SIZE {self.plan.workspace_bytes}",
             f"#define {P}_WORKSPACE_ALIGN 16",
         ]
+        if self.plan.regions:
+            lines += [
+                "/* The workspace is split across memory regions (the board lists several for it",
+                f" * and it does not fit the first, {self.plan.regions[0][0]}): WORKSPACE_SIZE is the",
+                " * part passed as `workspace`; the other parts are this model's own arrays, placed",
+                " * in their regions by the linker script (defined in the model's .c file). */",
+            ]
+            for name, size in self.plan.regions[1:]:
+                lines += [f"#define {P}_WORKSPACE_{name.upper()}_SIZE {size}",
+                          f"extern uint8_t {part_symbol(self.prefix, name)}[];"]
         for kind, specs in (("INPUT", inputs), ("OUTPUT", outputs)):
             for k, s in enumerate(specs):
                 m = f"{P}_{kind}{k}"
@@ -483,6 +509,21 @@ class _Generator:
             lines += ["", f"/* Constant data, defined in {self.prefix}_weights.c. */"]
             lines += [f"extern const {ctype} {symbol}[{max(1, values.size)}];"
                       for symbol, ctype, values, _ in self.arrays]
+        if self.plan.regions:
+            lines += [
+                "",
+                "/* The parts of the workspace in other memory regions than the caller's (a",
+                " * workspace split across regions): never cleared, in sections the generated",
+                " * linker script places in each region. Define MB_WORKSPACE_PART_SECTION to place",
+                " * them differently. */",
+                "#ifndef MB_WORKSPACE_PART_SECTION",
+                '#define MB_WORKSPACE_PART_SECTION(region) ".bss.mb_workspace_" region "."',
+                "#endif",
+            ]
+            for name, size in self.plan.regions[1:]:
+                lines += [f"uint8_t {part_symbol(self.prefix, name)}[{max(size, 1)}]",
+                          f"    __attribute__((aligned(16), section(MB_WORKSPACE_PART_SECTION("
+                          f'"{name}") "{self.prefix}")));']
         if self.statics:
             lines += ["", "/* Operator parameters, computed at compile time. */"]
             lines += self.statics

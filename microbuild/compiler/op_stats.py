@@ -43,9 +43,12 @@ def live_bytes(buffers: Sequence[dict[str, Any]], op_count: int) -> list[int]:
     an output the planner writes over the input it consumes (compiler/overlap.py) shares bytes
     with that input, and they count once."""
     spans: list[list[tuple[int, int]]] = [[] for _ in range(op_count)]
+    parts: dict[str, int] = {}
     for b in buffers:
         for i in range(max(b["first_op"], 0), min(b["last_op"], op_count - 1) + 1):
-            spans[i].append((b["offset"], b["offset"] + b["size"]))
+            # A workspace split across memory regions: each part has its own offsets.
+            base = parts.setdefault(b.get("region", ""), len(parts)) << 40
+            spans[i].append((base + b["offset"], base + b["offset"] + b["size"]))
     live = []
     for intervals in spans:
         total, end = 0, None

@@ -37,7 +37,9 @@ def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
 
 def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None = None
                 ) -> list[str]:
-    """Every problem found in ``plan`` for ``graph``; an empty list means the plan is sound."""
+    """Every problem found in ``plan`` for ``graph``; an empty list means the plan is sound.
+    A workspace split across memory regions is checked as its parts laid end to end."""
+    plan = plan.flattened()
     problems: list[str] = []
     lifetimes = _tensor_lifetimes(graph)
     locations = plan.locations

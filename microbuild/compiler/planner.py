@@ -58,6 +58,9 @@ class Buffer:
     last_op: int  # ... to the end of this one
     offset: int = 0
     scratch_op: int | None = None  # the op that owns this scratch area, else None
+    # Which of the workspace's regions holds it (index into MemoryPlan.regions); 0 unless the
+    # workspace is split across several memory regions (compiler/workspace_split.py).
+    region: int = 0
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first_op <= other.last_op and other.first_op <= self.last_op
@@ -65,9 +68,11 @@ class Buffer:
 
 @dataclass(frozen=True)
 class Location:
-    """Where a run-time tensor's bytes are in the workspace."""
+    """Where a run-time tensor's bytes are in the workspace (``region``: which part of a
+    workspace split across memory regions; 0, the part passed as ``workspace``, otherwise)."""
 
     offset: int
+    region: int = 0
 
 
 @dataclass
@@ -85,17 +90,51 @@ class MemoryPlan:
     # workspace: tensor -> offset in it, and its size.
     state_locations: dict[int, Location] = field(default_factory=dict)
     state_bytes: int = 0
+    # For re-planning a subset of the buffers (compiler/workspace_split.py): the overlaps the
+    # placement may use, by buffer index, and every overlap claim before placement.
+    pairs: dict = field(default_factory=dict, repr=False)
+    claims: list = field(default_factory=list, repr=False)
+    # A workspace split across memory regions: (region name, bytes) per part, in the board's
+    # order of preference; ``workspace_bytes`` is then the first part's. Empty: one workspace.
+    regions: list[tuple[str, int]] = field(default_factory=list)
 
     def scratch_offset(self, op_index: int) -> int | None:
+        buffer = self.scratch_buffer(op_index)
+        return buffer.offset if buffer is not None else None
+
+    def scratch_buffer(self, op_index: int) -> Buffer | None:
         for b in self.buffers:
             if b.scratch_op == op_index:
-                return b.offset
+                return b
         return None
 
     def summary(self) -> list[dict]:
-        return [{"label": b.label, "tensors": list(b.tensors), "offset": b.offset, "size": b.size,
-                 "first_op": b.first_op, "last_op": b.last_op, "scratch_op": b.scratch_op}
-                for b in self.buffers]
+        entries = [{"label": b.label, "tensors": list(b.tensors), "offset": b.offset,
+                    "size": b.size, "first_op": b.first_op, "last_op": b.last_op,
+                    "scratch_op": b.scratch_op} for b in self.buffers]
+        if self.regions:  # a split workspace: which part each buffer is in
+            for entry, b in zip(entries, self.buffers):
+                entry["region"] = self.regions[b.region][0]
+        return entries
+
+    def flattened(self) -> "MemoryPlan":
+        """A split plan as one workspace, its parts one after the other (each part's offsets
+        shifted by the bytes of the parts before it): valid exactly when every part is, so the
+        single-workspace checks (plan_check.verify_plan) apply. An unsplit plan as it is."""
+        if not self.regions:
+            return self
+        starts = [0]
+        for _, size in self.regions[:-1]:
+            starts.append(starts[-1] + align(size))
+        buffers = [Buffer(b.label, b.tensors, b.size, b.first_op, b.last_op,
+                          starts[b.region] + b.offset, b.scratch_op) for b in self.buffers]
+        locations = {t: Location(starts[loc.region] + loc.offset)
+                     for t, loc in self.locations.items()}
+        return MemoryPlan(buffers=buffers,
+                          workspace_bytes=starts[-1] + self.regions[-1][1],
+                          locations=locations, strategy=self.strategy, aliases=self.aliases,
+                          in_place=self.in_place, overlaps=self.overlaps,
+                          state_locations=self.state_locations, state_bytes=self.state_bytes)
 
 
 class _Groups:
@@ -224,7 +263,15 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
     state_locations, state_bytes = plan_state(graph)
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
                       strategy=strategy, aliases=aliases, in_place=in_place, overlaps=overlaps,
-                      state_locations=state_locations, state_bytes=state_bytes)
+                      state_locations=state_locations, state_bytes=state_bytes, pairs=pairs,
+                      claims=claims)
+
+
+def place_buffers(buffers: list[Buffer], pairs: _Pairs) -> tuple[int, str]:
+    """Place ``buffers`` (setting their offsets) with every strategy plan_memory tries, keeping
+    the smallest; ``pairs`` index into ``buffers``. Returns (bytes, strategy). For planning one
+    part of a workspace split across memory regions (compiler/workspace_split.py)."""
+    return _place(buffers, tuple(_ORDERINGS), ("first", "best"), pairs, chain=True)
 
 
 def _bytes_overlap(locations: dict[int, Location], graph: Graph, a: int, b: int) -> bool:

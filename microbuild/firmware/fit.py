@@ -385,6 +385,24 @@ class FitReport:
         return fit_error(self)
 
 
+def split_lines(workspaces: list[dict[str, Any]], buffers_shown: int = 10) -> list[str]:
+    """One line per model whose workspace is split across memory regions (the ``split`` of
+    firmware/workspaces.py describe()): its bytes per region and which buffers are there."""
+    lines = []
+    for entry in workspaces:
+        for prefix, parts in entry.get("split", {}).items():
+            described = []
+            for part in parts:
+                count = len(part["buffers"])
+                names = part["buffers"][:buffers_shown] + (
+                    [f"+{count - buffers_shown} more"] if count > buffers_shown else [])
+                described.append(f"{part['region']} {kib(part['bytes'])} ({count} "
+                                 f"buffer{'s' if count != 1 else ''}: {', '.join(names)})")
+            lines.append(f"{prefix} workspace split, hottest buffers first: "
+                         + ", ".join(described))
+    return lines
+
+
 # --- number formatting ---------------------------------------------------------------------------
 
 def kib(n: int) -> str:
@@ -433,7 +451,22 @@ def load_address(elf: ELFFile, sec) -> int:
     return addr
 
 
+# A model's workspace part in another region than the first (.mb_workspace_<region>: a workspace
+# split across the regions memory.placement.workspace lists).
+_WORKSPACE_PART = ".mb_workspace_"
+
+
+def _placement_key(section: str) -> str:
+    """The placement key naming the region ``section`` goes to ("region:<name>" for a
+    workspace part, which names its region itself)."""
+    if section.startswith(_WORKSPACE_PART):
+        return "region:" + section[len(_WORKSPACE_PART):]
+    return _PLACEMENT_KEY.get(section, "")
+
+
 def _category(name: str, writable: bool, executable: bool, nobits: bool) -> str:
+    if name.startswith(_WORKSPACE_PART):
+        return "workspace"
     if name in _NAMED:
         return _NAMED[name]
     if executable:
@@ -574,7 +607,8 @@ def analyze_elf(elf_path: str | Path, board: Board,
     placement = board.placement
     by_name = {r.name: r for r in region_list}
     boot = None if board.is_host else board.boot_region
-    placement = {**placement, "boot": boot.name if boot is not None else ""}
+    placement = {**placement, "boot": boot.name if boot is not None else "",
+                 **{f"region:{name}": name for name in by_name}}
 
     usage = {r.name: RegionUsage(r.name, r.origin, r.length, r.access) for r in region_list}
     unplaced: list[Contribution] = []
@@ -591,7 +625,7 @@ def analyze_elf(elf_path: str | Path, board: Board,
     home: dict[tuple[int, str], MemoryRegion | None] = {}
     for address, index, role in places:
         s = by_index[index]
-        key = "boot" if role == "load" else _PLACEMENT_KEY.get(s.name, "")
+        key = "boot" if role == "load" else _placement_key(s.name)
         region = _region_of(address, s.align, by_name.get(placement.get(key, "")), region_list,
                             tops)
         if region is not None:
@@ -701,9 +735,11 @@ def _op_list(ops: tuple[int, ...]) -> str:
 
 # --- the message ---------------------------------------------------------------------------------
 
-def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
+def _advice(o: Overflow, regions: list[RegionUsage], split_from: bool = False) -> list[str]:
     """What the user can change for one overflowed region, the biggest lever first. A part is
-    mentioned when changing it alone could fix the overflow, or when it is the largest user."""
+    mentioned when changing it alone could fix the overflow, or when it is the largest user.
+    ``split_from``: a workspace was split from this region already (its part was sized to the
+    region's free space, leaving DATA_RESERVE for .data/.bss, which turned out too little)."""
     ram = next((r.writable for r in regions if r.name == o.region), True)
     run: dict[str, int] = {}
     for c in o.contributions:
@@ -726,7 +762,10 @@ def _advice(o: Overflow, regions: list[RegionUsage]) -> list[str]:
     if matters("workspace"):
         levers.append((run["workspace"], "place the workspace in a larger region "
                        "(memory.placement.workspace in the board YAML)"
-                       + elsewhere(run["workspace"], True)))
+                       + elsewhere(run["workspace"], True)
+                       + ("" if split_from else
+                          f" or list a second region after {o.region} to split it across them "
+                          f"(workspace: [{o.region}, <region>])")))
     if matters("weights"):
         levers.append((run["weights"], "place the weights in a larger region "
                        "(memory.placement.weights in the board YAML)"
@@ -783,6 +822,9 @@ def fit_error(report: FitReport, lower_bound: str | None = None) -> FitError:
     lines = [f"The firmware does not fit on board {report.board}: {summary}."]
     if lower_bound:
         lines += ["", _para(lower_bound)]
+    split = split_lines(report.workspaces)
+    if split:
+        lines += ["", *(_para(line) for line in split)]
     for o in report.overflows:
         lines.append("")
         if o.region is None:
@@ -814,7 +856,20 @@ def fit_error(report: FitReport, lower_bound: str | None = None) -> FitError:
             lines.append(_para("To fix it: check the memory regions in the board YAML and the "
                                "linker script; every section must be placed in one of them."))
         else:
-            lines.append(_para(f"To fix it: {_join_or(_advice(o, report.regions))}."))
+            # A workspace split from this region: its first part (.mb_workspace) is here and
+            # further parts (.mb_workspace_<region>) elsewhere.
+            split_from = (any(c.section == ".mb_workspace" for c in o.contributions)
+                          and any(c.section.startswith(_WORKSPACE_PART)
+                                  for r in report.regions for c in r.contributions))
+            advice = _advice(o, report.regions, split_from)
+            if split_from:
+                from microbuild.firmware.workspaces import DATA_RESERVE
+
+                advice.insert(0, f"the workspace split left {nbytes(DATA_RESERVE)} of "
+                                 f"{o.region} for .data and .bss, and they need more: move them "
+                                 f"to another region (memory.placement.data and .bss) or make "
+                                 f"them smaller")
+            lines.append(_para(f"To fix it: {_join_or(advice)}."))
     err = FitError("\n".join(lines))
     err.report = report  # type: ignore[attr-defined]
     return err

@@ -68,6 +68,8 @@ def linker_script(board: Board) -> str:
             size = f" ({format_size(board.stack_size)})"
         elif kind == "heap":
             size = f" ({format_size(board.heap_size)})"
+        if kind == "workspace" and len(board.workspace_regions) > 1:
+            size = f" (then {', '.join(board.workspace_regions[1:])} for a larger one, split)"
         lines.append(f" *   {kind:<9} -> {place[kind]}{size}"
                      f"{f' (load image in {boot}, copied at reset)' if copied(kind) else ''}")
     lines.append(f" * Boot region (image stored here, the core starts here): {boot}")
@@ -205,6 +207,20 @@ def linker_script(board: Board) -> str:
         "        *(.bss.mb_workspace .bss.mb_workspace.*)",
         f"    }} > {place['workspace']}",
         "",
+    ]
+    for region in board.workspace_regions[1:]:
+        # A workspace too large for the first region is split (compiler/workspace_split.py):
+        # each model's part in this region is an array in .bss.mb_workspace_<region>.<prefix>.
+        lines += [
+            f"    /* The models' workspace parts in {region} (a workspace split across the regions",
+            "     * memory.placement.workspace lists): not cleared at boot. */",
+            f"    .mb_workspace_{region} (NOLOAD) : ALIGN(16)",
+            "    {",
+            f"        *(.bss.mb_workspace_{region} .bss.mb_workspace_{region}.*)",
+            f"    }} > {region}",
+            "",
+        ]
+    lines += [
         "    /* Model state (variable tensors kept between invocations): set by <prefix>_reset(),",
         "     * not at boot. */",
         "    .mb_state (NOLOAD) : ALIGN(16)",

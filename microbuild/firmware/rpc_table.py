@@ -74,6 +74,9 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                  separate: Collection[str] | bool = ()) -> str:
     """C source of the RPC table. ``models`` are compiler summaries (CompiledModel.summary());
     ``separate``: models that do not share the one workspace (see arena_layout)."""
+    from microbuild.firmware.workspaces import refuse_split_for_rpc
+
+    refuse_split_for_rpc(board, models)  # one arena: a workspace split by region cannot be in it
     layout = arena_layout(models, pool_bytes, separate)
     ident = build_id(board, models, pool_bytes, separate)
     lines = [

@@ -92,12 +92,17 @@ def _model_emitter(target, source, env):
 def _compile_model(target, source, env):
     from microbuild.compiler import compile_model
     from microbuild.compiler.variants import selection_from_spec
+    from microbuild.compiler.workspace_split import WorkspaceRegion
 
     prefix = Path(str(target[0])).stem
     try:
         spec = env.get("MICROBUILD_SELECTION")
         selection = selection_from_spec(json.loads(spec)) if spec else None
-        compiled = compile_model(str(source[0]), prefix=prefix, selection=selection)
+        # The regions a workspace may be split across (a board listing several), else none.
+        split = env.get("MICROBUILD_WORKSPACE_REGIONS")
+        regions = [WorkspaceRegion.from_dict(r) for r in json.loads(split)] if split else None
+        compiled = compile_model(str(source[0]), prefix=prefix, selection=selection,
+                                 workspace_regions=regions)
     except MicrobuildError as err:
         report_error(err, target[0])
         return 1
@@ -423,7 +428,11 @@ def _rpc_table(target, source, env):
                  if str(s).endswith(".json")]
     board, pool = env["MICROBUILD_RPC_BOARD"], env["MICROBUILD_RPC_POOL"]
     separate = env["MICROBUILD_SEPARATE_WORKSPACE"]
-    Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
+    try:
+        Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
+    except MicrobuildError as err:
+        report_error(err, target[0])
+        return 1
     Path(str(target[1])).write_text(
         json.dumps(rpc_table.describe(board, summaries, pool, separate), indent=1) + "\n")
     return 0
@@ -521,6 +530,9 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
+    # A board listing several workspace regions: each model may be split across them, so the
+    # regions and their free bytes are an input of the model's compilation.
+    split_spec = workspaces.split_spec(b)
     # The grouping is an input of the table and of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 
@@ -539,9 +551,12 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
         spec = json.dumps(selection_spec(target_cpu, tuning_file, force), sort_keys=True)
         generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
-                                   MICROBUILD_SELECTION=spec)
+                                   MICROBUILD_SELECTION=spec,
+                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
         # The choice of kernels is an input: a new log or forced variant recompiles the model.
         env.Depends(generated, env.Value(spec))
+        if split_spec:
+            env.Depends(generated, env.Value(split_spec))
         if tuning_file:
             env.Depends(generated, env.File(tuning_file))
         h, c, weights, summary = generated

@@ -166,6 +166,11 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     if tuning is not None:
         files.add(tuning_rel, Path(tuning).read_bytes())
     selection = Selection(Target.of_board(b), tuning=tuning_log, force=dict(variants or {}))
+    from microbuild.firmware import workspaces
+
+    # A board listing several workspace regions: a model too large for the first is split
+    # across them, as microbuild's own build does (compiler/workspace_split.py).
+    split = workspaces.split_regions(b)
     for path in models:
         path = Path(path)
         if not path.is_file():
@@ -180,7 +185,15 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
             prefix += "_"
         data = path.read_bytes()
         # Comments name the file only; the kernels are the ones the build will choose.
-        compiled[prefix] = compile_model(path, prefix=prefix, selection=selection)
+        compiled[prefix] = compile_model(path, prefix=prefix, selection=selection,
+                                         workspace_regions=split)
+        if fmt == "zephyr" and compiled[prefix].plan.regions:
+            raise ProjectError(
+                f"{path.name}: its workspace is split across {', '.join(b.workspace_regions)} "
+                f"(board {b.name} lists several regions and it does not fit the first), but a "
+                f"Zephyr application places the workspace with Zephyr's own linker script, in one "
+                f"region: generate a make, scons or platformio project, or use a board file that "
+                f"names one region large enough for the workspace")
         named[prefix] = rel
         files.add(rel, data)
     input_rel = None

@@ -103,7 +103,11 @@ def _table_action(target, source, env):
         return 1
     board = env[_BOARD_NAME]
     separate = env[_SEPARATE]
-    Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
+    try:
+        Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
+    except MicrobuildError as err:  # e.g. the RPC table refusing a split workspace
+        report_error(err, target[0])
+        return 1
     if len(target) > 1 and executor.embeds_inputs:
         np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
     elif len(target) > 1 and executor.describe is not None:
@@ -228,10 +232,18 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         selection = model_selection(b, str(Path(tuning).resolve()) if tuning else None, variants)
     except MicrobuildError as err:
         fail(err)
+    from microbuild.firmware import workspaces
+
+    # A board listing several workspace regions: a model too large for the first is split
+    # across them, as in microbuild's own build (compiler/workspace_split.py).
+    split = workspaces.split_spec(b)
     for prefix, path in models.items():
         _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
-                                                MICROBUILD_SELECTION=selection)
+                                                MICROBUILD_SELECTION=selection,
+                                                MICROBUILD_WORKSPACE_REGIONS=split)
         env.Depends([c, weights, summary], env.Value(selection))
+        if split:
+            env.Depends([c, weights, summary], env.Value(split))
         if tuning:
             env.Depends([c, weights, summary], tuning)
         summaries.append(summary)
