@@ -163,7 +163,7 @@ class FullyConnected(OpLowering):
             sources=("fully_connected_dsp.c",), features=frozenset({"dsp"}), rank=15,
             arrange=arrange_dsp_wide, compact="dsp",
             description="Arm DSP on weights widened to int16 at compile time: no SXTB16 on the "
-                        "weights (15 instructions per 16 MACs instead of 21) for twice the "
+                        "weights (13 instructions per 16 MACs instead of 20) for twice the "
                         "weights' flash (the default stays dsp; tuning picks it when it "
                         "measures faster)"),
         KernelVariant(
