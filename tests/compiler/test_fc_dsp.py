@@ -121,8 +121,9 @@ def test_which_models_get_the_table():
 
 def test_the_sweep_reaches_every_path_of_the_fast_path():
     """Sweep models for: a depth not a multiple of 4 (generic path with the table), rows left
-    over, single chunks before the 8-chunk loop, both together, several input rows, a clamped
-    activation on either side, and no table (generic requantization)."""
+    over, single chunks before the 8-chunk loop, several input rows, a clamped activation on
+    either side, a right shift of 1 (random inputs then hit the rounding ties the "- (hi < 0)"
+    decides), and no table (generic requantization)."""
     seen = set()
     for path in FC_MODELS:
         graph, ops = _fc_ops(path)
@@ -140,6 +141,8 @@ def test_the_sweep_reaches_every_path_of_the_fast_path():
                 seen.add("tail")
                 continue
             seen.add("left over rows" if out_depth % 4 else "groups only")
+            if -1 in requantization(op, graph)[1]:
+                seen.add("right shift 1")  # frequent rounding ties (fc_dsp_round_ties_pt)
             if chunks % 8 and chunks >= 8:
                 seen.add("singles and eights")
             if x.num_elements // depth > 1:
@@ -149,7 +152,7 @@ def test_the_sweep_reaches_every_path_of_the_fast_path():
             if hi < 127:
                 seen.add("clamp above")
     assert seen == {"no table", "tail", "left over rows", "groups only", "singles and eights",
-                    "batches", "clamp below", "clamp above"}
+                    "batches", "clamp below", "clamp above", "right shift 1"}
 
 
 @pytest.mark.parametrize("variant", ["dsp", "dsp_wide"])

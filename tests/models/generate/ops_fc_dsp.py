@@ -10,6 +10,10 @@ Writes tests/models/ops/fc_dsp_*.tflite. Every model is seeded, so reruns give b
 - fc_dsp_relu6_clamp_pt, fc_dsp_relu_clamp_pc: an activation range narrower than int8, so the
   packed outputs are clamped byte-wise (SSUB8 + SEL); the converter always calibrates a fused
   RELU's output to start at -128, so these are built by hand (ModelBuilder).
+- fc_dsp_round_ties_pt: weights in {-1, 0, 1} and a multiplier of 0.3 (a right shift of 1), so
+  the sums stay mostly inside the output range and a quarter of them are rounding ties of the
+  right shift on a negative value (random inputs reach the "- (hi < 0)" of the requantization
+  only this way) (ModelBuilder).
 - fc_dsp_left_shift_pt: a requantization multiplier above 1 (a left shift), which the short
   requantization table does not cover: the kernels take their generic path (ModelBuilder).
 """
@@ -44,15 +48,15 @@ def _dense(seed: int, shape, units: int, activation: str | None, per_channel: bo
 
 
 def _by_hand(seed: int, depth: int, units: int, activation: int, per_channel: bool,
-             out_scale: float, out_zero_point: int) -> bytes:
+             out_scale: float, out_zero_point: int, weight_max: int = 127, bias_max: int = 3000) -> bytes:
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
     x = b.tensor("x", (1, depth), "int8", scale=0.02, zero_point=-5)
     w_scale = (rng.uniform(0.002, 0.006, units) if per_channel else 0.004)
-    w = b.constant("w", rng.integers(-127, 128, (units, depth)).astype(np.int8),
+    w = b.constant("w", rng.integers(-weight_max, weight_max + 1, (units, depth)).astype(np.int8),
                    scale=w_scale, zero_point=0)
     bias_scale = 0.02 * np.atleast_1d(w_scale)
-    bias = b.constant("bias", rng.integers(-3000, 3000, units).astype(np.int32),
+    bias = b.constant("bias", rng.integers(-bias_max, bias_max, units).astype(np.int32),
                       scale=bias_scale if per_channel else float(bias_scale[0]), zero_point=0)
     y = b.tensor("y", (1, units), "int8", scale=out_scale, zero_point=out_zero_point)
     b.operator("FULLY_CONNECTED", [x, w, bias], [y], "FullyConnectedOptions",
@@ -69,6 +73,10 @@ def main() -> None:
     # RELU with a zero point of -20: the bytes below -20 are clamped.
     save("ops/fc_dsp_relu_clamp_pc.tflite",
          _by_hand(403, 40, 6, RELU, True, out_scale=0.05, out_zero_point=-20))
+    # input scale 0.02 * weight scale 0.004 / output scale 0.000266... = 0.3 = 0.6 * 2^-1.
+    save("ops/fc_dsp_round_ties_pt.tflite",
+         _by_hand(405, 16, 8, 0, False, out_scale=0.02 * 0.004 / 0.3, out_zero_point=0,
+                  weight_max=1, bias_max=100))
     # input scale 0.02 * weight scale 0.004 / output scale 0.00005 = 1.6: a left shift of 1.
     save("ops/fc_dsp_left_shift_pt.tflite",
          _by_hand(404, 16, 6, 0, False, out_scale=0.00005, out_zero_point=3))
