@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "microbuild/asm_function.h"
 #include "microbuild/kernels/fully_connected.h"
 #include "microbuild/kernels/fully_connected_requantize.h"
 #include "microbuild/quant.h"
@@ -76,6 +77,249 @@ static inline void fc_load2_aligned(const int8_t *p, uint32_t *a, uint32_t *b)
         acc3 = __smlad(fc_odd(w3), xo, acc3);                                                     \
     }
 
+/* ---- the fast path: whole groups, depth a multiple of 4, the requantization table --------------
+ * When the compiler emitted params->requant (its short requantization is exact for this op), the
+ * depth is a multiple of 4 and the weights are word-aligned, one call per input row runs every
+ * group of 4 output rows: the 4 sums from the bias, the whole chunks, then the 4 outputs
+ * requantized from the table and stored as one word. On Thumb-2 that is a function in assembly
+ * (it needs all 14 allocatable registers: weights r0-r3, sums r4-r7, the input word's halves
+ * r8-r9, input and weight pointers r10-r11, the loop's end r12, the input word lr), its loop eight
+ * chunks per pass after the depth / 4 % 8 single chunks: per 16 multiply-accumulates, dsp runs
+ * LDR + 2 SXTB16 (input) + LDM (the 4 rows' words) + 8 SXTB16 + 8 SMLAD = 20 instructions,
+ * dsp_wide LDR + 2 SXTB16 + 2 LDM + 8 SMLAD = 13.
+ * Requantization per row (table words m2 = 2 * multiplier - 2^32, offset, right + 1, see
+ * dsp_requant_table): hi = SMMLAR(acc, m2, acc) = (acc * 2 * multiplier + 2^31) >> 32, then
+ * out = SSAT8((2 * hi + offset - (hi < 0)) >> (right + 1)),
+ * then for an activation narrower than int8 a byte-wise clamp of the packed word (SSUB8 + SEL). */
+typedef struct {
+    const int8_t *x;        /*  0: the input row */
+    const int8_t *x_octs;   /*  4: x + 4 * (depth / 4 % 8): where the 8-chunk loop starts */
+    const int8_t *x_end;    /*  8: x + depth */
+    const int32_t *bias;    /* 12: the first group's */
+    const int32_t *requant; /* 16: the first group's table rows */
+    int8_t *y;              /* 20: the first group's outputs */
+    int32_t groups;         /* 24: >= 1 */
+    uint32_t amin4, amax4;  /* 28: the activation range in each byte (clamping form only) */
+    const void *w;          /* 36: the first group's weights, word-aligned */
+} fc_groups_job;
+
+void mb_fc_dsp_groups(const fc_groups_job *j);
+void mb_fc_dsp_groups_clamp(const fc_groups_job *j);
+void mb_fc_dsp_wide_groups(const fc_groups_job *j);
+void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
+
+/* MB_CONV2D_DSP_C_BLOCKS selects the C form below on Thumb-2 too (the tests run it that way). */
+#if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
+#define FC_ASM_CHUNK_DSP                                                                        \
+    "ldr    lr, [r10], #4\n\t"                                                                  \
+    "sxtb16 r8, lr\n\t"                                                                         \
+    "sxtb16 r9, lr, ror #8\n\t"                                                                 \
+    "ldm    r11!, {r0, r1, r2, r3}\n\t"                                                         \
+    "sxtb16 lr, r0\n\t"                                                                         \
+    "smlad  r4, lr, r8, r4\n\t"                                                                 \
+    "sxtb16 r0, r0, ror #8\n\t"                                                                 \
+    "smlad  r4, r0, r9, r4\n\t"                                                                 \
+    "sxtb16 lr, r1\n\t"                                                                         \
+    "smlad  r5, lr, r8, r5\n\t"                                                                 \
+    "sxtb16 r1, r1, ror #8\n\t"                                                                 \
+    "smlad  r5, r1, r9, r5\n\t"                                                                 \
+    "sxtb16 lr, r2\n\t"                                                                         \
+    "smlad  r6, lr, r8, r6\n\t"                                                                 \
+    "sxtb16 r2, r2, ror #8\n\t"                                                                 \
+    "smlad  r6, r2, r9, r6\n\t"                                                                 \
+    "sxtb16 lr, r3\n\t"                                                                         \
+    "smlad  r7, lr, r8, r7\n\t"                                                                 \
+    "sxtb16 r3, r3, ror #8\n\t"                                                                 \
+    "smlad  r7, r3, r9, r7\n\t"
+
+/* Each row's chunk is the words (w0, w2) and (w1, w3) as int16 pairs. */
+#define FC_ASM_CHUNK_WIDE                                                                       \
+    "ldr    lr, [r10], #4\n\t"                                                                  \
+    "sxtb16 r8, lr\n\t"                                                                         \
+    "sxtb16 r9, lr, ror #8\n\t"                                                                 \
+    "ldm    r11!, {r0, r1, r2, r3}\n\t"                                                         \
+    "smlad  r4, r0, r8, r4\n\t"                                                                 \
+    "smlad  r4, r1, r9, r4\n\t"                                                                 \
+    "smlad  r5, r2, r8, r5\n\t"                                                                 \
+    "smlad  r5, r3, r9, r5\n\t"                                                                 \
+    "ldm    r11!, {r0, r1, r2, r3}\n\t"                                                         \
+    "smlad  r6, r0, r8, r6\n\t"                                                                 \
+    "smlad  r6, r1, r9, r6\n\t"                                                                 \
+    "smlad  r7, r2, r8, r7\n\t"                                                                 \
+    "smlad  r7, r3, r9, r7\n\t"
+
+/* Sum A to its int8 output (sign-extended in A); the table pointer in lr, r0-r3 and r8 free. */
+#define FC_ASM_REQUANTIZE(A)                                                                    \
+    "ldm    lr!, {r0, r1, r2}\n\t"                                                              \
+    "smmlar " A ", " A ", r0, " A "\n\t"                                                        \
+    "add    r8, r1, " A ", lsl #1\n\t"                                                          \
+    "sub    r8, r8, " A ", lsr #31\n\t"                                                         \
+    "asr    r8, r8, r2\n\t"                                                                     \
+    "ssat   " A ", #8, r8\n\t"
+
+#define FC_ASM_NO_CLAMP ""
+#define FC_ASM_CLAMP                                                                            \
+    "ldrd   r0, r1, [sp, #28]\n\t"                                                              \
+    "ssub8  r2, r4, r0\n\t"  /* GE per byte where the output >= amin */                         \
+    "sel    r4, r4, r0\n\t"                                                                     \
+    "ssub8  r2, r1, r4\n\t"  /* GE per byte where amax >= the output */                         \
+    "sel    r4, r4, r1\n\t"
+
+/* The job is copied to the stack frame (9 words), the group's pointers advance there. */
+#define FC_ASM_GROUPS(NAME, CHUNK, CLAMP)                                                       \
+    __asm__(MB_THUMB_FUNCTION_BEGIN(NAME)                                                       \
+            "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
+            "sub    sp, sp, #36\n\t"  /* 8-byte aligned with the 9 registers */                 \
+            "ldr    r11, [r0, #36]\n\t"                                                         \
+            "ldm    r0, {r1, r2, r3, r4, r5, r6, r7, r8, r9}\n\t"                               \
+            "stm    sp, {r1, r2, r3, r4, r5, r6, r7, r8, r9}\n"                                 \
+            ".L" NAME "_group:\n\t"                                                             \
+            "ldr    r12, [sp, #12]\n\t"                                                         \
+            "ldm    r12!, {r4, r5, r6, r7}\n\t"                                                 \
+            "str    r12, [sp, #12]\n\t"                                                         \
+            "ldrd   r10, r12, [sp]\n\t"                                                         \
+            "cmp    r10, r12\n\t"                                                               \
+            "beq    .L" NAME "_octs\n"                                                         \
+            ".L" NAME "_single:\n\t"                                                            \
+            CHUNK                                                                               \
+            "cmp    r10, r12\n\t"                                                               \
+            "bne    .L" NAME "_single\n"                                                        \
+            ".L" NAME "_octs:\n\t"                                                             \
+            "ldr    r12, [sp, #8]\n\t"                                                          \
+            "cmp    r10, r12\n\t"                                                               \
+            "beq    .L" NAME "_requantize\n"                                                    \
+            ".L" NAME "_quad:\n\t"                                                              \
+            ".rept  8\n\t" CHUNK ".endr\n\t"                                                   \
+            "cmp    r10, r12\n\t"                                                               \
+            "bne    .L" NAME "_quad\n"                                                          \
+            ".L" NAME "_requantize:\n\t"                                                        \
+            "ldr    lr, [sp, #16]\n\t"                                                          \
+            FC_ASM_REQUANTIZE("r4") FC_ASM_REQUANTIZE("r5")                                     \
+            FC_ASM_REQUANTIZE("r6") FC_ASM_REQUANTIZE("r7")                                     \
+            "str    lr, [sp, #16]\n\t"                                                          \
+            "bfi    r4, r5, #8, #8\n\t"                                                         \
+            "bfi    r4, r6, #16, #8\n\t"                                                        \
+            "bfi    r4, r7, #24, #8\n\t"                                                        \
+            CLAMP                                                                               \
+            "ldrd   r0, r1, [sp, #20]\n\t"                                                      \
+            "str    r4, [r0], #4\n\t"  /* 4 rows' bytes: STR may be unaligned here */           \
+            "subs   r1, r1, #1\n\t"                                                             \
+            "strd   r0, r1, [sp, #20]\n\t"                                                      \
+            "bne    .L" NAME "_group\n\t"                                                       \
+            "add    sp, sp, #36\n\t"                                                            \
+            "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
+            MB_THUMB_FUNCTION_END(NAME))
+
+FC_ASM_GROUPS("mb_fc_dsp_groups", FC_ASM_CHUNK_DSP, FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_groups_clamp", FC_ASM_CHUNK_DSP, FC_ASM_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups", FC_ASM_CHUNK_WIDE, FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups_clamp", FC_ASM_CHUNK_WIDE, FC_ASM_CLAMP);
+#else
+/* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
+static int32_t fc_table_requantize(const int32_t *t, int32_t acc)
+{
+    int32_t hi;
+    __asm__("smmlar %0, %1, %2, %1" : "=r"(hi) : "r"(acc), "r"(t[0]));
+    const int32_t sum = (int32_t)(((uint32_t)hi << 1) + (uint32_t)t[1] - ((uint32_t)hi >> 31));
+    return __ssat(sum >> t[2], 8);
+}
+
+static void fc_groups_c(const fc_groups_job *j, int wide, int32_t amin, int32_t amax)
+{
+    const int32_t *bias = j->bias;
+    const int32_t *t = j->requant;
+    int8_t *y = j->y;
+    const int8_t *w = (const int8_t *)j->w;
+    for (int32_t g = 0; g < j->groups; g++, bias += 4, y += 4) {
+        int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
+        for (const int8_t *x = j->x; x != j->x_end; x += 4) {
+            const uint32_t xv = fc_load32(x);
+            const int32_t xe = fc_even(xv);
+            const int32_t xo = fc_odd(xv);
+            for (int32_t r = 0; r < 4; r++) {
+                uint32_t a, b;
+                if (wide) {
+                    memcpy(&a, w + 8 * r, 4);
+                    memcpy(&b, w + 8 * r + 4, 4);
+                } else {
+                    const uint32_t wv = fc_load32(w + 4 * r);
+                    a = (uint32_t)fc_even(wv);
+                    b = (uint32_t)fc_odd(wv);
+                }
+                acc[r] = __smlad((int32_t)a, xe, acc[r]);
+                acc[r] = __smlad((int32_t)b, xo, acc[r]);
+            }
+            w += wide ? 32 : 16;
+        }
+        for (int32_t r = 0; r < 4; r++, t += 3) {
+            y[r] = (int8_t)mb_clamp_i32(fc_table_requantize(t, acc[r]), amin, amax);
+        }
+    }
+}
+
+void mb_fc_dsp_groups(const fc_groups_job *j)
+{
+    fc_groups_c(j, 0, -128, 127);
+}
+
+void mb_fc_dsp_groups_clamp(const fc_groups_job *j)
+{
+    fc_groups_c(j, 0, (int8_t)j->amin4, (int8_t)j->amax4);
+}
+
+void mb_fc_dsp_wide_groups(const fc_groups_job *j)
+{
+    fc_groups_c(j, 1, -128, 127);
+}
+
+void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j)
+{
+    fc_groups_c(j, 1, (int8_t)j->amin4, (int8_t)j->amax4);
+}
+#endif
+
+/* One row's sum to its output when the fast path does not run (the rows left over, a depth not
+ * a multiple of 4, unaligned weights): from the table when there is one. */
+static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, int32_t acc)
+{
+    if (p->requant == NULL) {
+        return mb_fc_requantize(p, c, acc);
+    }
+    const int32_t *t = p->requant + 3 * c;
+    /* t[0] = 2 * multiplier - 2^32: as unsigned, 2 * multiplier. */
+    const int32_t out = mb_fc_rescale(acc, (int32_t)((uint32_t)t[0] >> 1), 1 - t[2]) +
+                        p->output_offset;
+    return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
+}
+
+/* Runs the fast path over every group of every input row and returns 1, or returns 0 when it
+ * does not apply. */
+static int fc_groups(const mb_fully_connected_s8_params *params, const int8_t *input,
+                     const void *weights, const int32_t *bias, int8_t *output, int wide)
+{
+    const int32_t depth = params->input_depth;
+    const int32_t groups = params->output_depth / 4;
+    if (params->requant == NULL || (depth & 3) != 0 || depth == 0 || groups == 0 ||
+        ((uintptr_t)weights & 3u) != 0) {
+        return 0;
+    }
+    const int clamp = params->activation_min > -128 || params->activation_max < 127;
+    const uint32_t amin4 = (uint8_t)params->activation_min * 0x01010101u;
+    const uint32_t amax4 = (uint8_t)params->activation_max * 0x01010101u;
+    for (int32_t b = 0; b < params->batches; b++) {
+        const int8_t *x = input + b * depth;
+        const fc_groups_job job = {x, x + 4 * (depth / 4 % 8), x + depth, bias, params->requant,
+                                   output + b * params->output_depth, groups, amin4, amax4,
+                                   weights};
+        if (wide) {
+            (clamp ? mb_fc_dsp_wide_groups_clamp : mb_fc_dsp_wide_groups)(&job);
+        } else {
+            (clamp ? mb_fc_dsp_groups_clamp : mb_fc_dsp_groups)(&job);
+        }
+    }
+    return 1;
+}
+
 /* GCC's pre-allocation scheduling hoists all loads of the unrolled loop and spills accumulators
  * on Cortex-M4; without it the loop stays in registers. */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -91,13 +335,15 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
     const int32_t chunks = depth / 4;
     const int32_t tail = depth - chunks * 4;
     const int aligned = ((uintptr_t)weights & 7u) == 0 && (depth & 1) == 0;
+    /* The fast path does every group; the rows left over remain. */
+    const int32_t done = fc_groups(params, input, weights, bias, output, 0) ? groups : 0;
     (void)scratch;
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x_row = input + b * depth;
         int8_t *y = output + b * out_depth;
-        const int8_t *w = weights;
-        int32_t c = 0;
-        for (int32_t g = 0; g < groups; g++, c += 4) {
+        const int8_t *w = weights + done * 4 * depth;
+        int32_t c = done * 4;
+        for (int32_t g = done; g < groups; g++, c += 4) {
             int32_t acc0 = bias[c];
             int32_t acc1 = bias[c + 1];
             int32_t acc2 = bias[c + 2];
@@ -135,10 +381,10 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
                 acc3 += w[3 * tail + t] * xt;
             }
             w += 4 * tail;
-            y[c] = mb_fc_requantize(params, c, acc0);
-            y[c + 1] = mb_fc_requantize(params, c + 1, acc1);
-            y[c + 2] = mb_fc_requantize(params, c + 2, acc2);
-            y[c + 3] = mb_fc_requantize(params, c + 3, acc3);
+            y[c] = fc_requantize(params, c, acc0);
+            y[c + 1] = fc_requantize(params, c + 1, acc1);
+            y[c + 2] = fc_requantize(params, c + 2, acc2);
+            y[c + 3] = fc_requantize(params, c + 3, acc3);
         }
         for (; c < out_depth; c++) {
             int32_t acc = bias[c];
@@ -153,7 +399,7 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
                 acc += w[t] * x[t];
             }
             w += tail;
-            y[c] = mb_fc_requantize(params, c, acc);
+            y[c] = fc_requantize(params, c, acc);
         }
     }
 }
@@ -161,8 +407,8 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
 /* dsp_wide: the dsp layout widened to int16 at compile time, each whole chunk's four weights stored
  * w0 w2 w1 w3 (arrange_dsp_wide in microbuild/compiler/ops/fully_connected.py), so a row's chunk is
  * the two words SMLAD pairs with the input's (x0, x2) and (x1, x3) directly: no SXTB16 on the
- * weights, 15 instructions per 16 MACs instead of 21, for twice the weights' flash. The tail and
- * the rows left over keep the dsp order of their values, as int16. */
+ * weights (13 instructions per 16 MACs instead of 20 in the assembly fast path), for twice the
+ * weights' flash. The tail and the rows left over keep the dsp order of their values, as int16. */
 /* Two words of int16 weights at p + offset values. In the groups' chunks always 8-byte aligned:
  * the array is (MB_WEIGHTS_ATTR, 16), and every chunk, group and tail spans a multiple of 8
  * bytes (4 rows x 2 bytes per value). One LDRD then (GCC splits a 64-bit memcpy into two LDR
@@ -211,13 +457,14 @@ void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
     const int32_t groups = out_depth / 4;
     const int32_t chunks = depth / 4;
     const int32_t tail = depth - chunks * 4;
+    const int32_t done = fc_groups(params, input, weights, bias, output, 1) ? groups : 0;
     (void)scratch;
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x_row = input + b * depth;
         int8_t *y = output + b * out_depth;
-        const int16_t *w = weights;
-        int32_t c = 0;
-        for (int32_t g = 0; g < groups; g++, c += 4) {
+        const int16_t *w = weights + done * 4 * depth;
+        int32_t c = done * 4;
+        for (int32_t g = done; g < groups; g++, c += 4) {
             int32_t acc0 = bias[c];
             int32_t acc1 = bias[c + 1];
             int32_t acc2 = bias[c + 2];
@@ -243,10 +490,10 @@ void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
                 acc3 += w[3 * tail + t] * xt;
             }
             w += 4 * tail;
-            y[c] = mb_fc_requantize(params, c, acc0);
-            y[c + 1] = mb_fc_requantize(params, c + 1, acc1);
-            y[c + 2] = mb_fc_requantize(params, c + 2, acc2);
-            y[c + 3] = mb_fc_requantize(params, c + 3, acc3);
+            y[c] = fc_requantize(params, c, acc0);
+            y[c + 1] = fc_requantize(params, c + 1, acc1);
+            y[c + 2] = fc_requantize(params, c + 2, acc2);
+            y[c + 3] = fc_requantize(params, c + 3, acc3);
         }
         for (; c < out_depth; c++) {
             int32_t acc = bias[c];
@@ -262,7 +509,7 @@ void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
                 acc += w[t] * x[t];
             }
             w += tail;
-            y[c] = mb_fc_requantize(params, c, acc);
+            y[c] = fc_requantize(params, c, acc);
         }
     }
 }

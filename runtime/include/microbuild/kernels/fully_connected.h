@@ -24,6 +24,11 @@ typedef struct {
     /* Per-channel requantization ([output_depth] each), or NULL. */
     const int32_t *output_multipliers;
     const int32_t *output_shifts;
+    /* The dsp and dsp_wide variants only: 3 words per output row (2 * multiplier - 2^32, the
+     * rounding offset with the output zero point, right shift + 1; dsp_requant_table in
+     * microbuild/compiler/ops/fully_connected.py), in place of the fields above; NULL when the
+     * compiler could not prove that short form exact (then the fields above are set). */
+    const int32_t *requant;
 } mb_fully_connected_s8_params;
 
 /* bias: the folded bias described above, [output_depth], never NULL. */
