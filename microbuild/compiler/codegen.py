@@ -29,6 +29,7 @@ from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan, plan_memory
 from microbuild.compiler.prepare import prepare_graph
+from microbuild.compiler.row_stream import RowBand, Shift, plan_with_streaming
 from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
 from microbuild.errors import ModelError
@@ -112,6 +113,14 @@ class CompiledModel:
             "kernel_sources": self.kernel_sources,
             "target": self.target.to_dict(),
             "notes": list(self.graph.notes),
+            # A row-streamed region (row_stream.py): its ops, row buffers, and the workspace
+            # op-by-op execution would need.
+            "row_stream": (None if self.plan.region is None else
+                           {**self.plan.region.summary(),
+                            "workspace_bytes_op_by_op": self.plan.op_by_op_bytes}),
+            "workspace_bytes_op_by_op": (self.plan.op_by_op_bytes
+                                         if self.plan.op_by_op_bytes is not None
+                                         else self.plan.workspace_bytes),
             "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary(),
                      # outputs written over the inputs they consume (microbuild/compiler/overlap.py)
                      "overlaps": [{"op": op, "input": src, "output": dst, "distance": d,
@@ -171,12 +180,14 @@ class CompiledModel:
 
 
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
-                  selection: Selection | None = None) -> CompiledModel:
+                  selection: Selection | None = None, row_stream: bool = True) -> CompiledModel:
     """Compile a .tflite model (path, bytes or an already read Graph) to C sources.
 
     ``selection`` chooses each op's kernel variant: the board's CPU, a tuning log, forced
     choices (microbuild.compiler.variants). Without one: the heuristic defaults for a generic
-    CPU (portable C variants only)."""
+    CPU (portable C variants only). ``row_stream``: run a run of convolutions row by row when
+    that needs a smaller workspace (microbuild/compiler/row_stream.py); False keeps every op
+    whole."""
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
             or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
@@ -188,6 +199,8 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     selection = selection if selection is not None else Selection()
     lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
     plan = plan_memory(graph, lowerings)
+    if row_stream:
+        plan = plan_with_streaming(graph, lowerings, plan)
     compiled = _Generator(graph, lowerings, plan, prefix).run()
     compiled.target = selection.target
     compiled.lowerings = lowerings
@@ -211,9 +224,17 @@ class _Generator:
         self._tensor_symbols: dict[int, str] = {}
         self._op: Operator | None = None
         self.variant = None  # set by BoundLowering.emit for the op being emitted
+        # While emitting a band call of a row-streamed region (row_stream.py): the rows the call
+        # covers (a RowBand, read by the conv lowerings), the operands' row addresses, and a
+        # suffix keeping each band shape's parameter struct apart.
+        self.band = None
+        self.views: dict[int, str] = {}
+        self.symbol_suffix = ""
 
     # ---- EmitContext -----------------------------------------------------------------------
     def ptr(self, tensor_index: int) -> str:
+        if tensor_index in self.views:  # a band call of a row-streamed region: a row's address
+            return self.views[tensor_index]
         tensor = self.graph.tensors[tensor_index]
         if tensor.is_constant:
             return self._tensor_array(tensor_index)
@@ -242,7 +263,7 @@ class _Generator:
 
     def symbol(self, name: str) -> str:
         assert self._op is not None
-        return f"op{self._op.index}_{name}"
+        return f"op{self._op.index}_{name}{self.symbol_suffix}"
 
     def scratch_ptr(self) -> str:
         assert self._op is not None
@@ -294,10 +315,16 @@ class _Generator:
         headers: list[str] = []
         kernels: list[str] = []
         ops = []
+        region = self.plan.region
         for op, lowering in zip(g.operators, self.lowerings):
-            self._op = op
-            code = lowering.emit(op, g, self)
-            self._op = None
+            if region is not None and op.index == region.first:
+                code = self._emit_region()
+            elif region is not None and op.index in region.ops:
+                code = f"/* streamed with ops {region.first}-{region.last}, in op {region.first} */"
+            else:
+                self._op = op
+                code = lowering.emit(op, g, self)
+                self._op = None
             ins = ", ".join(f"t{t}" for t in op.inputs if t >= 0)
             outs = ", ".join(f"t{t}" for t in op.outputs)
             body.append(f"    /* op {op.index} {op.opcode}: {ins} -> {outs} */")
@@ -371,6 +398,49 @@ class _Generator:
                              outputs=outputs, workspace_bytes=self.plan.workspace_bytes,
                              weights_bytes=weights_bytes, ops=ops,
                              state_bytes=self.plan.state_bytes)
+
+    def _emit_region(self) -> str:
+        """The row-streamed region's calls and row moves, in the order row_stream.py decided:
+        each band shape's parameters once (a struct per shape), each call on its rows' addresses
+        in the workspace."""
+        region = self.plan.region
+        g = self.graph
+        lines = [f"/* ops {region.first}-{region.last} streamed row by row: "
+                 f"{len(region.calls())} band calls, row buffers "
+                 + ", ".join(f"t{t} {region.capacity[t]} rows"
+                             for t in sorted(region.capacity)) + " */"]
+        templates: dict[tuple[int, int, int, int], str] = {}
+        bands_per_op: dict[int, int] = {}
+        for step in region.steps:
+            if isinstance(step, Shift):
+                row = region.row_bytes[step.tensor]
+                base = self.plan.row_locations[step.tensor].offset
+                if step.rows > 0 and step.source > 0:
+                    lines.append(f"memmove(ws + {base}, ws + {base + step.source * row}, "
+                                 f"{step.rows * row}); /* t{step.tensor}: rows still needed */")
+                continue
+            key = (step.op, step.v1 - step.v0, step.y1 - step.y0, step.pad_top)
+            if key not in templates:
+                op = g.operators[step.op]
+                k = bands_per_op.get(step.op, 0)
+                bands_per_op[step.op] = k + 1
+                self._op, self.symbol_suffix = op, f"_band{k}"
+                self.band = RowBand(input_h=key[1], output_h=key[2], pad_top=key[3])
+                self.views = {t: f"MB_ROW_OPERAND_{t}_" for t, _ in step.slots}
+                try:
+                    templates[key] = self.lowerings[step.op].emit(op, g, self).strip()
+                finally:
+                    self._op, self.symbol_suffix, self.band, self.views = None, "", None, {}
+            code = templates[key]
+            for t, slot in step.slots:
+                ctype = CTYPES[g.tensors[t].dtype]
+                base = (self.plan.row_locations[t] if t in region.capacity
+                        else self.plan.locations[t]).offset
+                code = code.replace(f"MB_ROW_OPERAND_{t}_",
+                                    f"({ctype} *)(ws + {base + slot * region.row_bytes[t]})")
+            lines.append(f"/* op {step.op}: rows {step.y0}..{step.y1 - 1} */")
+            lines += code.splitlines()
+        return "\n".join(lines)
 
     def _signature(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
         params = [f"const {CTYPES[s.dtype]} *in{k}" for k, s in enumerate(inputs)]
