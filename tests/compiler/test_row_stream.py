@@ -1,0 +1,106 @@
+"""Row-streamed regions (microbuild/compiler/row_stream.py): ResNet-8's first residual block and
+its stride-2 block run in bands of output rows, bit-exact with TFLM, in half TFLM's arena."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from microbuild.compiler import compile_model
+from microbuild.compiler.plan_check import verify_plan
+from microbuild.compiler.row_stream import Call, Shift
+from microbuild.compiler.variants import Selection, Target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compiler_support import assert_bit_exact  # noqa: E402
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+RESNET8 = MODELS / "resnet8.tflite"
+TFLM_ARENA_M7 = 54_340  # TFLM's smallest working arena for resnet8 on the M7 (benchmarks)
+TARGETS = {"generic": Target(), "m7-dsp": Target("cortex-m7", frozenset({"dsp"})),
+           "m55-mve": Target("cortex-m55", frozenset({"dsp", "mve"}))}
+
+
+def test_resnet8_streams_its_first_two_blocks_in_half_tflms_arena():
+    model = compile_model(RESNET8)
+    region = model.plan.region
+    assert (region.first, region.last) == (0, 5)  # conv0 .. the stride-2 block's skip conv+add
+    # 20, 21 (block 1), 23 (block 1's sum), 24, 25 (block 2) never exist whole.
+    assert sorted(region.capacity) == [20, 21, 23, 24, 25]
+    assert region.capacity[20] == 3 and region.capacity[21] == 3  # a 3x3 conv's window
+    assert model.workspace_bytes == 19_520
+    assert model.plan.op_by_op_bytes == 33_056
+    assert model.workspace_bytes <= TFLM_ARENA_M7 // 2
+    assert verify_plan(model.graph, model.plan, model.lowerings) == []
+    summary = json.loads(model.summary_json())
+    assert summary["workspace_bytes"] == 19_520
+    assert summary["workspace_bytes_op_by_op"] == 33_056
+    assert summary["row_stream"]["ops"] == [0, 5]
+    assert [b["tensor"] for b in summary["row_stream"]["row_buffers"]] == [20, 21, 23, 24, 25]
+    # The edge bands have their own parameters: op 0's first band starts in the top padding.
+    text = model.sources["model.c"]
+    assert "op0_params_band0 = {.batches = 1, .input_h = " in text
+    assert ".pad_top = 1," in text.split("op0_params_band0", 1)[1].split(";", 1)[0]
+
+
+def test_row_stream_can_be_turned_off():
+    model = compile_model(RESNET8, row_stream=False)
+    assert model.plan.region is None and model.workspace_bytes == 33_056
+    assert json.loads(model.summary_json())["row_stream"] is None
+
+
+@pytest.mark.parametrize("name", TARGETS)
+def test_every_target_fits_half_tflms_arena(name):
+    model = compile_model(RESNET8, selection=Selection(TARGETS[name]))
+    assert model.plan.region is not None
+    assert model.workspace_bytes <= TFLM_ARENA_M7 // 2, model.workspace_bytes
+    assert model.workspace_bytes < model.plan.op_by_op_bytes
+    assert verify_plan(model.graph, model.plan, model.lowerings) == []
+    # The band calls use the same kernel variants as op by op.
+    fast = {"generic": "gemm", "m7-dsp": "dsp", "m55-mve": "mve"}[name]
+    assert {op["kernel"] for op in model.ops[:6]} == {fast}
+    assert f"mb_conv2d_s8_{fast}(" in model.sources["model.c"]
+
+
+@pytest.mark.parametrize("variants", [None, {"*": "reference"}], ids=["gemm", "reference"])
+def test_resnet8_streamed_is_bit_exact_with_tflm(variants, tmp_path):
+    assert_bit_exact(RESNET8, n=6, seed=3, tmp_path=tmp_path, variants=variants)
+
+
+def test_resnet8_streamed_compiles_with_clang_and_is_bit_exact(tmp_path):
+    assert_bit_exact(RESNET8, n=3, seed=5, cc="clang", tmp_path=tmp_path)
+
+
+def test_models_where_streaming_does_not_help_stay_op_by_op():
+    for name in ("ds_cnn", "anomaly_ae"):
+        model = compile_model(MODELS / f"{name}.tflite")
+        assert model.plan.region is None, name
+        assert model.plan.op_by_op_bytes == model.workspace_bytes
+
+
+def test_verifier_replays_the_schedule():
+    model = compile_model(RESNET8)
+    region = model.plan.region
+    # A row move dropped: a later call reads rows that are no longer where it looks.
+    first_move = next(i for i, s in enumerate(region.steps) if isinstance(s, Shift))
+    broken = dataclasses.replace(region, steps=region.steps[:first_move]
+                                 + region.steps[first_move + 1:])
+    problems = verify_plan(model.graph, dataclasses.replace(model.plan, region=broken))
+    assert any("from slots holding" in p or "overflow" in p for p in problems), problems
+    # Two calls swapped: a row read before it is computed.
+    calls = [i for i, s in enumerate(region.steps) if isinstance(s, Call)]
+    steps = list(region.steps)
+    steps[calls[0]], steps[calls[1]] = steps[calls[1]], steps[calls[0]]
+    problems = verify_plan(model.graph, dataclasses.replace(
+        model.plan, region=dataclasses.replace(region, steps=steps)))
+    assert any("before it is computed" in p or "after" in p for p in problems), problems
+    # A row buffer one row too small.
+    capacity = dict(region.capacity)
+    capacity[20] -= 1
+    problems = verify_plan(model.graph, dataclasses.replace(
+        model.plan, region=dataclasses.replace(region, capacity=capacity)))
+    assert problems
