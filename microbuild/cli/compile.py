@@ -22,7 +22,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     target = Target.of_board(resolve_board(args.board)) if args.board else Target()
     tuning = TuningLog.load(options["tuning"]) if "tuning" in options else None
     selection = Selection(target, tuning=tuning, force=options.get("variants", {}))
-    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection)
+    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection,
+                             row_stream=not args.no_row_stream)
     written = compiled.write(Path(args.output))
     if args.plan_svg:
         Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
@@ -64,6 +65,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
             out.print(f"{kind[:-1]} {i}: {t['dtype']}{list(t['shape'])} scale={t['scale']:.6g} "
                       f"zero_point={t['zero_point']}")
     out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {summary['workspace_bytes']:,} bytes")
+    stream = summary["row_stream"]
+    if stream:
+        first, last = stream["ops"]
+        buffers = ", ".join(f"t{b['tensor']} {b['rows']} rows ({b['bytes']:,} B)"
+                            for b in stream["row_buffers"])
+        out.print(f"ops {first}-{last} run row by row ({stream['calls']} band calls, "
+                  f"{stream['row_moves']} row moves; row buffers {buffers}): "
+                  f"{summary['workspace_bytes']:,} bytes instead of "
+                  f"{stream['workspace_bytes_op_by_op']:,} op by op (--no-row-stream)")
     out.print("wrote " + ", ".join(str(p) for p in written))
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")
@@ -87,6 +97,9 @@ def add_parser(commands) -> None:
     p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
+    p.add_argument("--no-row-stream", action="store_true",
+                   help="run every operator whole, even where running the first convolutions "
+                        "row by row would need a smaller workspace")
     p.add_argument("--board", help="choose kernel variants for this board's CPU (default: "
                                    "portable C only)")
     add_kernel_arguments(p)

@@ -309,6 +309,10 @@ def _producers(graph: Graph | None) -> dict[int, tuple[int, str]]:
 
 def _writer(b, producers: dict[int, tuple[int, str]], graph: Graph | None) -> str:
     """What fills a buffer: "op 3 CONV_2D", "op 3 scratch", "model input 0"."""
+    if getattr(b, "row_tensor", None) is not None:
+        return f"rows of t{b.row_tensor}"
+    if b.scratch_op is not None and b.last_op != b.first_op:
+        return f"ops {b.first_op}-{b.last_op} scratch"
     if b.scratch_op is not None:
         opcode = graph.operators[b.scratch_op].opcode if graph is not None else ""
         return f"op {b.scratch_op} {opcode} scratch".replace("  ", " ")
@@ -343,6 +347,10 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
 
     title = (f"memory plan: {plan.workspace_bytes:,} bytes = {plan.workspace_bytes / 1024:.1f} "
              f"KiB ({plan.strategy})")
+    region = plan.region
+    if region is not None:
+        title += (f"; ops {region.first}-{region.last} row-streamed (op by op: "
+                  f"{plan.op_by_op_bytes:,} bytes)")
     if graph is not None and graph.source:
         title = f"{graph.source}: {title}"
     parts = [
@@ -354,6 +362,16 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f7f7f7" '
         'stroke="#999"/>',
     ]
+    if region is not None:
+        # The streamed region: its ops' calls interleave, so it is one column; its row buffers
+        # (dotted) hold only the rows some call still needs.
+        parts.append(f'<rect x="{x(region.first):.1f}" y="{top}" '
+                     f'width="{x(region.last + 1) - x(region.first):.1f}" height="{plot_h}" '
+                     'fill="#fff3c4" stroke="#c9a227" stroke-dasharray="6 3"><title>ops '
+                     f"{region.first}..{region.last} run row by row: "
+                     f"{len(region.calls())} band calls</title></rect>")
+        parts.append(f'<text x="{x(region.first) + 3:.1f}" y="{top + plot_h - 6}" '
+                     f'font-size="10">ops {region.first}-{region.last} row-streamed</text>')
     # An output written over the input it consumes (plan.overlaps) shares bytes with it at that
     # op: translucent fills let both show, and the output's outline is dashed.
     written_over = {dst: (op, src, d) for op, src, dst, d, _ in plan.overlaps}
@@ -370,7 +388,8 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         over = [written_over[t] for t in b.tensors if t in written_over]
         note = "".join(f"; op {op} writes it over tensor {src}, at least {d} bytes below"
                        for op, src, d in over)
-        dash = ' stroke-dasharray="4 2"' if over else ""
+        dash = (' stroke-dasharray="4 2"' if over else
+                ' stroke-dasharray="1 2"' if getattr(b, "row_tensor", None) is not None else "")
         parts.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(x1 - x0, 1):.1f}" '
             f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.6" stroke="#333"'

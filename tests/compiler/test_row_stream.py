@@ -104,3 +104,28 @@ def test_verifier_replays_the_schedule():
     problems = verify_plan(model.graph, dataclasses.replace(
         model.plan, region=dataclasses.replace(region, capacity=capacity)))
     assert problems
+
+
+def test_compile_cli_reports_and_draws_the_streamed_region(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    from microbuild.cli import main
+
+    svg = tmp_path / "plan.svg"
+    assert main(["compile", str(RESNET8), "-o", str(tmp_path / "c"), "--json",
+                 "--plan-svg", str(svg)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["workspace_bytes"] == 19_520
+    assert summary["workspace_bytes_op_by_op"] == summary["row_stream"][
+        "workspace_bytes_op_by_op"] == 33_056
+    root = ET.fromstring(svg.read_text())
+    text = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert "ops 0-5 row-streamed" in text and "rows of t20" in text
+    titles = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title"))
+    assert "op by op: 33,056 bytes" in titles
+    assert main(["compile", str(RESNET8), "-o", str(tmp_path / "c")]) == 0
+    assert "19,520 bytes instead of 33,056 op by op" in " ".join(capsys.readouterr().out.split())
+    assert main(["compile", str(RESNET8), "-o", str(tmp_path / "c"), "--json",
+                 "--no-row-stream"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["row_stream"] is None and summary["workspace_bytes"] == 33_056
