@@ -301,14 +301,21 @@ def _merge_bands(steps: list, region: RowRegion, internal: set[int]) -> list:
 def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
     """The smallest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
     every region row_stream can build; ties keep op-by-op execution (no band calls, no moves).
-    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports."""
+    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports.
+
+    Only regions holding an op where op-by-op execution peaks are tried: the workspace is at
+    least what is alive at such an op, and a region elsewhere leaves that unchanged."""
+    from microbuild.compiler.op_stats import live_bytes
     from microbuild.compiler.planner import plan_memory
 
     names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
              for lw in lowerings]
     rows = streamable_ops(graph, names)
+    live = live_bytes(op_by_op.summary(), len(graph.operators))
+    peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
+    spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})
     best = op_by_op
-    for first, last in candidate_spans(rows):
+    for first, last in spans:
         region = build_region(graph, first, last, rows)
         if region is None:
             continue
