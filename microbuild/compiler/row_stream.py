@@ -6,8 +6,8 @@ row by row (MCUNetV2's patch-based inference, cut into whole rows) removes that 
 produced and consumed inside the region never exists whole, only the rows some consumer still
 needs, in a small *row buffer*.
 
-A region is consecutive ops ``first..last`` of kinds :data:`STREAMABLE` (CONV_2D and the fused
-CONV_2D+ADD, int8, one image, no dilation). Each op computes output row ``y`` from input rows
+A region is consecutive ops ``first..last`` of kinds :data:`STREAMABLE` (CONV_2D, the fused
+CONV_2D+ADD and DEPTHWISE_CONV_2D, int8, one image, no dilation). Each op computes output row ``y`` from input rows
 ``[y * stride - pad_top, ... + filter_h)`` clipped to the image (and, for CONV_2D+ADD, residual
 row ``y``). The kernels take the height, the top padding and the output height through their
 parameter struct, so a band of output rows ``[y0, y1)`` is one ordinary kernel call on a *view*:
@@ -40,10 +40,15 @@ from microbuild.compiler.fusion import FUSED_CONV_ADD
 from microbuild.compiler.spatial import window_2d
 from microbuild.model.ir import Graph, Operator
 
-STREAMABLE = ("CONV_2D", FUSED_CONV_ADD)
+STREAMABLE = ("CONV_2D", FUSED_CONV_ADD, "DEPTHWISE_CONV_2D")
 # Kernel variants whose calls keep nothing between calls and clip windows to input_h
-# (None: the reference kernel).
-_STREAMABLE_VARIANTS = (None, "gemm", "dsp", "dsp16", "mve")
+# (None: the reference kernel). The DSP depthwise kernel's band ring lives in its scratch and is
+# refilled from the view at the start of every call.
+_STREAMABLE_VARIANTS = {
+    "CONV_2D": (None, "gemm", "dsp", "dsp16", "mve"),
+    FUSED_CONV_ADD: (None, "gemm", "dsp", "dsp16", "mve"),
+    "DEPTHWISE_CONV_2D": (None, "portable", "dsp", "mve"),
+}
 
 
 @dataclass(frozen=True)
@@ -135,7 +140,7 @@ class RowRegion:
 
 def geometry(op: Operator, graph: Graph, variant_name: str | None) -> RowGeometry | None:
     """The op's row mapping, or None when it cannot run in bands."""
-    if op.opcode not in STREAMABLE or variant_name not in _STREAMABLE_VARIANTS:
+    if op.opcode not in STREAMABLE or variant_name not in _STREAMABLE_VARIANTS[op.opcode]:
         return None
     conv = op.options["conv"] if op.opcode == FUSED_CONV_ADD else op
     if len(op.outputs) != 1 or not conv.inputs or conv.inputs[0] < 0:
