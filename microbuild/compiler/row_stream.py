@@ -264,7 +264,9 @@ def _schedule(region: RowRegion, graph: Graph, producer: dict[int, int], interna
                 while next_row[producer[t]] < upto:
                     produce_next(producer[t])
         if g.out in internal:
-            low = lowest_needed(g.out)
+            # (a row no consumer reads, e.g. between a 1x1 stride-2 conv's rows, is still
+            # written: it needs a slot too)
+            low = min(lowest_needed(g.out), y)
             needed[g.out] = max(needed[g.out], y + 1 - low)
             if capacity is not None and y - base[g.out] >= capacity[g.out]:
                 kept = y - low

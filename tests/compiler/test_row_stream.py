@@ -148,3 +148,20 @@ def test_compile_cli_reports_and_draws_the_streamed_region(tmp_path, capsys):
                  "--no-row-stream"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["row_stream"] is None and summary["workspace_bytes"] == 33_056
+
+
+ODD_ROWS = MODELS / "ops" / "row_stream_odd_rows_pc.tflite"
+
+
+def test_rows_no_consumer_reads_still_get_a_slot(tmp_path):
+    # Op 1 (1x1, stride 2) reads rows 0, 2, 4... of op 0's output: the odd rows are written
+    # and dropped, so one row of it is enough; op 2 (4x4, stride 2) starts in one row of top
+    # padding and ends in two of bottom padding; op 3 is a stride-2 depthwise on 6 rows.
+    model = compile_model(ODD_ROWS)
+    region = model.plan.region
+    assert (region.first, region.last) == (0, 3)
+    assert region.capacity[model.graph.operators[0].outputs[0]] == 1
+    assert model.workspace_bytes < model.plan.op_by_op_bytes
+    assert verify_plan(model.graph, model.plan, model.lowerings) == []
+    for variants in (None, {"*": "reference"}):
+        assert_bit_exact(ODD_ROWS, n=4, seed=11, tmp_path=tmp_path, variants=variants)
