@@ -186,8 +186,8 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     ``selection`` chooses each op's kernel variant: the board's CPU, a tuning log, forced
     choices (microbuild.compiler.variants). Without one: the heuristic defaults for a generic
     CPU (portable C variants only). ``row_stream``: run a run of convolutions row by row when
-    that needs a smaller workspace (microbuild/compiler/row_stream.py); False keeps every op
-    whole."""
+    that needs a smaller workspace (microbuild/compiler/row_stream.py); False (or a selection's
+    ``row_stream`` False) keeps every op whole."""
     if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
             or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
@@ -199,7 +199,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     selection = selection if selection is not None else Selection()
     lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
     plan = plan_memory(graph, lowerings)
-    if row_stream:
+    if row_stream and selection.row_stream:
         plan = plan_with_streaming(graph, lowerings, plan)
     compiled = _Generator(graph, lowerings, plan, prefix).run()
     compiled.target = selection.target

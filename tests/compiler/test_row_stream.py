@@ -165,3 +165,15 @@ def test_rows_no_consumer_reads_still_get_a_slot(tmp_path):
     assert verify_plan(model.graph, model.plan, model.lowerings) == []
     for variants in (None, {"*": "reference"}):
         assert_bit_exact(ODD_ROWS, n=4, seed=11, tmp_path=tmp_path, variants=variants)
+
+
+def test_a_selection_spec_can_turn_streaming_off_for_firmware_builds():
+    # The tuner's candidate firmwares (build_firmware(row_stream=False)) read every op's tensors
+    # from the workspace: their models are compiled op by op through the selection spec.
+    from microbuild.compiler.variants import selection_from_spec, selection_spec
+
+    on = selection_spec(Target(), None, {})
+    assert "row_stream" not in on  # the usual spec, a build input, is unchanged
+    off = selection_spec(Target(), None, {}, row_stream=False)
+    assert compile_model(RESNET8, selection=selection_from_spec(on)).plan.region is not None
+    assert compile_model(RESNET8, selection=selection_from_spec(off)).plan.region is None
