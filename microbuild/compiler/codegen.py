@@ -230,6 +230,7 @@ class _Generator:
         self.band = None
         self.views: dict[int, str] = {}
         self.symbol_suffix = ""
+        self._band_macro = False  # MB_BAND_FUNCTION defined yet
 
     # ---- EmitContext -----------------------------------------------------------------------
     def ptr(self, tensor_index: int) -> str:
@@ -246,6 +247,8 @@ class _Generator:
         return f"({CTYPES[tensor.dtype]} *)(ws + {loc.offset})"
 
     def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
+        if self.symbol_suffix:  # a band's arrays are the op's own (one copy, by content)
+            name = name.removesuffix(self.symbol_suffix)
         values = np.asarray(values)
         if ctype in _NUMPY_OF_CTYPE:
             values = values.astype(_NUMPY_OF_CTYPE[ctype])
@@ -318,7 +321,12 @@ class _Generator:
         region = self.plan.region
         for op, lowering in zip(g.operators, self.lowerings):
             if region is not None and op.index == region.first:
-                code = self._emit_region()
+                # One function, called by both run and run_op (its calls are many).
+                function = f"{self.prefix}_streamed_ops_{region.first}_{region.last}"
+                region_body = [f"    {line}" for line in self._emit_region().splitlines()]
+                self.static("\n".join([f"static void {function}(uint8_t *const ws)", "{",
+                                        *region_body, "}"]))
+                code = f"{function}(ws);"
             elif region is not None and op.index in region.ops:
                 code = f"/* streamed with ops {region.first}-{region.last}, in op {region.first} */"
             else:
@@ -400,16 +408,17 @@ class _Generator:
                              state_bytes=self.plan.state_bytes)
 
     def _emit_region(self) -> str:
-        """The row-streamed region's calls and row moves, in the order row_stream.py decided:
-        each band shape's parameters once (a struct per shape), each call on its rows' addresses
-        in the workspace."""
+        """The row-streamed region's calls and row moves, in the order row_stream.py decided.
+        Each band shape of an op becomes a small static function (its parameter struct, the
+        kernel call on the operands' workspace offsets), so the many calls of the region are
+        short: ``band(ws, input offset, output offset[, residual offset]);``."""
         region = self.plan.region
         g = self.graph
         lines = [f"/* ops {region.first}-{region.last} streamed row by row: "
                  f"{len(region.calls())} band calls, row buffers "
                  + ", ".join(f"t{t} {region.capacity[t]} rows"
                              for t in sorted(region.capacity)) + " */"]
-        templates: dict[tuple[int, int, int, int], str] = {}
+        functions: dict[tuple[int, int, int, int], str] = {}
         bands_per_op: dict[int, int] = {}
         for step in region.steps:
             if isinstance(step, Shift):
@@ -420,27 +429,51 @@ class _Generator:
                                  f"{step.rows * row}); /* t{step.tensor}: rows still needed */")
                 continue
             key = (step.op, step.v1 - step.v0, step.y1 - step.y0, step.pad_top)
-            if key not in templates:
-                op = g.operators[step.op]
-                k = bands_per_op.get(step.op, 0)
-                bands_per_op[step.op] = k + 1
-                self._op, self.symbol_suffix = op, f"_band{k}"
-                self.band = RowBand(input_h=key[1], output_h=key[2], pad_top=key[3])
-                self.views = {t: f"MB_ROW_OPERAND_{t}_" for t, _ in step.slots}
-                try:
-                    templates[key] = self.lowerings[step.op].emit(op, g, self).strip()
-                finally:
-                    self._op, self.symbol_suffix, self.band, self.views = None, "", None, {}
-            code = templates[key]
+            if key not in functions:
+                functions[key] = self._band_function(step, key, bands_per_op)
+            offsets = []
             for t, slot in step.slots:
-                ctype = CTYPES[g.tensors[t].dtype]
                 base = (self.plan.row_locations[t] if t in region.capacity
                         else self.plan.locations[t]).offset
-                code = code.replace(f"MB_ROW_OPERAND_{t}_",
-                                    f"({ctype} *)(ws + {base + slot * region.row_bytes[t]})")
-            lines.append(f"/* op {step.op}: rows {step.y0}..{step.y1 - 1} */")
-            lines += code.splitlines()
+                offsets.append(str(base + slot * region.row_bytes[t]))
+            lines.append(f"{functions[key]}(ws, {', '.join(offsets)}); "
+                         f"/* op {step.op}: rows {step.y0}..{step.y1 - 1} */")
         return "\n".join(lines)
+
+    def _band_function(self, step, key: tuple[int, int, int, int],
+                       bands_per_op: dict[int, int]) -> str:
+        """A static function running one band shape of one op on operands at given offsets."""
+        g = self.graph
+        op = g.operators[step.op]
+        k = bands_per_op.get(step.op, 0)
+        bands_per_op[step.op] = k + 1
+        self._op, self.symbol_suffix = op, f"_band{k}"
+        self.band = RowBand(input_h=key[1], output_h=key[2], pad_top=key[3])
+        self.views = {t: f"({CTYPES[g.tensors[t].dtype]} *)(ws + at{j})"
+                      for j, (t, _) in enumerate(step.slots)}
+        try:
+            code = self.lowerings[step.op].emit(op, g, self).strip()
+            name = self.symbol("rows")
+        finally:
+            self._op, self.symbol_suffix, self.band, self.views = None, "", None, {}
+        function = f"{self.prefix}_{name}"
+        params = ", ".join(f"uint32_t at{j}" for j in range(len(step.slots)))
+        if not self._band_macro:
+            # Kept out of line: inlined, the region's many calls would cost their full argument
+            # lists each (kilobytes of code).
+            self._band_macro = True
+            self.static("\n".join([
+                "#if defined(__GNUC__) || defined(__clang__)",
+                "#define MB_BAND_FUNCTION static __attribute__((noinline)) void",
+                "#else",
+                "#define MB_BAND_FUNCTION static void",
+                "#endif"]))
+        self.static("\n".join(
+            [f"/* op {step.op}: {key[2]} output row(s) from {key[1]} input row(s), "
+             f"{key[3]} of padding above */",
+             f"MB_BAND_FUNCTION {function}(uint8_t *const ws, {params})", "{"]
+            + [f"    {line}" if line.strip() else "" for line in code.splitlines()] + ["}"]))
+        return function
 
     def _signature(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
         params = [f"const {CTYPES[s.dtype]} *in{k}" for k, s in enumerate(inputs)]
