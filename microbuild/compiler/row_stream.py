@@ -7,9 +7,9 @@ produced and consumed inside the region never exists whole, only the rows some c
 needs, in a small *row buffer*.
 
 A region is consecutive ops ``first..last`` of kinds :data:`STREAMABLE` (CONV_2D, the fused
-CONV_2D+ADD and DEPTHWISE_CONV_2D, int8, one image, no dilation). Each op computes output row ``y`` from input rows
-``[y * stride - pad_top, ... + filter_h)`` clipped to the image (and, for CONV_2D+ADD, residual
-row ``y``). The kernels take the height, the top padding and the output height through their
+CONV_2D+ADD and DEPTHWISE_CONV_2D, int8, one image, no dilation). Each op computes output row
+``y`` from input rows ``[y * stride - pad_top, ... + filter_h)`` clipped to the image (and, for
+CONV_2D+ADD, residual row ``y``). The kernels take the height, the top padding and the output height through their
 parameter struct, so a band of output rows ``[y0, y1)`` is one ordinary kernel call on a *view*:
 the input pointer at the first row the band reads, ``input_h`` the rows it reads, ``pad_top``
 what is left of the padding above them and ``output_h = y1 - y0``. Rows beyond the view's end
@@ -29,6 +29,11 @@ order, each first pulling the rows of its inputs it needs from their producers (
 then whatever rows remain. A first pass with unbounded buffers measures each buffer's capacity
 (the most rows ever needed at once), a second one records the moves. Consecutive calls of one
 op with nothing between them become one band.
+
+Where it is used: ``plan_with_streaming`` (below) keeps a region only when the planner
+(``plan_memory(region=...)``) places it in a smaller workspace than op by op; codegen emits each
+band shape of an op as a small function and the region as one function of calls and moves;
+``plan_check.verify_plan`` replays the schedule independently.
 """
 
 from __future__ import annotations
@@ -211,8 +216,6 @@ def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometr
         if g.residual is not None and (g.residual == g.x or
                                        graph.tensor(g.residual).shape != graph.tensor(g.out).shape):
             return None
-        if len(producer) != len({geo[i].out for i in producer.values()}):
-            return None
     # Rows tensors: produced inside, every reader inside, not a graph output, read only as the
     # windowed input or residual of region ops.
     internal = set()
@@ -228,7 +231,7 @@ def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometr
     capacity = _schedule(region, graph, producer, internal, None)
     region.capacity = capacity
     _schedule(region, graph, producer, internal, capacity)
-    region.steps = _merge_bands(region.steps, region, internal)
+    region.steps = _merge_bands(region.steps, region)
     return region
 
 
@@ -290,7 +293,7 @@ def _schedule(region: RowRegion, graph: Graph, producer: dict[int, int], interna
     return needed
 
 
-def _merge_bands(steps: list, region: RowRegion, internal: set[int]) -> list:
+def _merge_bands(steps: list, region: RowRegion) -> list:
     """Consecutive calls of one op, nothing between them, as one band (rows stay contiguous)."""
     merged: list = []
     for s in steps:
