@@ -367,11 +367,10 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         # (dotted) hold only the rows some call still needs.
         parts.append(f'<rect x="{x(region.first):.1f}" y="{top}" '
                      f'width="{x(region.last + 1) - x(region.first):.1f}" height="{plot_h}" '
-                     'fill="#fff3c4" stroke="#c9a227" stroke-dasharray="6 3"><title>ops '
-                     f"{region.first}..{region.last} run row by row: "
-                     f"{len(region.calls())} band calls</title></rect>")
+                     'fill="#fff3c4" stroke="#c9a227" stroke-dasharray="6 3"/>')
         parts.append(f'<text x="{x(region.first) + 3:.1f}" y="{top + plot_h - 6}" '
-                     f'font-size="10">ops {region.first}-{region.last} row-streamed</text>')
+                     f'font-size="10">ops {region.first}-{region.last} row-streamed '
+                     f"({len(region.calls())} band calls)</text>")
     # An output written over the input it consumes (plan.overlaps) shares bytes with it at that
     # op: translucent fills let both show, and the output's outline is dashed.
     written_over = {dst: (op, src, d) for op, src, dst, d, _ in plan.overlaps}
