@@ -3,11 +3,14 @@
 For the MLPerf-Tiny-like test models and every model in ../shared/models that compiles, it
 records, per CPU (generic C, Cortex-M4 / M7 with the DSP extension, Cortex-M55 with Helium; the
 board's default kernel variants, whose scratch areas count):
-- the workspace before outputs could be written over the inputs they consume (the planner with
-  ``overlap=False``) and after (microbuild/compiler/overlap.py);
+- the workspace op by op (outputs written over the inputs they consume,
+  microbuild/compiler/overlap.py; ``compile_model(row_stream=False)``) and what the compiler
+  chooses by default: a run of convolutions executed row by row where that needs less
+  (microbuild/compiler/row_stream.py; the streamed ops are listed). The JSON also keeps the
+  figure before outputs could overlap their inputs (``no_overlap``);
 - the floor: the most bytes that must be alive at one op whatever the placement (an output
   allowed over its input counted by the least the pair can span), which op-by-op execution
-  cannot go below;
+  cannot go below (row streaming can);
 - TFLM's smallest working arena, found by trial with the tflite-micro wheel in child processes
   (benchmarks/tflm_reference.py). Variable tensors are not in microbuild's workspace (they live
   in the model's state buffer), so the RAM compared with the arena is workspace + state.
@@ -72,17 +75,21 @@ def measure(model: Path, tflm: dict[str, int]) -> dict:
     row: dict = {"model": model.stem}
     for name, target in TARGETS.items():
         try:
+            op_by_op = compile_model(model, selection=Selection(target), row_stream=False)
             compiled = compile_model(model, selection=Selection(target))
         except ModelError as err:
             row["error"] = str(err).splitlines()[0]
             return row
-        before = plan_memory(compiled.graph, compiled.lowerings, overlap=False)
-        floor, at = _floor(compiled)
-        row[name] = {"before": before.workspace_bytes, "after": compiled.workspace_bytes,
+        no_overlap = plan_memory(op_by_op.graph, op_by_op.lowerings, overlap=False)
+        floor, at = _floor(op_by_op)
+        region = compiled.plan.region
+        row[name] = {"no_overlap": no_overlap.workspace_bytes,
+                     "before": op_by_op.workspace_bytes, "after": compiled.workspace_bytes,
+                     "streamed_ops": [region.first, region.last] if region else None,
                      "state": compiled.state_bytes, "floor": floor,
-                     "floor_op": f"{at} {compiled.graph.operators[at].opcode}"
-                     if compiled.graph.operators else "",
-                     "overlaps": len(compiled.plan.overlaps)}
+                     "floor_op": f"{at} {op_by_op.graph.operators[at].opcode}"
+                     if op_by_op.graph.operators else "",
+                     "overlaps": len(op_by_op.plan.overlaps)}
     row["tflm_arena"] = tflm.get(model.stem) or smallest_tflm_arena(model)
     return row
 
@@ -90,8 +97,10 @@ def measure(model: Path, tflm: dict[str, int]) -> dict:
 def markdown(rows: list[dict]) -> str:
     names = list(TARGETS)
     lines = ["# Workspace against TFLM's arena (RAM = workspace + state)", "",
-             f"Goal: at most {GOAL}x TFLM's smallest working arena. Before -> after: outputs "
-             "written over the inputs they consume (microbuild/compiler/overlap.py). Floor (generic C): the "
+             f"Goal: at most {GOAL}x TFLM's smallest working arena. Before -> after: op by op "
+             "(outputs written over the inputs they consume, microbuild/compiler/overlap.py) "
+             "-> the compiler's default, which runs the ops in [brackets] row by row where that "
+             "needs less (microbuild/compiler/row_stream.py). Floor (generic C): the "
              "most bytes that must be alive at one op whatever the placement, which op-by-op "
              "execution cannot go below.", "",
              "| model | TFLM arena | " + " | ".join(f"{n}: before -> after (ratio)" for n in names)
@@ -107,7 +116,10 @@ def markdown(rows: list[dict]) -> str:
             c = r[n]
             ram = c["after"] + c["state"]
             mark = "" if ram <= GOAL * arena else " **"
-            cells.append(f"{c['before'] + c['state']:,} -> {ram:,} ({ram / arena:.2f}x){mark}")
+            ops = c.get("streamed_ops")
+            streamed = f" [ops {ops[0]}-{ops[1]}]" if ops else ""
+            cells.append(f"{c['before'] + c['state']:,} -> {ram:,} ({ram / arena:.2f}x)"
+                         f"{streamed}{mark}")
         g = r["generic"]
         lines.append(f"| {r['model']} | {arena:,} | " + " | ".join(cells) +
                      f" | {g['floor'] + g['state']:,} ({(g['floor'] + g['state']) / arena:.2f}x),"

@@ -28,7 +28,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # With a board that lists several workspace regions, the workspace is split as a build
     # for that board splits it.
     compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection,
-                             workspace_regions=split_regions(board) if board else None)
+                             workspace_regions=split_regions(board) if board else None,
+                             row_stream=not args.no_row_stream)
     written = compiled.write(Path(args.output))
     if args.plan_svg:
         Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
@@ -73,6 +74,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
     workspace = (" + ".join(f"{p['bytes']:,} bytes in {p['region']}" for p in parts) if parts
                  else f"{summary['workspace_bytes']:,} bytes")  # split across the board's regions
     out.print(f"weights: {summary['weights_bytes']:,} bytes   workspace: {workspace}")
+    stream = summary["row_stream"]
+    if stream:
+        first, last = stream["ops"]
+        buffers = ", ".join(f"t{b['tensor']} {b['rows']} rows ({b['bytes']:,} B)"
+                            for b in stream["row_buffers"])
+        out.print(f"ops {first}-{last} run row by row ({stream['calls']} band calls, "
+                  f"{stream['row_moves']} row moves; row buffers {buffers}): "
+                  f"{summary['workspace_bytes']:,} bytes instead of "
+                  f"{stream['workspace_bytes_op_by_op']:,} op by op (--no-row-stream)")
     out.print("wrote " + ", ".join(str(p) for p in written))
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")
@@ -96,6 +106,9 @@ def add_parser(commands) -> None:
     p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
+    p.add_argument("--no-row-stream", action="store_true",
+                   help="run every operator whole, even where running the first convolutions "
+                        "row by row would need a smaller workspace")
     p.add_argument("--board", help="choose kernel variants for this board's CPU (default: "
                                    "portable C only)")
     add_kernel_arguments(p)

@@ -28,9 +28,10 @@ from microbuild.compiler.op_stats import live_bytes
 from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan, plan_memory
-from microbuild.compiler.workspace_split import (WorkspaceRegion, describe_parts, part_symbol,
-                                                 split_plan)
+from microbuild.compiler.workspace_split import (WorkspaceRegion, describe_parts, needs_split,
+                                                 part_symbol, split_plan)
 from microbuild.compiler.prepare import prepare_graph
+from microbuild.compiler.row_stream import RowBand, Shift, plan_with_streaming
 from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
 from microbuild.errors import ModelError
@@ -114,6 +115,14 @@ class CompiledModel:
             "kernel_sources": self.kernel_sources,
             "target": self.target.to_dict(),
             "notes": list(self.graph.notes),
+            # A row-streamed region (row_stream.py): its ops, row buffers, and the workspace
+            # op-by-op execution would need.
+            "row_stream": (None if self.plan.row_region is None else
+                           {**self.plan.row_region.summary(),
+                            "workspace_bytes_op_by_op": self.plan.op_by_op_bytes}),
+            "workspace_bytes_op_by_op": (self.plan.op_by_op_bytes
+                                         if self.plan.op_by_op_bytes is not None
+                                         else self.plan.workspace_bytes),
             "plan": {"strategy": self.plan.strategy, "buffers": self.plan.summary(),
                      # outputs written over the inputs they consume (microbuild/compiler/overlap.py)
                      "overlaps": [{"op": op, "input": src, "output": dst, "distance": d,
@@ -177,13 +186,15 @@ class CompiledModel:
 
 
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
-                  selection: Selection | None = None,
+                  selection: Selection | None = None, row_stream: bool = True,
                   workspace_regions: Sequence[WorkspaceRegion] | None = None) -> CompiledModel:
     """Compile a .tflite model (path, bytes or an already read Graph) to C sources.
 
     ``selection`` chooses each op's kernel variant: the board's CPU, a tuning log, forced
     choices (microbuild.compiler.variants). Without one: the heuristic defaults for a generic
-    CPU (portable C variants only).
+    CPU (portable C variants only). ``row_stream``: run a run of convolutions row by row when
+    that needs a smaller workspace (microbuild/compiler/row_stream.py); False (or a selection's
+    ``row_stream`` False) keeps every op whole.
 
     ``workspace_regions``: the memory regions the board lists for the workspace, in order of
     preference, with the bytes free in each: a workspace larger than the first is split across
@@ -198,7 +209,15 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     graph = fuse_conv_add(graph)
     selection = selection if selection is not None else Selection()
     lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
-    plan = split_plan(plan_memory(graph, lowerings), graph, workspace_regions or (), prefix)
+    regions = workspace_regions or ()
+    plan = plan_memory(graph, lowerings)
+    if row_stream and selection.row_stream:
+        streamed = plan_with_streaming(graph, lowerings, plan)
+        # Streaming is kept when its workspace fits the first region; one that must be split
+        # across regions anyway is the op-by-op plan, split (row buffers live in one workspace).
+        if streamed.row_region is None or not needs_split(streamed, regions):
+            plan = streamed
+    plan = split_plan(plan, graph, regions, prefix)
     compiled = _Generator(graph, lowerings, plan, prefix).run()
     compiled.target = selection.target
     compiled.lowerings = lowerings
@@ -222,9 +241,18 @@ class _Generator:
         self._tensor_symbols: dict[int, str] = {}
         self._op: Operator | None = None
         self.variant = None  # set by BoundLowering.emit for the op being emitted
+        # While emitting a band call of a row-streamed region (row_stream.py): the rows the call
+        # covers (a RowBand, read by the conv lowerings), the operands' row addresses, and a
+        # suffix keeping each band shape's parameter struct apart.
+        self.band = None
+        self.views: dict[int, str] = {}
+        self.symbol_suffix = ""
+        self._band_macro = False  # MB_BAND_FUNCTION defined yet
 
     # ---- EmitContext -----------------------------------------------------------------------
     def ptr(self, tensor_index: int) -> str:
+        if tensor_index in self.views:  # a band call of a row-streamed region: a row's address
+            return self.views[tensor_index]
         tensor = self.graph.tensors[tensor_index]
         if tensor.is_constant:
             return self._tensor_array(tensor_index)
@@ -241,6 +269,8 @@ class _Generator:
         return "ws" if region == 0 else part_symbol(self.prefix, self.plan.regions[region][0])
 
     def const_array(self, name: str, values: np.ndarray, ctype: str) -> str:
+        if self.symbol_suffix:  # a band's arrays are the op's own (one copy, by content)
+            name = name.removesuffix(self.symbol_suffix)
         values = np.asarray(values)
         if ctype in _NUMPY_OF_CTYPE:
             values = values.astype(_NUMPY_OF_CTYPE[ctype])
@@ -258,7 +288,7 @@ class _Generator:
 
     def symbol(self, name: str) -> str:
         assert self._op is not None
-        return f"op{self._op.index}_{name}"
+        return f"op{self._op.index}_{name}{self.symbol_suffix}"
 
     def scratch_ptr(self) -> str:
         assert self._op is not None
@@ -310,10 +340,21 @@ class _Generator:
         headers: list[str] = []
         kernels: list[str] = []
         ops = []
+        region = self.plan.row_region
         for op, lowering in zip(g.operators, self.lowerings):
-            self._op = op
-            code = lowering.emit(op, g, self)
-            self._op = None
+            if region is not None and op.index == region.first:
+                # One function, called by both run and run_op (its calls are many).
+                function = f"{self.prefix}_streamed_ops_{region.first}_{region.last}"
+                region_body = [f"    {line}" for line in self._emit_region().splitlines()]
+                self.static("\n".join([f"static void {function}(uint8_t *const ws)", "{",
+                                        *region_body, "}"]))
+                code = f"{function}(ws);"
+            elif region is not None and op.index in region.ops:
+                code = f"/* streamed with ops {region.first}-{region.last}, in op {region.first} */"
+            else:
+                self._op = op
+                code = lowering.emit(op, g, self)
+                self._op = None
             ins = ", ".join(f"t{t}" for t in op.inputs if t >= 0)
             outs = ", ".join(f"t{t}" for t in op.outputs)
             body.append(f"    /* op {op.index} {op.opcode}: {ins} -> {outs} */")
@@ -387,6 +428,74 @@ class _Generator:
                              outputs=outputs, workspace_bytes=self.plan.workspace_bytes,
                              weights_bytes=weights_bytes, ops=ops,
                              state_bytes=self.plan.state_bytes)
+
+    def _emit_region(self) -> str:
+        """The row-streamed region's calls and row moves, in the order row_stream.py decided.
+        Each band shape of an op becomes a small static function (its parameter struct, the
+        kernel call on the operands' workspace offsets), so the many calls of the region are
+        short: ``band(ws, input offset, output offset[, residual offset]);``."""
+        region = self.plan.row_region
+        g = self.graph
+        lines = [f"/* ops {region.first}-{region.last} streamed row by row: "
+                 f"{len(region.calls())} band calls, row buffers "
+                 + ", ".join(f"t{t} {region.capacity[t]} rows"
+                             for t in sorted(region.capacity)) + " */"]
+        functions: dict[tuple[int, int, int, int], str] = {}
+        bands_per_op: dict[int, int] = {}
+        for step in region.steps:
+            if isinstance(step, Shift):
+                row = region.row_bytes[step.tensor]
+                base = self.plan.row_locations[step.tensor].offset
+                if step.rows > 0 and step.source > 0:
+                    lines.append(f"memmove(ws + {base}, ws + {base + step.source * row}, "
+                                 f"{step.rows * row}); /* t{step.tensor}: rows still needed */")
+                continue
+            key = (step.op, step.v1 - step.v0, step.y1 - step.y0, step.pad_top)
+            if key not in functions:
+                functions[key] = self._band_function(step, key, bands_per_op)
+            offsets = []
+            for t, slot in step.slots:
+                base = (self.plan.row_locations[t] if t in region.capacity
+                        else self.plan.locations[t]).offset
+                offsets.append(str(base + slot * region.row_bytes[t]))
+            lines.append(f"{functions[key]}(ws, {', '.join(offsets)}); "
+                         f"/* op {step.op}: rows {step.y0}..{step.y1 - 1} */")
+        return "\n".join(lines)
+
+    def _band_function(self, step, key: tuple[int, int, int, int],
+                       bands_per_op: dict[int, int]) -> str:
+        """A static function running one band shape of one op on operands at given offsets."""
+        g = self.graph
+        op = g.operators[step.op]
+        k = bands_per_op.get(step.op, 0)
+        bands_per_op[step.op] = k + 1
+        self._op, self.symbol_suffix = op, f"_band{k}"
+        self.band = RowBand(input_h=key[1], output_h=key[2], pad_top=key[3])
+        self.views = {t: f"({CTYPES[g.tensors[t].dtype]} *)(ws + at{j})"
+                      for j, (t, _) in enumerate(step.slots)}
+        try:
+            code = self.lowerings[step.op].emit(op, g, self).strip()
+            name = self.symbol("rows")
+        finally:
+            self._op, self.symbol_suffix, self.band, self.views = None, "", None, {}
+        function = f"{self.prefix}_{name}"
+        params = ", ".join(f"uint32_t at{j}" for j in range(len(step.slots)))
+        if not self._band_macro:
+            # Kept out of line: inlined, the region's many calls would cost their full argument
+            # lists each (kilobytes of code).
+            self._band_macro = True
+            self.static("\n".join([
+                "#if defined(__GNUC__) || defined(__clang__)",
+                "#define MB_BAND_FUNCTION static __attribute__((noinline)) void",
+                "#else",
+                "#define MB_BAND_FUNCTION static void",
+                "#endif"]))
+        self.static("\n".join(
+            [f"/* op {step.op}: {key[2]} output row(s) from {key[1]} input row(s), "
+             f"{key[3]} of padding above */",
+             f"MB_BAND_FUNCTION {function}(uint8_t *const ws, {params})", "{"]
+            + [f"    {line}" if line.strip() else "" for line in code.splitlines()] + ["}"]))
+        return function
 
     def _signature(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> str:
         params = [f"const {CTYPES[s.dtype]} *in{k}" for k, s in enumerate(inputs)]

@@ -44,6 +44,17 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
     lifetimes = _tensor_lifetimes(graph)
     locations = plan.locations
     ops = graph.operators
+    region = plan.row_region
+    if region is not None:
+        # A row-streamed region interleaves its ops' calls: whatever is alive at one of them is
+        # alive across all; its row tensors are checked as row buffers (and the schedule that
+        # fills them, below) instead of as whole tensors.
+        problems += _check_region(graph, plan)
+        for t in region.capacity:
+            lifetimes.pop(t, None)
+        for t, (first, last) in list(lifetimes.items()):
+            if first <= region.last and region.first <= last:
+                lifetimes[t] = (min(first, region.first), max(last, region.last))
 
     # 1. Every run-time tensor has a place, aligned and inside the workspace.
     for t in lifetimes:
@@ -163,13 +174,29 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
         if loc is not None:
             regions.append((f"tensor {t}", loc.offset, loc.offset + graph.tensors[t].nbytes,
                             first, last, ("t", shared.find(t))))
+    if region is not None:
+        for t in region.capacity:
+            loc = plan.row_locations.get(t)
+            if loc is not None:
+                regions.append((f"row buffer of tensor {t}", loc.offset,
+                                loc.offset + region.row_buffer_bytes(t), region.first,
+                                region.last, ("r", t)))
     for position, op in enumerate(ops):
         # The lowerings the plan was made with know each op's kernel variant (and its scratch);
         # without them, the reference kernels' needs, plus whatever scratch the plan holds.
         lowering = lowerings[position] if lowerings is not None else REGISTRY.get(op.opcode)
         need = lowering.scratch_bytes(op, graph) if lowering is not None else 0
         offset = plan.scratch_offset(op.index)
-        size = next((b.size for b in plan.buffers if b.scratch_op == op.index), 0)
+        owner = region.first if region is not None and op.index in region.ops else op.index
+        size = next((b.size for b in plan.buffers if b.scratch_op == owner), 0)
+        if owner != op.index:  # the region's shared scratch, checked once for all its ops
+            if need > size:
+                problems.append(f"op {op.index} {op.opcode} needs {need} scratch bytes, the "
+                                f"region's shared scratch has {size}")
+            continue
+        first_op, last_op = ((region.first, region.last) if owner == op.index and
+                             region is not None and op.index == region.first
+                             else (op.index, op.index))
         if need <= 0 and size == 0:
             continue
         if offset is None or size < need:
@@ -179,7 +206,7 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
         if offset % 16 or offset + size > plan.workspace_bytes:
             problems.append(f"op {op.index} scratch [{offset}, {offset + size}) is misaligned or "
                             "outside the workspace")
-        regions.append((f"op {op.index} scratch", offset, offset + size, op.index, op.index,
+        regions.append((f"op {op.index} scratch", offset, offset + size, first_op, last_op,
                         ("s", op.index)))
     for i, a in enumerate(regions):
         for b in regions[i + 1:]:
@@ -191,6 +218,62 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
                 problems.append(
                     f"{a[0]} [{a[1]}, {a[2]}) ops {a[3]}..{a[4]} overlaps {b[0]} "
                     f"[{b[1]}, {b[2]}) ops {b[3]}..{b[4]}")
+    return problems
+
+
+def _check_region(graph: Graph, plan: MemoryPlan) -> list[str]:
+    """Replay the region's steps: every call's output rows come in order, once each, land
+    inside their buffer, and every row it reads was produced and still sits in the slot the
+    call reads it from (moves included); every row buffer has an aligned place in the
+    workspace."""
+    from microbuild.compiler.row_stream import Call
+
+    region = plan.row_region
+    problems = []
+    for t in region.capacity:
+        loc = plan.row_locations.get(t)
+        if loc is None:
+            problems.append(f"row buffer of tensor {t} has no place in the workspace")
+        elif loc.offset % 16 or loc.offset + region.row_buffer_bytes(t) > plan.workspace_bytes:
+            problems.append(f"row buffer of tensor {t} at {loc.offset} is misaligned or outside "
+                            "the workspace")
+    produced = {g.out: 0 for g in region.geometry.values()}
+    slots = {t: [None] * region.capacity[t] for t in region.capacity}  # row held by each slot
+    for step in region.steps:
+        if not isinstance(step, Call):
+            held = slots[step.tensor]
+            moved = held[step.source:step.source + step.rows]
+            slots[step.tensor] = moved + [None] * (len(held) - len(moved))
+            continue
+        g = region.geometry[step.op]
+        where = dict(step.slots)
+        if step.y0 != produced[g.out]:
+            problems.append(f"op {step.op} computes rows {step.y0}..{step.y1 - 1} after "
+                            f"{produced[g.out]} of its rows")
+        reads = [(g.x, range(step.v0, step.v1))]
+        if g.residual is not None:
+            reads.append((g.residual, range(step.y0, step.y1)))
+        for t, rows in reads:
+            if t in produced and produced[t] < rows.stop:
+                problems.append(f"op {step.op} rows {step.y0}..{step.y1 - 1} read row "
+                                f"{rows.stop - 1} of tensor {t} before it is computed")
+            if t in slots:
+                held = slots[t][where[t]:where[t] + len(rows)]
+                if held != list(rows):
+                    problems.append(f"op {step.op} rows {step.y0}..{step.y1 - 1} read tensor {t}"
+                                    f" rows {rows.start}..{rows.stop - 1} from slots holding "
+                                    f"{held}")
+        if g.out in slots:
+            first = where[g.out]
+            if first + step.y1 - step.y0 > region.capacity[g.out]:
+                problems.append(f"op {step.op} rows {step.y0}..{step.y1 - 1} overflow the row "
+                                f"buffer of tensor {g.out}")
+            else:
+                slots[g.out][first:first + step.y1 - step.y0] = list(range(step.y0, step.y1))
+        produced[g.out] = max(produced[g.out], step.y1)
+    for g in region.geometry.values():
+        if produced[g.out] != g.out_h:
+            problems.append(f"op {g.op} computes {produced[g.out]} of its {g.out_h} rows")
     return problems
 
 
@@ -228,6 +311,10 @@ def _producers(graph: Graph | None) -> dict[int, tuple[int, str]]:
 
 def _writer(b, producers: dict[int, tuple[int, str]], graph: Graph | None) -> str:
     """What fills a buffer: "op 3 CONV_2D", "op 3 scratch", "model input 0"."""
+    if getattr(b, "row_tensor", None) is not None:
+        return f"rows of t{b.row_tensor}"
+    if b.scratch_op is not None and b.last_op != b.first_op:
+        return f"ops {b.first_op}-{b.last_op} scratch"
     if b.scratch_op is not None:
         opcode = graph.operators[b.scratch_op].opcode if graph is not None else ""
         return f"op {b.scratch_op} {opcode} scratch".replace("  ", " ")
@@ -262,6 +349,10 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
 
     title = (f"memory plan: {plan.workspace_bytes:,} bytes = {plan.workspace_bytes / 1024:.1f} "
              f"KiB ({plan.strategy})")
+    region = plan.row_region
+    if region is not None:
+        title += (f"; ops {region.first}-{region.last} row-streamed (op by op: "
+                  f"{plan.op_by_op_bytes:,} bytes)")
     if graph is not None and graph.source:
         title = f"{graph.source}: {title}"
     parts = [
@@ -273,6 +364,15 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#f7f7f7" '
         'stroke="#999"/>',
     ]
+    if region is not None:
+        # The streamed region: its ops' calls interleave, so it is one column; its row buffers
+        # (dotted) hold only the rows some call still needs.
+        parts.append(f'<rect x="{x(region.first):.1f}" y="{top}" '
+                     f'width="{x(region.last + 1) - x(region.first):.1f}" height="{plot_h}" '
+                     'fill="#fff3c4" stroke="#c9a227" stroke-dasharray="6 3"/>')
+        parts.append(f'<text x="{x(region.first) + 3:.1f}" y="{top + plot_h - 6}" '
+                     f'font-size="10">ops {region.first}-{region.last} row-streamed '
+                     f"({len(region.calls())} band calls)</text>")
     # An output written over the input it consumes (plan.overlaps) shares bytes with it at that
     # op: translucent fills let both show, and the output's outline is dashed.
     written_over = {dst: (op, src, d) for op, src, dst, d, _ in plan.overlaps}
@@ -289,7 +389,8 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         over = [written_over[t] for t in b.tensors if t in written_over]
         note = "".join(f"; op {op} writes it over tensor {src}, at least {d} bytes below"
                        for op, src, d in over)
-        dash = ' stroke-dasharray="4 2"' if over else ""
+        dash = (' stroke-dasharray="4 2"' if over else
+                ' stroke-dasharray="1 2"' if getattr(b, "row_tensor", None) is not None else "")
         parts.append(
             f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{max(x1 - x0, 1):.1f}" '
             f'height="{max(y1 - y0, 1):.1f}" fill="{color}" fill-opacity="0.6" stroke="#333"'

@@ -38,6 +38,7 @@ from typing import Callable, Sequence
 
 from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.overlap import Overlap
+from microbuild.compiler.row_stream import RowRegion
 from microbuild.model.ir import Graph
 
 ALIGNMENT = 16
@@ -61,6 +62,7 @@ class Buffer:
     # Which of the workspace's regions holds it (index into MemoryPlan.regions); 0 unless the
     # workspace is split across several memory regions (compiler/workspace_split.py).
     region: int = 0
+    row_tensor: int | None = None  # a row-streamed region's row buffer: the tensor it holds
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first_op <= other.last_op and other.first_op <= self.last_op
@@ -97,12 +99,20 @@ class MemoryPlan:
     # A workspace split across memory regions: (region name, bytes) per part, in the board's
     # order of preference; ``workspace_bytes`` is then the first part's. Empty: one workspace.
     regions: list[tuple[str, int]] = field(default_factory=list)
+    # A row-streamed run of ops (microbuild/compiler/row_stream.py), or None: its ops run in
+    # bands, its internal tensors live in row buffers (row_locations) and its ops share one
+    # scratch area (the first op's).
+    row_region: "RowRegion | None" = None
+    row_locations: dict[int, Location] = field(default_factory=dict)
+    op_by_op_bytes: int | None = None  # the workspace without the region (set by row_stream)
 
     def scratch_offset(self, op_index: int) -> int | None:
         buffer = self.scratch_buffer(op_index)
         return buffer.offset if buffer is not None else None
 
     def scratch_buffer(self, op_index: int) -> Buffer | None:
+        if self.row_region is not None and op_index in self.row_region.ops:
+            op_index = self.row_region.first
         for b in self.buffers:
             if b.scratch_op == op_index:
                 return b
@@ -111,7 +121,9 @@ class MemoryPlan:
     def summary(self) -> list[dict]:
         entries = [{"label": b.label, "tensors": list(b.tensors), "offset": b.offset,
                     "size": b.size, "first_op": b.first_op, "last_op": b.last_op,
-                    "scratch_op": b.scratch_op} for b in self.buffers]
+                    "scratch_op": b.scratch_op,
+                    **({"row_tensor": b.row_tensor} if b.row_tensor is not None else {})}
+                   for b in self.buffers]
         if self.regions:  # a split workspace: which part each buffer is in
             for entry, b in zip(entries, self.buffers):
                 entry["region"] = self.regions[b.region][0]
@@ -184,15 +196,29 @@ def _lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
 
 def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = True,
                 orderings: Sequence[str] | None = None,
-                fits: Sequence[str] = ("first", "best"), overlap: bool = True) -> MemoryPlan:
+                fits: Sequence[str] = ("first", "best"), overlap: bool = True,
+                region: RowRegion | None = None) -> MemoryPlan:
     """Place every intermediate tensor and scratch area; ``lowerings[i]`` belongs to op ``i``.
 
     ``share=False`` turns off RESHAPE aliasing and in-place reuse; with ``orderings=("size",)``
     and ``fits=("first",)`` that is TFLM's greedy-by-size planner (the tests' baseline).
     ``overlap=False`` keeps every output apart from the inputs it consumes (the plan before
     outputs could be written over their inputs: benchmarks/memory.py's "before").
+
+    ``region``: a row-streamed region (microbuild/compiler/row_stream.py). Its ops' calls
+    interleave, so every tensor alive at one of them is alive across all of them; the tensors it
+    keeps in row buffers get a buffer of their rows instead; its ops share one scratch area (the
+    largest they need: a kernel keeps nothing in it from one call to the next); and nothing is
+    written in place or over its input there.
     """
     lifetimes = _lifetimes(graph)
+    streamed: set[int] = set(region.ops) if region is not None else set()
+    if region is not None:
+        for t in region.capacity:
+            del lifetimes[t]
+        for t, (first, last) in lifetimes.items():
+            if first <= region.last and region.first <= last:
+                lifetimes[t] = (min(first, region.first), max(last, region.last))
     groups = _Groups()
     for t in lifetimes:
         groups.find(t)
@@ -201,7 +227,7 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
     in_place: list[tuple[int, int, int]] = []
     if share:
         for op, lowering in zip(graph.operators, lowerings):
-            if not op.inputs or not op.outputs:
+            if not op.inputs or not op.outputs or op.index in streamed:
                 continue
             dst = op.outputs[0]
             if lowering.aliases_input(op, graph):
@@ -249,22 +275,39 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
 
     for op, lowering in zip(graph.operators, lowerings):
         scratch = lowering.scratch_bytes(op, graph)
-        if scratch > 0:
+        if scratch > 0 and op.index not in streamed:
             buffers.append(Buffer(label=f"op {op.index} {op.opcode} scratch", tensors=(),
                                   size=scratch, first_op=op.index, last_op=op.index,
                                   scratch_op=op.index))
+    if region is not None:
+        for t in sorted(region.capacity):
+            buffers.append(Buffer(
+                label=f"{graph.tensors[t].name} ({region.capacity[t]} of "
+                      f"{graph.tensors[t].shape[1]} rows)", tensors=(),
+                size=region.row_buffer_bytes(t), first_op=region.first, last_op=region.last,
+                row_tensor=t))
+        shared_scratch = max((lowerings[i].scratch_bytes(graph.operators[i], graph)
+                              for i in region.ops), default=0)
+        if shared_scratch > 0:
+            buffers.append(Buffer(
+                label=f"ops {region.first}-{region.last} streamed scratch", tensors=(),
+                size=shared_scratch, first_op=region.first, last_op=region.last,
+                scratch_op=region.first))
 
-    pairs, claims = _overlaps(graph, lowerings, buffers) if share and overlap else ({}, [])
+    pairs, claims = (_overlaps(graph, lowerings, buffers, streamed) if share and overlap
+                     else ({}, []))
     workspace, strategy = _place(buffers, orderings or tuple(_ORDERINGS), fits, pairs,
                                  chain=share)
     locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
+    row_locations = {b.row_tensor: Location(b.offset) for b in buffers
+                     if b.row_tensor is not None}
     # Only the overlaps the placement used are claims: the others were placed apart.
     overlaps = [c for c in claims if _bytes_overlap(locations, graph, c[1], c[2])]
     state_locations, state_bytes = plan_state(graph)
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
                       strategy=strategy, aliases=aliases, in_place=in_place, overlaps=overlaps,
                       state_locations=state_locations, state_bytes=state_bytes, pairs=pairs,
-                      claims=claims)
+                      claims=claims, row_region=region, row_locations=row_locations)
 
 
 def place_buffers(buffers: list[Buffer], pairs: _Pairs) -> tuple[int, str]:
@@ -284,7 +327,8 @@ def _bytes_overlap(locations: dict[int, Location], graph: Graph, a: int, b: int)
 _Pairs = dict[tuple[int, int], tuple[int, bool]]
 
 
-def _overlaps(graph: Graph, lowerings: Sequence[OpLowering], buffers: list[Buffer]
+def _overlaps(graph: Graph, lowerings: Sequence[OpLowering], buffers: list[Buffer],
+              streamed: set[int] = frozenset()
               ) -> tuple[_Pairs, list[tuple[int, int, int, int, int]]]:
     """Every (op, input) whose output may overlap that input: the input's buffer dies at the op
     (no graph output among its tensors), the output's buffer starts there, and no other input of
@@ -293,7 +337,7 @@ def _overlaps(graph: Graph, lowerings: Sequence[OpLowering], buffers: list[Buffe
     pairs: _Pairs = {}
     claims = []
     for op, lowering in zip(graph.operators, lowerings):
-        if len(op.outputs) != 1 or op.outputs[0] not in buffer_of:
+        if len(op.outputs) != 1 or op.outputs[0] not in buffer_of or op.index in streamed:
             continue
         dst = op.outputs[0]
         out_buffer = buffer_of[dst]

@@ -239,6 +239,9 @@ class Selection:
     tuning: Any = None  # microbuild.tuning.TuningLog or None
     force: Mapping[Any, str] = field(default_factory=dict)
     force_where_possible: bool = False
+    # False: every op runs whole (no row-streamed region, microbuild/compiler/row_stream.py):
+    # what the tuner's candidate builds need to read each op's tensors from the workspace.
+    row_stream: bool = True
 
     def __post_init__(self) -> None:
         # An op index may come as text (the command line's "3=reference", JSON keys): it means
@@ -344,10 +347,13 @@ def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | Non
 
 
 # ---- a Selection as JSON (the SCons tool passes it to the model compile action) ----------------
-def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] | None
-                   ) -> dict[str, Any]:
-    return {"cpu": target.cpu, "features": sorted(target.features), "tuning": tuning,
+def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] | None,
+                   row_stream: bool = True) -> dict[str, Any]:
+    spec = {"cpu": target.cpu, "features": sorted(target.features), "tuning": tuning,
             "force": {str(k): v for k, v in (force or {}).items()}}
+    if not row_stream:  # only when off: the usual spec (a build input) stays the same
+        spec["row_stream"] = False
+    return spec
 
 
 def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
@@ -355,4 +361,5 @@ def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
 
     tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
     return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
-                     tuning=tuning, force=dict(spec.get("force") or {}))
+                     tuning=tuning, force=dict(spec.get("force") or {}),
+                     row_stream=bool(spec.get("row_stream", True)))

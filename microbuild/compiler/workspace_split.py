@@ -88,16 +88,29 @@ def _place_part(plan: MemoryPlan, indices: Sequence[int]) -> tuple[int, str]:
     return place_buffers([plan.buffers[i] for i in indices], pairs)
 
 
+def _budgets(plan: MemoryPlan, regions: Sequence[WorkspaceRegion]) -> list[int]:
+    """The bytes the workspace may take in each region (the state comes off its region's)."""
+    state = align(plan.state_bytes)
+    return [r.free - (state if r.holds_state else 0) for r in regions]
+
+
+def needs_split(plan: MemoryPlan, regions: Sequence[WorkspaceRegion]) -> bool:
+    """Whether split_plan would split ``plan``: several regions listed and the workspace over
+    the first one's budget."""
+    return len(regions) > 1 and plan.workspace_bytes > _budgets(plan, regions)[0]
+
+
 def split_plan(plan: MemoryPlan, graph: Graph, regions: Sequence[WorkspaceRegion],
                prefix: str = "model") -> MemoryPlan:
     """``plan`` when it fits the first region; else the plan split across ``regions`` (see the
     module comment). Raises FitError naming each region when even the split does not fit."""
-    if not regions:
+    if not needs_split(plan, regions):
         return plan
-    state = align(plan.state_bytes)
-    budgets = [r.free - (state if r.holds_state else 0) for r in regions]
-    if len(regions) == 1 or plan.workspace_bytes <= budgets[0]:
-        return plan
+    if plan.row_region is not None:
+        # Row buffers are addressed by offsets in one workspace (row_locations), which a split
+        # does not move; compile_model splits the op-by-op plan instead.
+        raise ValueError("a row-streamed plan cannot be split across regions")
+    budgets = _budgets(plan, regions)
 
     buffers = plan.buffers
     io = set(graph.inputs) | set(graph.outputs)

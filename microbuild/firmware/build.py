@@ -227,8 +227,8 @@ def build_firmware(board: str | Path | Board,
                    model_variants: Mapping[str, Mapping[str, str]] | None = None,
                    separate_workspace: Sequence[str] | bool = (),
                    sources: Sequence[str | Path] = (), include_dirs: Sequence[str | Path] = (),
-                   model_tuning: Mapping[str, str | Path] | None = None
-                   ) -> FirmwareBuild:
+                   model_tuning: Mapping[str, str | Path] | None = None,
+                   row_stream: bool = True) -> FirmwareBuild:
     """Build a firmware for ``board`` running ``models`` into ``out_dir``.
 
     ``input`` (.npy/.npz; for several models one .npz keyed ``<prefix>.input<k>``) is embedded
@@ -242,7 +242,8 @@ def build_firmware(board: str | Path | Board,
     ``models`` may map C prefixes to paths (the same model twice under two prefixes, e.g. with
     different kernels). Kernel variants: the board CPU's defaults, or a ``tuning`` log's measured
     winners; ``variants`` forces choices ({"CONV_2D": "dsp"}), ``model_variants`` per prefix,
-    ``model_tuning`` a log per prefix.
+    ``model_tuning`` a log per prefix. ``row_stream=False`` runs every op whole (no row-streamed
+    region; the tuner reads each op's tensors from the workspace).
 
     Several models share one workspace, the size of the largest: the executors run one model at a
     time. ``separate_workspace`` names the models (prefixes, or their .tflite paths) that keep a
@@ -322,7 +323,8 @@ def build_firmware(board: str | Path | Board,
                      "variants": dict(variants or {}),
                      "model_variants": {k: dict(v) for k, v in (model_variants or {}).items()},
                      "model_tuning": {k: str(Path(v).resolve())
-                                      for k, v in (model_tuning or {}).items() if v}},
+                                      for k, v in (model_tuning or {}).items() if v},
+                     "no_row_stream": not row_stream},
                     {"sources": source_paths,
                      "include_dirs": [str(Path(d).resolve()) for d in include_dirs]},
                     separate))

@@ -491,7 +491,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                    model_variants: dict[str, dict[str, str]] | None = None,
                    separate_workspace: list[str] | bool = (),
                    sources: list[str] | None = None, include_dirs: list[str] | None = None,
-                   model_tuning: dict[str, str] | None = None):
+                   model_tuning: dict[str, str] | None = None, no_row_stream: bool = False):
     """Build one firmware. ``models``: .tflite paths (prefix from the file name) or a dict
     prefix -> path. ``executor``: 'aot' (standalone: runs the models on embedded inputs and
     prints the results) or 'rpc' (a server the host drives over the console; see
@@ -503,6 +503,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     ``tuning`` log (microbuild tune) measured for that CPU and op signature; ``variants`` forces
     choices in every model ({"CONV_2D": "dsp"}, {"*": "reference"}), ``model_variants`` per
     model prefix (on top of ``variants``); ``model_tuning`` gives a model its own log.
+    ``no_row_stream``: every op runs whole (no row-streamed region; the tuner's builds).
 
     The models share one workspace, the size of the largest (the executors run one model at a
     time), except those ``separate_workspace`` names (prefixes; True: every model); see
@@ -549,7 +550,8 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         log = (model_tuning or {}).get(prefix) or tuning
         tuning_file = str(Path(log).resolve()) if log else None
         force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
-        spec = json.dumps(selection_spec(target_cpu, tuning_file, force), sort_keys=True)
+        spec = json.dumps(selection_spec(target_cpu, tuning_file, force,
+                                         row_stream=not no_row_stream), sort_keys=True)
         generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
                                    MICROBUILD_SELECTION=spec,
                                    MICROBUILD_WORKSPACE_REGIONS=split_spec)

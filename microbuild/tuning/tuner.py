@@ -208,9 +208,10 @@ def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[i
                                                    else REFERENCE
                                                    for p, names in positions.items()}}
     # Each copy keeps a workspace of its own: the candidates of a signature are timed in one
-    # TIMED_CALL, each on the inputs the check wrote into its workspace.
+    # TIMED_CALL, each on the inputs the check wrote into its workspace. Every op runs whole (no
+    # row-streamed region): each measured op's tensors must be in the workspace, whole.
     return build_firmware(board, firmware_models, out, executor="rpc", toolchain=toolchain,
-                          model_variants=forced, separate_workspace=True)
+                          model_variants=forced, separate_workspace=True, row_stream=False)
 
 
 # ---- 2-5. build, check, time, log ---------------------------------------------------------------

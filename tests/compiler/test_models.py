@@ -38,8 +38,9 @@ def test_plan_is_sound_and_io_is_planned(model):
     for t in compiled.graph.inputs + compiled.graph.outputs:
         offset = compiled.plan.locations[t].offset
         assert offset + compiled.graph.tensors[t].nbytes <= compiled.workspace_bytes
-    # the workspace can never be smaller than the largest single tensor
-    biggest = max(t.nbytes for t in compiled.graph.tensors if not t.is_constant)
+    # the workspace can never be smaller than the largest single tensor it holds whole (a
+    # row-streamed region's inner tensors only ever exist a few rows at a time)
+    biggest = max(compiled.graph.tensors[t].nbytes for t in compiled.plan.locations)
     assert compiled.workspace_bytes >= biggest
 
 

@@ -164,8 +164,9 @@ def _fused(path):
 
 def test_resnet8_residual_blocks_fuse_and_run_in_place():
     # The reference kernels need no scratch: the workspace is exactly the planner's tensors.
+    # Op by op (row_stream=False): tests/compiler/test_row_stream.py covers the streamed plan.
     model = compile_model(MODELS_DIR / "resnet8.tflite",
-                          selection=Selection(force={"*": REFERENCE}))
+                          selection=Selection(force={"*": REFERENCE}), row_stream=False)
     fused = [op for op in model.ops if op["opcode"] == "CONV_2D+ADD"]
     assert [op["fused_from"] for op in fused] == [[2, 3], [6, 7], [10, 11]]
     # Each fused op writes the sum over its residual operand (its last input).
@@ -180,7 +181,8 @@ def test_resnet8_residual_blocks_fuse_and_run_in_place():
     # The fast kernels' scratch (im2col columns) costs a little on top, never a second tensor.
     for target in (Target(), Target("cortex-m7", frozenset({"dsp"})),
                    Target("cortex-m55", frozenset({"dsp", "mve"}))):
-        fast = compile_model(MODELS_DIR / "resnet8.tflite", selection=Selection(target))
+        fast = compile_model(MODELS_DIR / "resnet8.tflite", selection=Selection(target),
+                             row_stream=False)
         assert verify_plan(fast.graph, fast.plan, fast.lowerings) == []
         assert fast.workspace_bytes <= 2 * 32 * 32 * 16 + 4096, (target, fast.workspace_bytes)
 

@@ -210,7 +210,9 @@ def test_plan_svg_draws_overlapping_buffers_translucent_and_says_so():
 @pytest.mark.parametrize("kernels", ["default", "reference"])
 def test_the_trained_like_chain_is_bit_exact_written_over_itself(cc, kernels, tmp_path):
     variants = {"*": REFERENCE} if kernels == "reference" else None
-    model = compile_model(CHAIN, selection=Selection(force=variants) if variants else None)
+    # Op by op: the reference kernels would stream the chain's first layers instead (row_stream.py).
+    model = compile_model(CHAIN, selection=Selection(force=variants) if variants else None,
+                          row_stream=False)
     assert len(model.plan.overlaps) >= 3
     assert_bit_exact(CHAIN, n=12, seed=7, cc=cc, tmp_path=tmp_path, variants=variants)
 
@@ -243,7 +245,8 @@ def test_vww_peak_is_the_widening_pointwise_pair():
     # 48x48x8 -> 48x48x16 pointwise: 36,864 + 16 bytes (one input pixel, aligned) below the
     # input, and the stride-2 depthwise after it one 16-byte pixel below that: not the 46,080 of
     # the input image beside the first layer's output, nor 55,296 for the pair apart.
-    model = compile_model(MODELS / "mobilenet_v1_025_vww.tflite")
+    # Op by op (streamed row by row, the pair never exists whole: test_row_stream.py).
+    model = compile_model(MODELS / "mobilenet_v1_025_vww.tflite", row_stream=False)
     assert model.workspace_bytes == 36_864 + 16 + 16
     before = plan_memory(model.graph, model.lowerings, overlap=False)
     assert before.workspace_bytes == 18_432 + 36_864

@@ -230,6 +230,11 @@ class DepthwiseConv2D(OpLowering):
             ("input_offset", -x.zero_point), ("output_offset", out.zero_point),
             ("activation_min", act_min), ("activation_max", act_max),
         ]
+        band = getattr(ctx, "band", None)
+        if band is not None:  # a band of output rows on a view of the input (row_stream.py)
+            fields = [(name, {"input_h": band.input_h, "output_h": band.output_h,
+                              "pad_top": band.pad_top}.get(name, value))
+                      for name, value in fields]
         ctx.static(f"static const mb_depthwise_conv2d_s8_params {params} = {c_struct(fields)};")
         mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
         shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")

@@ -1,0 +1,336 @@
+"""Row-streamed regions: a run of consecutive convolutions executed a few output rows at a time.
+
+Op-by-op execution cannot go below the bytes alive at its worst op: in ResNet-8 that is a
+32x32x16 conv output next to the 32x32x16 residual it is added to. Executing the first layers
+row by row (MCUNetV2's patch-based inference, cut into whole rows) removes that floor: a tensor
+produced and consumed inside the region never exists whole, only the rows some consumer still
+needs, in a small *row buffer*.
+
+A region is consecutive ops ``first..last`` of kinds :data:`STREAMABLE` (CONV_2D, the fused
+CONV_2D+ADD and DEPTHWISE_CONV_2D, int8, one image, no dilation). Each op computes output row
+``y`` from input rows ``[y * stride - pad_top, ... + filter_h)`` clipped to the image (and, for
+CONV_2D+ADD, residual row ``y``). The kernels take the height, the top padding and the output height through their
+parameter struct, so a band of output rows ``[y0, y1)`` is one ordinary kernel call on a *view*:
+the input pointer at the first row the band reads, ``input_h`` the rows it reads, ``pad_top``
+what is left of the padding above them and ``output_h = y1 - y0``. Rows beyond the view's end
+are either the image's bottom padding or rows the band does not read, so every kernel variant
+(which all clip their windows to ``input_h``) computes exactly the op-by-op values, and keeps
+nothing from one call to the next: the region's ops share one scratch area.
+
+Tensors:
+- *full*: produced before the region (its inputs) or read after it or a graph output: the whole
+  tensor, as op by op, alive across the whole region;
+- *rows*: produced and consumed inside the region: a buffer of ``capacity`` rows holding rows
+  ``[base, base + capacity)``; when the producer's next row does not fit, the rows still needed
+  move to the buffer's start (a ``memmove``; the kernels want contiguous views, not rings).
+
+The order of the calls is decided here at compile time, demand-driven: the last op's rows in
+order, each first pulling the rows of its inputs it needs from their producers (recursively),
+then whatever rows remain. A first pass with unbounded buffers measures each buffer's capacity
+(the most rows ever needed at once), a second one records the moves. Consecutive calls of one
+op with nothing between them become one band.
+
+Where it is used: ``plan_with_streaming`` (below) keeps a region only when the planner
+(``plan_memory(region=...)``) places it in a smaller workspace than op by op; codegen emits each
+band shape of an op as a small function and the region as one function of calls and moves;
+``plan_check.verify_plan`` replays the schedule independently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from microbuild.compiler.fusion import FUSED_CONV_ADD
+from microbuild.compiler.spatial import window_2d
+from microbuild.model.ir import Graph, Operator
+
+STREAMABLE = ("CONV_2D", FUSED_CONV_ADD, "DEPTHWISE_CONV_2D")
+# Kernel variants whose calls keep nothing between calls and clip windows to input_h
+# (None: the reference kernel). The DSP depthwise kernel's band ring lives in its scratch and is
+# refilled from the view at the start of every call.
+_STREAMABLE_VARIANTS = {
+    "CONV_2D": (None, "gemm", "dsp", "dsp16", "mve"),
+    FUSED_CONV_ADD: (None, "gemm", "dsp", "dsp16", "mve"),
+    "DEPTHWISE_CONV_2D": (None, "portable", "dsp", "mve"),
+}
+
+
+@dataclass(frozen=True)
+class RowGeometry:
+    """How one op's output rows map onto its input rows."""
+
+    op: int
+    x: int  # the windowed input tensor
+    residual: int | None  # CONV_2D+ADD's row-aligned operand, else None
+    out: int
+    in_h: int
+    out_h: int
+    stride: int
+    pad_top: int
+    filter_h: int
+
+    def rows_read(self, y0: int, y1: int) -> tuple[int, int]:
+        """Input rows ``[v0, v1)`` that output rows ``[y0, y1)`` read."""
+        v0 = max(0, y0 * self.stride - self.pad_top)
+        v1 = min(self.in_h, (y1 - 1) * self.stride - self.pad_top + self.filter_h)
+        return v0, max(v1, v0)
+
+    def first_row_needed(self, y: int) -> int:
+        return max(0, y * self.stride - self.pad_top)
+
+
+@dataclass(frozen=True)
+class RowBand:
+    """What a band call changes in an op's kernel parameters (the conv lowerings read it from
+    the emit context's ``band``)."""
+
+    input_h: int
+    output_h: int
+    pad_top: int
+
+
+@dataclass(frozen=True)
+class Call:
+    """One kernel call: output rows ``[y0, y1)`` of ``op``, its input view ``[v0, v1)`` with
+    ``pad_top`` rows of padding above it, and where each operand's first row is: tensor ->
+    row slot in its buffer (a full tensor's slot is the row itself)."""
+
+    op: int
+    y0: int
+    y1: int
+    v0: int
+    v1: int
+    pad_top: int
+    slots: tuple[tuple[int, int], ...]  # (tensor, slot)
+
+
+@dataclass(frozen=True)
+class Shift:
+    """Move ``rows`` rows of ``tensor``'s row buffer from slot ``source`` to slot 0."""
+
+    tensor: int
+    source: int
+    rows: int
+
+
+@dataclass
+class RowRegion:
+    first: int
+    last: int
+    geometry: dict[int, RowGeometry]  # op -> rows
+    row_bytes: dict[int, int]  # every tensor of the region -> bytes per row
+    capacity: dict[int, int]  # row-buffer tensors -> rows held
+    steps: list = field(default_factory=list)  # Call and Shift, in order
+
+    @property
+    def ops(self) -> range:
+        return range(self.first, self.last + 1)
+
+    def row_buffer_bytes(self, t: int) -> int:
+        return self.capacity[t] * self.row_bytes[t]
+
+    def calls(self) -> list[Call]:
+        return [s for s in self.steps if isinstance(s, Call)]
+
+    def summary(self) -> dict:
+        return {"ops": [self.first, self.last],
+                "row_buffers": [{"tensor": t, "rows": self.capacity[t],
+                                 "row_bytes": self.row_bytes[t],
+                                 "bytes": self.row_buffer_bytes(t)}
+                                for t in sorted(self.capacity)],
+                "calls": len(self.calls()),
+                "row_moves": sum(1 for s in self.steps if isinstance(s, Shift))}
+
+
+def geometry(op: Operator, graph: Graph, variant_name: str | None) -> RowGeometry | None:
+    """The op's row mapping, or None when it cannot run in bands."""
+    if op.opcode not in STREAMABLE or variant_name not in _STREAMABLE_VARIANTS[op.opcode]:
+        return None
+    conv = op.options["conv"] if op.opcode == FUSED_CONV_ADD else op
+    if len(op.outputs) != 1 or not conv.inputs or conv.inputs[0] < 0:
+        return None
+    x, w, out = graph.tensor(conv.inputs[0]), graph.tensor(conv.inputs[1]), \
+        graph.tensor(op.outputs[0])
+    o = conv.options
+    if x.dtype != "int8" or len(x.shape) != 4 or len(out.shape) != 4 or x.shape[0] != 1 \
+            or w.data is None or len(w.shape) != 4:
+        return None
+    if o.get("dilation_h_factor", 1) != 1 or o.get("dilation_w_factor", 1) != 1:
+        return None
+    in_h = int(x.shape[1])
+    filter_h = int(w.shape[1])
+    win = window_2d(o, in_h, int(x.shape[2]), filter_h, int(w.shape[2]))
+    if win.out_h != int(out.shape[1]):
+        return None
+    residual = op.inputs[-1] if op.opcode == FUSED_CONV_ADD else None
+    return RowGeometry(op=op.index, x=conv.inputs[0], residual=residual, out=op.outputs[0],
+                       in_h=in_h, out_h=win.out_h, stride=int(o.get("stride_h", 1)),
+                       pad_top=win.pad_top, filter_h=filter_h)
+
+
+def streamable_ops(graph: Graph, variant_names: Sequence[str | None]) -> dict[int, RowGeometry]:
+    found = {}
+    for op, name in zip(graph.operators, variant_names):
+        g = geometry(op, graph, name)
+        if g is not None:
+            found[op.index] = g
+    return found
+
+
+def candidate_spans(streamable: dict[int, RowGeometry], around: int | None = None
+                    ) -> list[tuple[int, int]]:
+    """Every run of 2 or more consecutive streamable ops (containing op ``around`` if given)."""
+    spans = []
+    for first in sorted(streamable):
+        last = first
+        while last + 1 in streamable:
+            last += 1
+            if around is None or first <= around <= last:
+                spans.append((first, last))
+    return spans
+
+
+def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometry]
+                 ) -> RowRegion | None:
+    """The region of ops ``first..last`` with its row buffers and its schedule, or None when a
+    tensor of it cannot be cut in rows (a residual of another shape, a reshaped view...)."""
+    ops = range(first, last + 1)
+    geo = {i: rows[i] for i in ops}
+    producer = {g.out: i for i, g in geo.items()}
+    readers: dict[int, list[int]] = {}
+    for op in graph.operators:
+        for t in op.inputs:
+            if t >= 0:
+                readers.setdefault(t, []).append(op.index)
+    row_bytes: dict[int, int] = {}
+    for g in geo.values():
+        for t in (g.x, g.residual, g.out):
+            if t is None:
+                continue
+            tensor = graph.tensor(t)
+            if len(tensor.shape) != 4 or tensor.shape[0] != 1:
+                return None
+            row_bytes[t] = tensor.nbytes // int(tensor.shape[1])
+        # an op's input appearing twice (x as its own residual) cannot be cut apart
+        if g.residual is not None and (g.residual == g.x or
+                                       graph.tensor(g.residual).shape != graph.tensor(g.out).shape):
+            return None
+    # Rows tensors: produced inside, every reader inside, not a graph output, read only as the
+    # windowed input or residual of region ops.
+    internal = set()
+    for t, p in producer.items():
+        if t in graph.outputs or not readers.get(t):
+            continue
+        if all(r in geo and t in (geo[r].x, geo[r].residual) for r in readers[t]) and \
+                all(r > p for r in readers[t]):
+            internal.add(t)
+    if not internal:
+        return None
+    region = RowRegion(first, last, geo, row_bytes, {})
+    capacity = _schedule(region, graph, producer, internal, None)
+    region.capacity = capacity
+    _schedule(region, graph, producer, internal, capacity)
+    region.steps = _merge_bands(region.steps, region)
+    return region
+
+
+def _schedule(region: RowRegion, graph: Graph, producer: dict[int, int], internal: set[int],
+              capacity: dict[int, int] | None) -> dict[int, int]:
+    """Walk the demand-driven order. Without ``capacity``: measure the rows each row buffer must
+    hold. With it: record the calls and moves in ``region.steps``."""
+    geo = region.geometry
+    next_row = {i: 0 for i in geo}  # each op's next output row
+    base = {t: 0 for t in internal}  # the row in slot 0 of each row buffer
+    needed = {t: 1 for t in internal}
+    consumers = {t: [i for i, g in geo.items() if t in (g.x, g.residual)] for t in internal}
+    steps: list = []
+
+    def lowest_needed(t: int) -> int:
+        lows = []
+        for c in consumers[t]:
+            g = geo[c]
+            if next_row[c] >= g.out_h:
+                continue
+            lows.append(g.first_row_needed(next_row[c]) if t == g.x else next_row[c])
+        return min(lows) if lows else next_row[producer[t]]
+
+    def slot(t: int, row: int) -> int:
+        return row - base[t] if t in internal else row
+
+    def produce_next(i: int) -> None:
+        g = geo[i]
+        y = next_row[i]
+        v0, v1 = g.rows_read(y, y + 1)
+        for t, upto in ((g.x, v1), (g.residual, y + 1)):
+            if t is not None and t in producer and t in region.row_bytes:
+                while next_row[producer[t]] < upto:
+                    produce_next(producer[t])
+        if g.out in internal:
+            # (a row no consumer reads, e.g. between a 1x1 stride-2 conv's rows, is still
+            # written: it needs a slot too)
+            low = min(lowest_needed(g.out), y)
+            needed[g.out] = max(needed[g.out], y + 1 - low)
+            if capacity is not None and y - base[g.out] >= capacity[g.out]:
+                kept = y - low
+                steps.append(Shift(g.out, low - base[g.out], kept))
+                base[g.out] = low
+        slots = [(g.x, slot(g.x, v0)), (g.out, slot(g.out, y))]
+        if g.residual is not None:
+            slots.append((g.residual, slot(g.residual, y)))
+        steps.append(Call(i, y, y + 1, v0, v1, g.pad_top - y * g.stride + v0, tuple(slots)))
+        next_row[i] = y + 1
+
+    last = geo[region.last]
+    for y in range(last.out_h):
+        while next_row[region.last] <= y:
+            produce_next(region.last)
+    for i in region.ops:  # outputs read after the region
+        while next_row[i] < geo[i].out_h:
+            produce_next(i)
+    if capacity is not None:
+        region.steps = steps
+    return needed
+
+
+def _merge_bands(steps: list, region: RowRegion) -> list:
+    """Consecutive calls of one op, nothing between them, as one band (rows stay contiguous)."""
+    merged: list = []
+    for s in steps:
+        prev = merged[-1] if merged else None
+        if isinstance(s, Call) and isinstance(prev, Call) and prev.op == s.op \
+                and prev.y1 == s.y0:
+            g = region.geometry[s.op]
+            v0, v1 = g.rows_read(prev.y0, s.y1)
+            merged[-1] = Call(s.op, prev.y0, s.y1, v0, v1, prev.pad_top, prev.slots)
+            continue
+        merged.append(s)
+    return merged
+
+
+def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
+    """The smallest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
+    every region row_stream can build; ties keep op-by-op execution (no band calls, no moves).
+    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports.
+
+    Only regions holding an op where op-by-op execution peaks are tried: the workspace is at
+    least what is alive at such an op, and a region elsewhere leaves that unchanged."""
+    from microbuild.compiler.op_stats import live_bytes
+    from microbuild.compiler.planner import plan_memory
+
+    names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
+             for lw in lowerings]
+    rows = streamable_ops(graph, names)
+    live = live_bytes(op_by_op.summary(), len(graph.operators))
+    peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
+    spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})
+    best = op_by_op
+    for first, last in spans:
+        region = build_region(graph, first, last, rows)
+        if region is None:
+            continue
+        plan = plan_memory(graph, lowerings, region=region)
+        if plan.workspace_bytes < best.workspace_bytes:
+            best = plan
+    best.op_by_op_bytes = op_by_op.workspace_bytes
+    return best

@@ -1,0 +1,72 @@
+"""Row-streamed models on the emulated boards with their fast kernels: the M7 (dsp variants:
+the conv's im2col columns and residual tables, the depthwise kernel's band ring, all rebuilt per
+band call from a view) and the M55 (mve) give TFLM's outputs bit for bit
+(microbuild/compiler/row_stream.py). ResNet-8 fits in half TFLM's arena."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from microbuild import api
+from microbuild.compiler import compile_model
+from microbuild.compiler.plan_check import verify_plan
+from microbuild.compiler.variants import Selection, Target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
+from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+SHARED = MODELS.parent.parent.parent / "shared" / "models"
+RESNET8 = MODELS / "resnet8.tflite"
+TFLM_ARENA_M7 = 54_340
+FAST = {"mps2-an500": "dsp", "mps3-an547": "mve"}
+# (model, the streamed ops on that board's CPU); person_detect may be absent in a user's clone.
+CASES = {
+    "mps2-an500": [(RESNET8, (0, 5)), (MODELS / "mobilenet_v1_025_vww.tflite", (1, 3)),
+                   (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 1)),
+                   (SHARED / "person_detect.tflite", (0, 3))],
+    "mps3-an547": [(RESNET8, (0, 5)), (MODELS / "ds_cnn.tflite", (0, 1)),
+                   (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 3)),
+                   (MODELS / "mobilenet_v1_025_vww.tflite", (2, 3))],
+}
+
+
+@pytest.mark.parametrize("board", CASES)
+def test_streamed_models_are_bit_exact_on_the_board(board, tmp_path):
+    target = Target.of_board(api.get_board(board))
+    cases = [(path, ops) for path, ops in CASES[board] if path.exists()]
+    assert len(cases) >= 2
+    prefixes = {}
+    for i, (path, ops) in enumerate(cases):
+        compiled = compile_model(path, selection=Selection(target))
+        region = compiled.plan.row_region
+        assert region is not None and (region.first, region.last) == ops, path.name
+        assert verify_plan(compiled.graph, compiled.plan, compiled.lowerings) == []
+        # The streamed ops run the board's fast kernels, per band.
+        kernels = {compiled.ops[k]["kernel"] for k in range(ops[0], ops[1] + 1)}
+        assert FAST[board] in kernels, (path.name, kernels)
+        if path == RESNET8:
+            assert kernels == {FAST[board]}
+            assert compiled.workspace_bytes <= TFLM_ARENA_M7 // 2
+        prefixes[f"m{i}"] = (path, compiled.workspace_bytes)
+    build = api.build_firmware(board, {p: str(path) for p, (path, _) in prefixes.items()},
+                               tmp_path / "fw", executor="rpc")
+    for built in build.models:  # the firmware's models are the streamed ones
+        assert built["row_stream"] is not None
+        assert built["workspace_bytes"] == prefixes[built["prefix"]][1]
+    problems = []
+    with api.connect(board, build, timeout=120) as dev:
+        for prefix, (path, _) in prefixes.items():
+            sets = random_inputs(path, 3, seed=29)
+            for i, (x, want) in enumerate(zip(sets, run_tflm_many(path, sets))):
+                for k, (a, b) in enumerate(zip(dev.run(prefix, x), want)):
+                    b = np.asarray(b).reshape(a.shape)
+                    if a.dtype != b.dtype or not np.array_equal(a, b):
+                        problems.append(f"{path.name} input set {i} output {k}: "
+                                        f"{int(np.count_nonzero(a != b))} of {a.size} values "
+                                        "differ from TFLM")
+    assert not problems, "\n".join(problems)
