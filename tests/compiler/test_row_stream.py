@@ -108,20 +108,20 @@ def test_verifier_replays_the_schedule():
     first_move = next(i for i, s in enumerate(region.steps) if isinstance(s, Shift))
     broken = dataclasses.replace(region, steps=region.steps[:first_move]
                                  + region.steps[first_move + 1:])
-    problems = verify_plan(model.graph, dataclasses.replace(model.plan, region=broken))
+    problems = verify_plan(model.graph, dataclasses.replace(model.plan, row_region=broken))
     assert any("from slots holding" in p or "overflow" in p for p in problems), problems
     # Two calls swapped: a row read before it is computed.
     calls = [i for i, s in enumerate(region.steps) if isinstance(s, Call)]
     steps = list(region.steps)
     steps[calls[0]], steps[calls[1]] = steps[calls[1]], steps[calls[0]]
     problems = verify_plan(model.graph, dataclasses.replace(
-        model.plan, region=dataclasses.replace(region, steps=steps)))
+        model.plan, row_region=dataclasses.replace(region, steps=steps)))
     assert any("before it is computed" in p or "after" in p for p in problems), problems
     # A row buffer one row too small.
     capacity = dict(region.capacity)
     capacity[20] -= 1
     problems = verify_plan(model.graph, dataclasses.replace(
-        model.plan, region=dataclasses.replace(region, capacity=capacity)))
+        model.plan, row_region=dataclasses.replace(region, capacity=capacity)))
     assert problems
 
 

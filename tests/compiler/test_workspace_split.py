@@ -89,7 +89,8 @@ def test_the_hottest_buffers_go_first():
 
 
 def test_regions_too_small_together_name_each_region_and_the_bytes_over():
-    plain = compile_model(MODELS / "resnet8.tflite", prefix="r8")
+    # A workspace that must be split is the op-by-op plan's (row buffers stay in one part).
+    plain = compile_model(MODELS / "resnet8.tflite", prefix="r8", row_stream=False)
     with pytest.raises(FitError) as info:
         compile_model(MODELS / "resnet8.tflite", prefix="r8", workspace_regions=[
             WorkspaceRegion("dtcm", plain.workspace_bytes // 2, counted="test budget"),
@@ -117,3 +118,22 @@ def test_a_region_that_gets_no_buffer_gets_no_array():
     assert [name for name, _ in compiled.plan.regions] == ["dtcm", "axi"]
     assert "sram4" not in compiled.sources["r8.c"] and "sram4" not in compiled.sources["r8.h"]
     assert verify_plan(compiled.graph, compiled.plan, compiled.lowerings) == []
+
+
+def test_row_streaming_is_kept_when_it_fits_the_first_region_else_the_split_is_op_by_op():
+    streamed = compile_model(MODELS / "resnet8.tflite", prefix="r8")
+    op_by_op = compile_model(MODELS / "resnet8.tflite", prefix="r8", row_stream=False)
+    assert streamed.plan.row_region is not None
+    assert streamed.workspace_bytes < op_by_op.workspace_bytes
+    # The streamed workspace fits the first region: streamed, nothing split.
+    fits = compile_model(MODELS / "resnet8.tflite", prefix="r8", workspace_regions=[
+        WorkspaceRegion("dtcm", streamed.workspace_bytes), WorkspaceRegion("axi_sram", 1 << 20)])
+    assert fits.plan.row_region is not None and not fits.plan.regions
+    assert fits.workspace_bytes == streamed.workspace_bytes
+    # It does not: the op-by-op plan is split (row buffers live in one workspace).
+    split = compile_model(MODELS / "resnet8.tflite", prefix="r8", workspace_regions=[
+        WorkspaceRegion("dtcm", streamed.workspace_bytes - 1024),
+        WorkspaceRegion("axi_sram", 1 << 20)])
+    assert split.plan.row_region is None and [r for r, _ in split.plan.regions] == \
+        ["dtcm", "axi_sram"]
+    assert sum(size for _, size in split.plan.regions) >= op_by_op.workspace_bytes - 1024
