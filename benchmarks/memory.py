@@ -82,7 +82,7 @@ def measure(model: Path, tflm: dict[str, int]) -> dict:
             return row
         no_overlap = plan_memory(op_by_op.graph, op_by_op.lowerings, overlap=False)
         floor, at = _floor(op_by_op)
-        region = compiled.plan.region
+        region = compiled.plan.row_region
         row[name] = {"no_overlap": no_overlap.workspace_bytes,
                      "before": op_by_op.workspace_bytes, "after": compiled.workspace_bytes,
                      "streamed_ops": [region.first, region.last] if region else None,
