@@ -185,6 +185,16 @@ class CompiledModel:
         return plan_svg(self.plan.flattened(), self.graph)  # a split plan: parts end to end
 
 
+def lowered_graph(model: str | Path | bytes | Graph) -> Graph:
+    """The graph whose ops compile_model lowers, numbered as the generated code numbers them:
+    prepared (static shapes, folding, rewrites; microbuild/compiler/prepare.py), checked, and
+    CONV_2D+ADD fused. Whatever chooses kernels per op (the tuner) must see this graph."""
+    graph = model if isinstance(model, Graph) else read_model(model)
+    graph = prepare_graph(graph)
+    check_graph(graph)
+    return fuse_conv_add(graph)
+
+
 def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
                   selection: Selection | None = None, row_stream: bool = True,
                   workspace_regions: Sequence[WorkspaceRegion] | None = None) -> CompiledModel:
@@ -203,10 +213,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
             or prefix in C_KEYWORDS:
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
                          "underscores, not starting with a digit (e.g. 'kws')")
-    graph = model if isinstance(model, Graph) else read_model(model)
-    graph = prepare_graph(graph)
-    check_graph(graph)
-    graph = fuse_conv_add(graph)
+    graph = lowered_graph(model)
     selection = selection if selection is not None else Selection()
     lowerings = bind(graph, [REGISTRY[op.opcode] for op in graph.operators], selection)
     regions = workspace_regions or ()

@@ -36,13 +36,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from microbuild.boards import Board
-from microbuild.compiler.fusion import fuse_conv_add
+from microbuild.compiler import lowered_graph
 from microbuild.compiler.ops import REGISTRY
-from microbuild.compiler.validate import check_graph
 from microbuild.compiler.variants import (REFERENCE, Target, candidates, default_variant,
                                           op_signature)
 from microbuild.errors import FitError, MicrobuildError
-from microbuild.model.reader import read_model
 from microbuild.tuning.log import TuningLog, board_kind
 
 
@@ -159,9 +157,7 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
     by_signature: dict[str, Measured] = {}
     ops: dict[str, dict[int, list[str]]] = {}
     for path in models:
-        graph = read_model(path)
-        check_graph(graph)
-        graph = fuse_conv_add(graph)
+        graph = lowered_graph(path)  # as compiled: op positions and signatures must match
         for position, op in enumerate(graph.operators):
             lowering = REGISTRY[op.opcode]
             names = candidates(lowering, op, graph, target)

@@ -13,12 +13,10 @@ import pytest
 from compiler_support import assert_bit_exact
 
 from microbuild.boards import available_boards, load_board
-from microbuild.compiler import compile_model
+from microbuild.compiler import compile_model, lowered_graph
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.variants import REFERENCE, Selection, Target, cpu_features
 from microbuild.errors import ModelError
-from microbuild.compiler.validate import check_graph
-from microbuild.model.reader import read_model
 
 HERE = Path(__file__).resolve().parent
 SWEEP = sorted((HERE.parent / "models" / "ops").glob("*.tflite"))
@@ -27,16 +25,10 @@ HOST = Target()  # a generic CPU: portable variants only
 
 
 def _lowered_graph(path: Path):
-    """The graph as compile_model lowers it (prepared: e.g. a one-channel depthwise is a
-    CONV_2D by then; checked; conv+add fused), or None for the few sweep models microbuild
-    refuses on purpose."""
-    from microbuild.compiler.fusion import fuse_conv_add
-    from microbuild.compiler.prepare import prepare_graph
-
+    """The graph as compile_model lowers it (e.g. a one-channel depthwise is a CONV_2D by
+    then), or None for the few sweep models microbuild refuses on purpose."""
     try:
-        graph = prepare_graph(read_model(path))
-        check_graph(graph)
-        return fuse_conv_add(graph)
+        return lowered_graph(path)
     except Exception:
         return None
 

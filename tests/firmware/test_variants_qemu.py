@@ -17,12 +17,9 @@ import pytest
 
 from microbuild import api
 from microbuild.boards import load_board
-from microbuild.compiler.fusion import fuse_conv_add
-from microbuild.compiler.prepare import prepare_graph
+from microbuild.compiler import lowered_graph
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.variants import REFERENCE, Target
-from microbuild.compiler.validate import check_graph
-from microbuild.model.reader import read_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import random_inputs, run_tflm_many  # noqa: E402
@@ -54,9 +51,7 @@ def _instances(board: str) -> dict[str, tuple[Path, int, str, str]]:
     found: dict[str, tuple[Path, int, str, str]] = {}
     for path in SWEEP:
         try:  # the graph as compile_model lowers it (op indices as the firmware numbers them)
-            graph = prepare_graph(read_model(path))
-            check_graph(graph)
-            graph = fuse_conv_add(graph)
+            graph = lowered_graph(path)
         except Exception:  # the sweep holds a few models microbuild refuses on purpose
             continue
         for op in graph.operators:

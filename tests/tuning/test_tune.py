@@ -136,3 +136,21 @@ def test_candidates_that_do_not_fit_one_firmware_are_split_over_several(tmp_path
         assert all(c.correct and c.ticks for c in m.candidates), m
         assert m.best.ticks == min(c.ticks for c in m.candidates)
         assert log.best("cortex-m7", m.signature) == m.best.variant
+
+
+def test_tuning_plans_the_ops_as_they_are_compiled():
+    """The tuner forces variants by op position and keys its log by op signature, both as the
+    compiler numbers and rewrites the graph: TFLM micro_speech's one-channel depthwise is a
+    CONV_2D with candidates by then, and a model of custom operators (the audio front end) is
+    planned at all."""
+    shared = Path(__file__).resolve().parents[3] / "shared" / "models"
+    board = load_board("mps2-an500")
+    speech = shared / "micro_speech_quantized.tflite"
+    plan = plan_tuning(board, [speech, shared / "audio_preprocessor_int8.tflite"])
+    compiled = compile_model(speech, selection=Selection(Target.of_board(board))).summary()
+    measured = {m.position: m for m in plan.measured if m.model == str(speech)}
+    assert measured[1].opcode == "CONV_2D" and REFERENCE in \
+        [c.variant for c in measured[1].candidates] and len(measured[1].candidates) >= 2
+    for position, m in measured.items():
+        assert compiled["ops"][position]["opcode"] == m.opcode
+        assert compiled["ops"][position]["signature"] == m.signature
