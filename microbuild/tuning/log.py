@@ -156,6 +156,11 @@ class TuningLog:
         merged.merge(self)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        # mkstemp makes the file private (0600); a log is shared like any other file (the
+        # permissions a plain open() gives under the user's umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w") as f:
             json.dump(merged.to_dict(), f, indent=1)
             f.write("\n")

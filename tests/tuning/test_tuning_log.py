@@ -62,3 +62,17 @@ def test_a_missing_log_says_how_to_make_one(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{missing}: no such tuning log (make one with `microbuild tune" in err
     assert "Traceback" not in err
+
+
+def test_a_saved_log_has_the_permissions_of_any_new_file(tmp_path):
+    """Written through a private temporary file, the log still ends up as a plain open() would
+    create it under the user's umask (readable by the team that shares it), not 0600."""
+    import os
+    import stat
+
+    previous = os.umask(0o022)
+    try:
+        path = TuningLog().save(tmp_path / "tune.json")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
