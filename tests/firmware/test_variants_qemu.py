@@ -78,7 +78,7 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
                            f"{sorted(legal - built)}"
     # A firmware's model table holds 255 models: the boards with the most variants get two.
     prefixes = list(instances)
-    chunks = [prefixes[i:i + 200] for i in range(0, len(prefixes), 200)]
+    chunks = [prefixes[i:i + 150] for i in range(0, len(prefixes), 150)]
     expected: dict[Path, list] = {}
     problems = []
     symbols: set[str] = set()
