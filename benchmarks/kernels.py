@@ -92,9 +92,17 @@ def measure_board(board: str) -> list[dict]:
                 # No op with a variant this CPU runs (the audio front end): tuned = default.
                 cpu = Target.of_board(b).cpu
             names = {"ref": model, "def": model}
-            plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
-                                       work / "plain", executor="rpc",
-                                       model_variants={"ref": {"*": "reference"}})
+            try:
+                plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
+                                           work / "plain", executor="rpc",
+                                           model_variants={"ref": {"*": "reference"}})
+            except FitError as err:
+                print(f"{board} {model.stem}: the reference and default copies do not fit one "
+                      f"firmware: {str(err).splitlines()[0]}", file=sys.stderr)
+                rows.append({"board": board, "model": model.stem, "emulated": b.is_emulated,
+                             "skipped": "the reference and default copies do not fit one "
+                                        "firmware"})
+                continue
             try:
                 tuned = api.build_firmware(board, {"tun": str(model)}, work / "tuned",
                                            executor="rpc", tuning=log)
