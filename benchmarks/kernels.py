@@ -58,6 +58,13 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
     return out
 
 
+def _skipped(board, model: Path, why: str, err: Exception) -> dict:
+    """A row for a model the board could not measure, with why (also printed)."""
+    print(f"{board.name} {model.stem}: {why}: {str(err).splitlines()[0]}", file=sys.stderr)
+    return {"board": board.name, "model": model.stem, "emulated": board.is_emulated,
+            "skipped": why}
+
+
 def measure_board(board: str) -> list[dict]:
     from microbuild import api
     from microbuild.boards import load_board
@@ -80,11 +87,8 @@ def measure_board(board: str) -> list[dict]:
                               repeat=1 if b.is_emulated else 9)
                 cpu = report.cpu
             except FitError as err:
-                print(f"{board} {model.stem}: the candidate firmware does not fit: "
-                      f"{str(err).splitlines()[0]}", file=sys.stderr)
-                rows.append({"board": board, "model": model.stem, "emulated": b.is_emulated,
-                             "skipped": "the reference and one candidate do not fit one "
-                                        "tuning firmware"})
+                rows.append(_skipped(b, model, "the reference and one candidate do not fit one "
+                                               "tuning firmware", err))
                 continue
             except MicrobuildError as err:
                 if not str(err).startswith("nothing to tune"):
@@ -97,21 +101,15 @@ def measure_board(board: str) -> list[dict]:
                                            work / "plain", executor="rpc",
                                            model_variants={"ref": {"*": "reference"}})
             except FitError as err:
-                print(f"{board} {model.stem}: the reference and default copies do not fit one "
-                      f"firmware: {str(err).splitlines()[0]}", file=sys.stderr)
-                rows.append({"board": board, "model": model.stem, "emulated": b.is_emulated,
-                             "skipped": "the reference and default copies do not fit one "
-                                        "firmware"})
+                rows.append(_skipped(b, model, "the reference and default copies do not fit "
+                                               "one firmware", err))
                 continue
             try:
                 tuned = api.build_firmware(board, {"tun": str(model)}, work / "tuned",
                                            executor="rpc", tuning=log)
             except FitError as err:
-                print(f"{board} {model.stem}: the tuned firmware does not fit: "
-                      f"{str(err).splitlines()[0]}", file=sys.stderr)
-                rows.append({"board": board, "model": model.stem, "emulated": b.is_emulated,
-                             "skipped": "the tuned firmware (faster, larger kernels) does not "
-                                        "fit"})
+                rows.append(_skipped(b, model, "the tuned firmware (faster, larger kernels) "
+                                               "does not fit", err))
                 continue
             results = _run_all(board, plain, names, rounds)
             results |= _run_all(board, tuned, {"tun": model}, rounds)
