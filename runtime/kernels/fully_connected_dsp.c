@@ -87,14 +87,19 @@ static inline void fc_load2_aligned(const int8_t *p, uint32_t *a, uint32_t *b)
  * chunks per pass after the depth / 4 % 8 single chunks: per 16 multiply-accumulates, dsp runs
  * LDR + 2 SXTB16 (input) + LDM (the 4 rows' words) + 8 SXTB16 + 8 SMLAD = 20 instructions,
  * dsp_wide LDR + 2 SXTB16 + 2 LDM + 8 SMLAD = 13.
+ * Given scratch (the compiler gives a short input row 2 * depth bytes, fully_connected.py's
+ * widened_input_scratch), the row is first widened once into it as the int16 pairs (x0, x2),
+ * (x1, x3) of every chunk, and each chunk's input is then one LDRD for every group: 18 and 11
+ * instructions per 16 multiply-accumulates.
  * Requantization per row (table words m2 = 2 * multiplier - 2^32, offset, right + 1, see
  * dsp_requant_table): hi = SMMLAR(acc, m2, acc) = (acc * 2 * multiplier + 2^31) >> 32, then
  * out = SSAT8((2 * hi + offset - (hi < 0)) >> (right + 1)),
  * then for an activation narrower than int8 a byte-wise clamp of the packed word (SSUB8 + SEL). */
 typedef struct {
-    const int8_t *x;        /*  0: the input row */
-    const int8_t *x_octs;   /*  4: x + 4 * (depth / 4 % 8): where the 8-chunk loop starts */
-    const int8_t *x_end;    /*  8: x + depth */
+    /* The input row: int8, or widened (4 int16 per chunk, "_xw" functions); 4 or 8 bytes a chunk */
+    const void *x;          /*  0: the input row */
+    const void *x_octs;     /*  4: where the 8-chunk loop starts (after depth / 4 % 8 chunks) */
+    const void *x_end;      /*  8: the row's end */
     const int32_t *bias;    /* 12: the first group's */
     const int32_t *requant; /* 16: the first group's table rows */
     int8_t *y;              /* 20: the first group's outputs */
@@ -107,13 +112,21 @@ void mb_fc_dsp_groups(const fc_groups_job *j);
 void mb_fc_dsp_groups_clamp(const fc_groups_job *j);
 void mb_fc_dsp_wide_groups(const fc_groups_job *j);
 void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
+void mb_fc_dsp_groups_xw(const fc_groups_job *j);
+void mb_fc_dsp_groups_clamp_xw(const fc_groups_job *j);
+void mb_fc_dsp_wide_groups_xw(const fc_groups_job *j);
+void mb_fc_dsp_wide_groups_clamp_xw(const fc_groups_job *j);
 
 /* MB_CONV2D_DSP_C_BLOCKS selects the C form below on Thumb-2 too (the tests run it that way). */
 #if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
-#define FC_ASM_CHUNK_DSP                                                                        \
+/* A chunk's input halves (x0, x2) in r8 and (x1, x3) in r9: from the int8 row, or the widened. */
+#define FC_ASM_INPUT_S8                                                                         \
     "ldr    lr, [r10], #4\n\t"                                                                  \
     "sxtb16 r8, lr\n\t"                                                                         \
-    "sxtb16 r9, lr, ror #8\n\t"                                                                 \
+    "sxtb16 r9, lr, ror #8\n\t"
+#define FC_ASM_INPUT_WIDENED "ldrd   r8, r9, [r10], #8\n\t"
+
+#define FC_ASM_CHUNK_DSP                                                                        \
     "ldm    r11!, {r0, r1, r2, r3}\n\t"                                                         \
     "sxtb16 lr, r0\n\t"                                                                         \
     "smlad  r4, lr, r8, r4\n\t"                                                                 \
@@ -134,9 +147,6 @@ void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
 
 /* Each row's chunk is the words (w0, w2) and (w1, w3) as int16 pairs. */
 #define FC_ASM_CHUNK_WIDE                                                                       \
-    "ldr    lr, [r10], #4\n\t"                                                                  \
-    "sxtb16 r8, lr\n\t"                                                                         \
-    "sxtb16 r9, lr, ror #8\n\t"                                                                 \
     "ldm    r11!, {r0, r1, r2, r3}\n\t"                                                         \
     "smlad  r4, r0, r8, r4\n\t"                                                                 \
     "smlad  r4, r1, r9, r4\n\t"                                                                 \
@@ -166,7 +176,7 @@ void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
     "sel    r4, r4, r1\n\t"
 
 /* The job is copied to the stack frame (9 words), the group's pointers advance there. */
-#define FC_ASM_GROUPS(NAME, CHUNK, CLAMP)                                                       \
+#define FC_ASM_GROUPS(NAME, INPUT, CHUNK, CLAMP)                                               \
     __asm__(MB_THUMB_FUNCTION_BEGIN(NAME)                                                       \
             "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
             "sub    sp, sp, #36\n\t"  /* 8-byte aligned with the 9 registers */                 \
@@ -181,7 +191,7 @@ void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
             "cmp    r10, r12\n\t"                                                               \
             "beq    .L" NAME "_octs\n"                                                         \
             ".L" NAME "_single:\n\t"                                                            \
-            CHUNK                                                                               \
+            INPUT CHUNK                                                                         \
             "cmp    r10, r12\n\t"                                                               \
             "bne    .L" NAME "_single\n"                                                        \
             ".L" NAME "_octs:\n\t"                                                             \
@@ -189,7 +199,7 @@ void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
             "cmp    r10, r12\n\t"                                                               \
             "beq    .L" NAME "_requantize\n"                                                    \
             ".L" NAME "_quad:\n\t"                                                              \
-            ".rept  8\n\t" CHUNK ".endr\n\t"                                                   \
+            ".rept  8\n\t" INPUT CHUNK ".endr\n\t"                                                   \
             "cmp    r10, r12\n\t"                                                               \
             "bne    .L" NAME "_quad\n"                                                          \
             ".L" NAME "_requantize:\n\t"                                                        \
@@ -210,10 +220,16 @@ void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j);
             "pop    {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"                                 \
             MB_THUMB_FUNCTION_END(NAME))
 
-FC_ASM_GROUPS("mb_fc_dsp_groups", FC_ASM_CHUNK_DSP, FC_ASM_NO_CLAMP);
-FC_ASM_GROUPS("mb_fc_dsp_groups_clamp", FC_ASM_CHUNK_DSP, FC_ASM_CLAMP);
-FC_ASM_GROUPS("mb_fc_dsp_wide_groups", FC_ASM_CHUNK_WIDE, FC_ASM_NO_CLAMP);
-FC_ASM_GROUPS("mb_fc_dsp_wide_groups_clamp", FC_ASM_CHUNK_WIDE, FC_ASM_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_groups", FC_ASM_INPUT_S8, FC_ASM_CHUNK_DSP, FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_groups_clamp", FC_ASM_INPUT_S8, FC_ASM_CHUNK_DSP, FC_ASM_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups", FC_ASM_INPUT_S8, FC_ASM_CHUNK_WIDE, FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups_clamp", FC_ASM_INPUT_S8, FC_ASM_CHUNK_WIDE, FC_ASM_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_groups_xw", FC_ASM_INPUT_WIDENED, FC_ASM_CHUNK_DSP, FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_groups_clamp_xw", FC_ASM_INPUT_WIDENED, FC_ASM_CHUNK_DSP, FC_ASM_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups_xw", FC_ASM_INPUT_WIDENED, FC_ASM_CHUNK_WIDE,
+              FC_ASM_NO_CLAMP);
+FC_ASM_GROUPS("mb_fc_dsp_wide_groups_clamp_xw", FC_ASM_INPUT_WIDENED, FC_ASM_CHUNK_WIDE,
+              FC_ASM_CLAMP);
 #else
 /* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
 static int32_t fc_table_requantize(const int32_t *t, int32_t acc)
@@ -224,18 +240,26 @@ static int32_t fc_table_requantize(const int32_t *t, int32_t acc)
     return __ssat(sum >> t[2], 8);
 }
 
-static void fc_groups_c(const fc_groups_job *j, int wide, int32_t amin, int32_t amax)
+static void fc_groups_c(const fc_groups_job *j, int wide, int widened, int32_t amin,
+                        int32_t amax)
 {
     const int32_t *bias = j->bias;
     const int32_t *t = j->requant;
     int8_t *y = j->y;
     const int8_t *w = (const int8_t *)j->w;
+    const int32_t step = widened ? 8 : 4;
     for (int32_t g = 0; g < j->groups; g++, bias += 4, y += 4) {
         int32_t acc[4] = {bias[0], bias[1], bias[2], bias[3]};
-        for (const int8_t *x = j->x; x != j->x_end; x += 4) {
-            const uint32_t xv = fc_load32(x);
-            const int32_t xe = fc_even(xv);
-            const int32_t xo = fc_odd(xv);
+        for (const int8_t *x = j->x; x != (const int8_t *)j->x_end; x += step) {
+            int32_t xe, xo;
+            if (widened) {
+                memcpy(&xe, x, 4);
+                memcpy(&xo, x + 4, 4);
+            } else {
+                const uint32_t xv = fc_load32(x);
+                xe = fc_even(xv);
+                xo = fc_odd(xv);
+            }
             for (int32_t r = 0; r < 4; r++) {
                 uint32_t a, b;
                 if (wide) {
@@ -259,22 +283,42 @@ static void fc_groups_c(const fc_groups_job *j, int wide, int32_t amin, int32_t 
 
 void mb_fc_dsp_groups(const fc_groups_job *j)
 {
-    fc_groups_c(j, 0, -128, 127);
+    fc_groups_c(j, 0, 0, -128, 127);
 }
 
 void mb_fc_dsp_groups_clamp(const fc_groups_job *j)
 {
-    fc_groups_c(j, 0, (int8_t)j->amin4, (int8_t)j->amax4);
+    fc_groups_c(j, 0, 0, (int8_t)j->amin4, (int8_t)j->amax4);
 }
 
 void mb_fc_dsp_wide_groups(const fc_groups_job *j)
 {
-    fc_groups_c(j, 1, -128, 127);
+    fc_groups_c(j, 1, 0, -128, 127);
 }
 
 void mb_fc_dsp_wide_groups_clamp(const fc_groups_job *j)
 {
-    fc_groups_c(j, 1, (int8_t)j->amin4, (int8_t)j->amax4);
+    fc_groups_c(j, 1, 0, (int8_t)j->amin4, (int8_t)j->amax4);
+}
+
+void mb_fc_dsp_groups_xw(const fc_groups_job *j)
+{
+    fc_groups_c(j, 0, 1, -128, 127);
+}
+
+void mb_fc_dsp_groups_clamp_xw(const fc_groups_job *j)
+{
+    fc_groups_c(j, 0, 1, (int8_t)j->amin4, (int8_t)j->amax4);
+}
+
+void mb_fc_dsp_wide_groups_xw(const fc_groups_job *j)
+{
+    fc_groups_c(j, 1, 1, -128, 127);
+}
+
+void mb_fc_dsp_wide_groups_clamp_xw(const fc_groups_job *j)
+{
+    fc_groups_c(j, 1, 1, (int8_t)j->amin4, (int8_t)j->amax4);
 }
 #endif
 
@@ -292,10 +336,24 @@ static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, in
     return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
 }
 
+/* The input row as every chunk's int16 pairs (x0, x2), (x1, x3): what SXTB16 and SXTB16 ROR #8
+ * make of the chunk's word, done here once instead of once per group of 4 rows. */
+static void fc_widen_row(const int8_t *x, int32_t depth, int32_t *widened)
+{
+    for (int32_t k = 0; k < depth; k += 4, widened += 2) {
+        const uint32_t xv = fc_load32(x + k);
+        widened[0] = fc_even(xv);
+        widened[1] = fc_odd(xv);
+    }
+}
+
 /* Runs the fast path over every group of every input row and returns 1, or returns 0 when it
- * does not apply. */
-static int fc_groups(const mb_fully_connected_s8_params *params, const int8_t *input,
-                     const void *weights, const int32_t *bias, int8_t *output, int wide)
+ * does not apply. Scratch (2 * depth bytes, word-aligned) or NULL: see fc_widen_row. */
+/* Inlined into each variant with wide constant, so each links only its own four functions. */
+static inline __attribute__((always_inline)) int
+fc_groups(const mb_fully_connected_s8_params *params, const int8_t *input,
+                     const void *weights, const int32_t *bias, int8_t *output, int wide,
+                     void *scratch)
 {
     const int32_t depth = params->input_depth;
     const int32_t groups = params->output_depth / 4;
@@ -306,16 +364,24 @@ static int fc_groups(const mb_fully_connected_s8_params *params, const int8_t *i
     const int clamp = params->activation_min > -128 || params->activation_max < 127;
     const uint32_t amin4 = (uint8_t)params->activation_min * 0x01010101u;
     const uint32_t amax4 = (uint8_t)params->activation_max * 0x01010101u;
+    const int widened = scratch != NULL;
+    void (*const run)(const fc_groups_job *) =
+        wide ? (widened ? (clamp ? mb_fc_dsp_wide_groups_clamp_xw : mb_fc_dsp_wide_groups_xw)
+                        : (clamp ? mb_fc_dsp_wide_groups_clamp : mb_fc_dsp_wide_groups))
+             : (widened ? (clamp ? mb_fc_dsp_groups_clamp_xw : mb_fc_dsp_groups_xw)
+                        : (clamp ? mb_fc_dsp_groups_clamp : mb_fc_dsp_groups));
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x = input + b * depth;
-        const fc_groups_job job = {x, x + 4 * (depth / 4 % 8), x + depth, bias, params->requant,
+        if (widened) {
+            fc_widen_row(x, depth, (int32_t *)scratch);
+            x = (const int8_t *)scratch;
+        }
+        const int32_t chunk_bytes = widened ? 8 : 4;
+        const fc_groups_job job = {x, x + chunk_bytes * (depth / 4 % 8),
+                                   x + chunk_bytes * (depth / 4), bias, params->requant,
                                    output + b * params->output_depth, groups, amin4, amax4,
                                    weights};
-        if (wide) {
-            (clamp ? mb_fc_dsp_wide_groups_clamp : mb_fc_dsp_wide_groups)(&job);
-        } else {
-            (clamp ? mb_fc_dsp_groups_clamp : mb_fc_dsp_groups)(&job);
-        }
+        run(&job);
     }
     return 1;
 }
@@ -336,8 +402,7 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
     const int32_t tail = depth - chunks * 4;
     const int aligned = ((uintptr_t)weights & 7u) == 0 && (depth & 1) == 0;
     /* The fast path does every group; the rows left over remain. */
-    const int32_t done = fc_groups(params, input, weights, bias, output, 0) ? groups : 0;
-    (void)scratch;
+    const int32_t done = fc_groups(params, input, weights, bias, output, 0, scratch) ? groups : 0;
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x_row = input + b * depth;
         int8_t *y = output + b * out_depth;
@@ -457,8 +522,7 @@ void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
     const int32_t groups = out_depth / 4;
     const int32_t chunks = depth / 4;
     const int32_t tail = depth - chunks * 4;
-    const int32_t done = fc_groups(params, input, weights, bias, output, 1) ? groups : 0;
-    (void)scratch;
+    const int32_t done = fc_groups(params, input, weights, bias, output, 1, scratch) ? groups : 0;
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x_row = input + b * depth;
         int8_t *y = output + b * out_depth;

@@ -18,7 +18,7 @@ import pytest
 from microbuild.boards import load_board
 from microbuild.compiler import compile_model
 from microbuild.compiler.ops.fully_connected import (dsp_requant_table, folded_bias,
-                                                     requantization)
+                                                     requantization, widened_input_scratch)
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.variants import Selection, Target
 from microbuild.model.reader import read_model
@@ -123,7 +123,8 @@ def test_the_sweep_reaches_every_path_of_the_fast_path():
     """Sweep models for: a depth not a multiple of 4 (generic path with the table), rows left
     over, single chunks before the 8-chunk loop, several input rows, a clamped activation on
     either side, a right shift of 1 (random inputs then hit the rounding ties the "- (hi < 0)"
-    decides), and no table (generic requantization)."""
+    decides), and no table (generic requantization); the paths of the groups in both forms of
+    the input, int8 and widened into scratch (depth at most 128, 2 groups or more)."""
     seen = set()
     for path in FC_MODELS:
         graph, ops = _fc_ops(path)
@@ -140,19 +141,23 @@ def test_the_sweep_reaches_every_path_of_the_fast_path():
             if depth % 4:
                 seen.add("tail")
                 continue
+            form = "widened" if widened_input_scratch(op, graph) else "int8"
+            assert widened_input_scratch(op, graph) in (0, 2 * depth)
             seen.add("left over rows" if out_depth % 4 else "groups only")
             if -1 in requantization(op, graph)[1]:
                 seen.add("right shift 1")  # frequent rounding ties (fc_dsp_round_ties_pt)
             if chunks % 8 and chunks >= 8:
-                seen.add("singles and eights")
+                seen.add(f"singles and eights, {form}")
             if x.num_elements // depth > 1:
-                seen.add("batches")
+                seen.add(f"batches, {form}")
             if lo > -128:
-                seen.add("clamp below")
+                seen.add(f"clamp below, {form}")
             if hi < 127:
-                seen.add("clamp above")
-    assert seen == {"no table", "tail", "left over rows", "groups only", "singles and eights",
-                    "batches", "clamp below", "clamp above", "right shift 1"}
+                seen.add(f"clamp above, {form}")
+    assert seen == {"no table", "tail", "left over rows", "groups only", "right shift 1"} | {
+        f"{path}, {form}" for form in ("int8", "widened")
+        for path in ("singles and eights", "batches", "clamp below")} | {
+        "clamp above, widened"}
 
 
 @pytest.mark.parametrize("variant", ["dsp", "dsp_wide"])

@@ -82,6 +82,27 @@ def dsp_requant_table(op: Operator, graph: Graph) -> np.ndarray | None:
     return np.array(table, dtype=np.int64)
 
 
+# The deepest input row the dsp kernels widen into scratch (2 bytes per value: 256 bytes here).
+# Widening saves 2 of 20 instructions per 16 multiply-accumulates for every group of 4 rows after
+# the first; a deeper row (micro_speech's 4,000) would cost kilobytes of workspace at the op that
+# is often the model's peak, for a few percent.
+WIDENED_INPUT_MAX_DEPTH = 128
+
+
+def widened_input_scratch(op: Operator, graph: Graph) -> int:
+    """Scratch bytes of the dsp and dsp_wide kernels: the input row widened to int16 pairs
+    (fully_connected_dsp.c's fc_widen_row) when their table fast path runs, the row is at most
+    WIDENED_INPUT_MAX_DEPTH deep and there are at least two groups of 4 rows to share it; else 0."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if x.dtype != "int8" or len(w.shape) != 2:
+        return 0
+    out_depth, depth = w.shape
+    if (depth % 4 or depth > WIDENED_INPUT_MAX_DEPTH or out_depth < 8
+            or dsp_requant_table(op, graph) is None):
+        return 0
+    return 2 * depth
+
+
 def arrange_rows(rows: int, chunk: int):
     """The weights layout of the FULLY_CONNECTED variants (same size as the original): every group
     of ``rows`` output rows interleaved chunk by chunk ([depth // chunk][rows][chunk]), then the
@@ -155,13 +176,13 @@ class FullyConnected(OpLowering):
         KernelVariant(
             opcode="FULLY_CONNECTED", name="dsp", function="mb_fully_connected_s8_dsp",
             sources=("fully_connected_dsp.c",), features=frozenset({"dsp"}), rank=20,
-            arrange=arrange_rows(4, 4),
+            arrange=arrange_rows(4, 4), scratch=widened_input_scratch,
             description="Arm DSP: SXTB16 + SMLAD, 4 output rows per pass, weights interleaved "
-                        "in 4-byte chunks"),
+                        "in 4-byte chunks, a short input row widened once into scratch"),
         KernelVariant(
             opcode="FULLY_CONNECTED", name="dsp_wide", function="mb_fully_connected_s8_dsp_wide",
             sources=("fully_connected_dsp.c",), features=frozenset({"dsp"}), rank=15,
-            arrange=arrange_dsp_wide, compact="dsp",
+            arrange=arrange_dsp_wide, compact="dsp", scratch=widened_input_scratch,
             description="Arm DSP on weights widened to int16 at compile time: no SXTB16 on the "
                         "weights (13 instructions per 16 MACs instead of 20) for twice the "
                         "weights' flash (the default stays dsp; tuning picks it when it "
