@@ -14,6 +14,7 @@ Writes benchmarks/results/kernels.json and .md (with the tuning logs as tune-<bo
 prints the table.
 
     .venv/bin/python benchmarks/kernels.py [BOARD ...]   (named boards: only their rows change)
+    MB_BENCH_MODELS=ds_cnn,resnet8 ...                   (only those models' rows change)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ MODELS = [ROOT / "tests" / "models" / f"{name}.tflite"
           for name in ("ds_cnn", "resnet8", "mobilenet_v1_025_vww", "anomaly_ae")]
 SHARED_MODELS = ROOT.parent / "shared" / "models"
 MODELS += sorted(SHARED_MODELS.glob("*.tflite"))
+ALL_MODELS = list(MODELS)
 if os.environ.get("MB_BENCH_MODELS"):  # e.g. MB_BENCH_MODELS=ds_cnn,resnet8
     MODELS = [m for m in MODELS if m.stem in os.environ["MB_BENCH_MODELS"].split(",")]
 BOARDS = ["mps2-an500", "mps2-an386", "mps3-an547", "mps2-an385", "riscv32-virt", "host"]
@@ -95,25 +97,33 @@ def measure_board(board: str) -> list[dict]:
                     raise
                 # No op with a variant this CPU runs (the audio front end): tuned = default.
                 cpu = Target.of_board(b).cpu
-            names = {"ref": model, "def": model}
+            ref_variants = {"ref": {"*": "reference"}}
             try:
-                plain = api.build_firmware(board, {k: str(v) for k, v in names.items()},
-                                           work / "plain", executor="rpc",
-                                           model_variants={"ref": {"*": "reference"}})
+                # The reference and default copies in one firmware, or where two copies do not
+                # fit the board (the M55's 512 KiB ITCM and VWW), one firmware each.
+                try:
+                    firmwares = [(api.build_firmware(
+                        board, {"ref": str(model), "def": str(model)}, work / "plain",
+                        executor="rpc", model_variants=ref_variants), ("ref", "def"))]
+                except FitError:
+                    firmwares = [(api.build_firmware(
+                        board, {key: str(model)}, work / key, executor="rpc",
+                        model_variants=ref_variants if key == "ref" else None), (key,))
+                        for key in ("ref", "def")]
             except FitError as err:
-                rows.append(_skipped(b, model, "the reference and default copies do not fit "
-                                               "one firmware", err))
+                rows.append(_skipped(b, model, "the model does not fit the board", err))
                 continue
             try:
-                tuned = api.build_firmware(board, {"tun": str(model)}, work / "tuned",
-                                           executor="rpc", tuning=log)
+                firmwares.append((api.build_firmware(board, {"tun": str(model)}, work / "tuned",
+                                                      executor="rpc", tuning=log), ("tun",)))
             except FitError as err:
                 rows.append(_skipped(b, model, "the tuned firmware (faster, larger kernels) "
                                                "does not fit", err))
                 continue
-            results = _run_all(board, plain, names, rounds)
-            results |= _run_all(board, tuned, {"tun": model}, rounds)
-            sizes = {m["prefix"]: m for m in plain.models + tuned.models}
+            results, sizes = {}, {}
+            for firmware, keys in firmwares:
+                results |= _run_all(board, firmware, {k: model for k in keys}, rounds)
+                sizes |= {m["prefix"]: m for m in firmware.models}
             row = {"board": board, "cpu": cpu, "model": model.stem,
                    "emulated": b.is_emulated}
             reference = results["ref"]
@@ -215,12 +225,16 @@ def main(argv: list[str]) -> int:
                     for row in board_rows]
     if "host" in boards:
         measured += measure_board("host")
-    # Boards not measured this time keep their rows from the results file.
+    # The (board, model) rows not measured this time (other boards, MB_BENCH_MODELS) keep their
+    # figures from the results file.
     previous = RESULTS / "kernels.json"
-    kept = ([r for r in json.loads(previous.read_text()) if r["board"] not in boards]
-            if previous.is_file() and argv else [])
-    order = {b: i for i, b in enumerate(BOARDS)}
-    rows = sorted(kept + measured, key=lambda r: order.get(r["board"], len(order)))
+    done = {(r["board"], r["model"]) for r in measured}
+    kept = ([r for r in json.loads(previous.read_text()) if (r["board"], r["model"]) not in done]
+            if previous.is_file() and (argv or os.environ.get("MB_BENCH_MODELS")) else [])
+    board_order = {b: i for i, b in enumerate(BOARDS)}
+    model_order = {m.stem: i for i, m in enumerate(ALL_MODELS)}
+    rows = sorted(kept + measured, key=lambda r: (board_order.get(r["board"], len(BOARDS)),
+                                                  model_order.get(r["model"], len(ALL_MODELS))))
     (RESULTS / "kernels.json").write_text(json.dumps(rows, indent=1) + "\n")
     text = markdown(rows)
     (RESULTS / "kernels.md").write_text(text)
