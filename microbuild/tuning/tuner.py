@@ -19,6 +19,11 @@
    firmware by at most that much over the default kernels'.
 7. **Fit.** The tuned firmware is built for the board; when it does not fit (a variant's wider
    weights), the choices are brought back within the flash that fits, and the report says so.
+8. **Whole model.** Each model runs whole, timed, with the choices and with the default kernels
+   (as `build` compiles them: ops the compiler streams row by row run in bands, which the
+   op-by-op timing of step 4 does not see). Where the choices are slower, that model's
+   signatures go back to their defaults, and the report says so: tuning never leaves a model
+   slower than it found it on the board it tuned on.
 
 When the reference and every candidate do not fit one firmware, they are spread over several
 (each firmware with the reference copy when two copies fit, else one copy per firmware, the
@@ -118,6 +123,9 @@ class TuneReport:
     max_flash: int | None = None  # the flash budget the choices kept to, in bytes
     flash_growth: int = 0  # bytes the chosen variants' weights add over the default kernels'
     notes: list[str] = field(default_factory=list)  # what the tuner had to do (fit, placement)
+    # model file name -> {"tuned": ticks, "default": ticks}: step 8's whole runs, before any
+    # choice went back to its default
+    whole: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from microbuild.tuning.costs import growth
@@ -125,7 +133,7 @@ class TuneReport:
         return {"board": self.board, "cpu": self.cpu, "timer_hz": self.timer_hz,
                 "log": str(self.log), "firmware": str(self.firmware),
                 "max_flash": self.max_flash, "flash_growth": self.flash_growth,
-                "notes": list(self.notes),
+                "notes": list(self.notes), "whole": dict(self.whole),
                 "signatures": [{"signature": m.signature, "opcode": m.opcode,
                                 "model": m.model, "op": m.position, "also": m.also,
                                 "default": m.default,
@@ -144,6 +152,8 @@ class _Plan:
     measured: list[Measured]
     # per model path: op position -> the candidate list of its signature
     ops: dict[str, dict[int, list[str]]]
+    # per model path: op position -> its signature (the ops with candidates)
+    signatures: dict[str, dict[int, str]] = field(default_factory=dict)
 
     @property
     def copies(self) -> int:
@@ -156,6 +166,7 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
     target = Target.of_board(board)
     by_signature: dict[str, Measured] = {}
     ops: dict[str, dict[int, list[str]]] = {}
+    signatures: dict[str, dict[int, str]] = {}
     for path in models:
         graph = lowered_graph(path)  # as compiled: op positions and signatures must match
         for position, op in enumerate(graph.operators):
@@ -178,7 +189,8 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
                                                    default=default)
                 names_here = ranked
             ops.setdefault(str(path), {})[position] = names_here
-    return _Plan(target, list(by_signature.values()), ops)
+            signatures.setdefault(str(path), {})[position] = signature
+    return _Plan(target, list(by_signature.values()), ops, signatures)
 
 
 def _copy_prefix(stem: str, k: int) -> str:
@@ -258,12 +270,12 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
          out_dir: str | Path | None = None, trials: int | None = None, warmup: int = 1,
          repeat: int = 5, runner: str | None = None, port: str | None = None,
          toolchain: str | None = None, timeout: float = 10.0, seed: int = 0,
-         max_flash: str | int | None = None, check_fit: bool = True,
+         max_flash: str | int | None = None, check_fit: bool = True, check_whole: bool = True,
          progress: Callable[[str], None] | None = None) -> TuneReport:
     """Measure, choose and log (see the module's docstring). ``max_flash``: bytes (or "10%" of
     the default kernels' weights) the chosen variants' weights may add over the default
     kernels'; None for no limit. ``check_fit``: build the tuned firmware and, if it does not
-    fit the board, choose within the flash that fits."""
+    fit the board, choose within the flash that fits. ``check_whole``: step 8."""
     from microbuild.firmware.scons_tool import model_prefix
     from microbuild.device.device import connect
 
@@ -361,6 +373,9 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
     _choose(report, budget, say)
     if check_fit and not board.is_host:
         _fit_the_board(report, board, models, out, toolchain, log, hz, warmup, repeat, say)
+    if check_whole:
+        _check_whole_models(report, plan, board, models, stems, out / "whole", toolchain,
+                            runner, port, timeout, seed, repeat, say)
     report.log = _save(report, board, log, hz, warmup, repeat)
     return report
 
@@ -441,6 +456,102 @@ def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Pa
             f"built: check it with `microbuild build --tuning {log}`")
     report.notes.append(note)
     say(note)
+
+
+# ---- 8. whole model -----------------------------------------------------------------------------
+def _check_whole_models(report: TuneReport, plan: _Plan, board: Board, models: list[Path],
+                        stems: dict[str, str], out: Path, toolchain: str | None,
+                        runner: str | None, port: str | None, timeout: float, seed: int,
+                        repeat: int, say: Callable[[str], None]) -> None:
+    """Run each model whose choices differ from its defaults whole, both ways, and take back the
+    choices of a model they make slower (see the module's docstring)."""
+    from microbuild.firmware.build import build_firmware
+
+    by_signature = {m.signature: m for m in report.measured}
+    copies: dict[str, tuple[Path, str, dict[str, str]]] = {}  # prefix -> (model, way, forced)
+    for path in models:
+        positions = plan.signatures.get(str(path), {})
+        ways = {"tuned": {}, "default": {}}
+        for position, signature in positions.items():
+            m = by_signature[signature]
+            ways["tuned"][str(position)] = m.best.variant if m.best else REFERENCE
+            ways["default"][str(position)] = m.default
+        if ways["tuned"] != ways["default"]:
+            for way, forced in ways.items():
+                copies[f"{stems[str(path)]}_{way}"] = (path, way, forced)
+    if not copies:
+        return
+    say(f"timing {len(copies) // 2} model(s) whole, tuned and with the default kernels...")
+    # Both copies in one firmware, or one firmware each when two do not fit the board.
+    groups = [list(copies)]
+    ticks: dict[str, int] = {}
+    outputs: dict[str, list[np.ndarray]] = {}
+    while groups:
+        group = groups.pop(0)
+        try:
+            build = build_firmware(
+                board, {prefix: str(copies[prefix][0]) for prefix in group},
+                out / (group[0] if len(group) == 1 else "all"), executor="rpc",
+                toolchain=toolchain, model_variants={p: copies[p][2] for p in group})
+        except FitError as err:
+            if len(group) > 1:
+                groups[0:0] = [[prefix] for prefix in group]
+                continue
+            note = (f"{group[0]} does not fit {board.name} for the whole-model check: "
+                    f"{str(err).splitlines()[0]}")
+            report.notes.append(note)
+            say(note)
+            continue
+        ticks_here, outputs_here = _time_whole(build, board, group, runner, port, timeout,
+                                               seed, repeat)
+        ticks |= ticks_here
+        outputs |= outputs_here
+    for path in models:
+        stem = stems[str(path)]
+        tuned, default = f"{stem}_tuned", f"{stem}_default"
+        if tuned not in ticks or default not in ticks:
+            continue
+        for a, b in zip(outputs[tuned], outputs[default]):
+            if not np.array_equal(a, b):
+                raise MicrobuildError(f"{path.name}: the tuned kernels' outputs differ from the "
+                                      "default kernels' when run whole; please report this")
+        say(f"{path.name} whole: {ticks[tuned]:,} ticks tuned, {ticks[default]:,} with the "
+            "default kernels")
+        report.whole[path.name] = {"tuned": ticks[tuned], "default": ticks[default]}
+        if ticks[tuned] <= ticks[default]:
+            continue
+        why = (f"{path.name} ran slower whole with the fastest ops ({ticks[tuned]:,} ticks) "
+               f"than with the defaults ({ticks[default]:,})")
+        for signature in set(plan.signatures[str(path)].values()):
+            m = by_signature[signature]
+            if m.best is not None and m.best.variant != m.default and m.default_candidate:
+                m.chosen, m.why = m.default_candidate, why
+        note = f"{why}: its operators keep the default kernels"
+        report.notes.append(note)
+        say(note)
+    from microbuild.tuning.costs import total_growth
+
+    report.flash_growth = total_growth(report.measured, {m.signature: m.best for m in
+                                                         report.measured if m.best})
+
+
+def _time_whole(build, board: Board, prefixes: list[str], runner: str | None,
+                port: str | None, timeout: float, seed: int, repeat: int
+                ) -> tuple[dict[str, int], dict[str, list[np.ndarray]]]:
+    """Each model's whole RUN on a seeded input: the fastest of the rounds (one under -icount,
+    where every round is the same), and its outputs."""
+    from microbuild.device.device import connect
+    from microbuild.tensor_files import random_inputs
+
+    rounds = 1 if board.is_emulated else max(3, repeat)
+    ticks, outputs = {}, {}
+    with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
+        for prefix in prefixes:
+            x = random_inputs(dev.specs(prefix), seed)
+            for _ in range(rounds):
+                outputs[prefix], t = dev.run_timed(prefix, x)
+                ticks[prefix] = min(t, ticks.get(prefix, t))
+    return ticks, outputs
 
 
 def _default_weights(board: Board, models: list[Path]) -> int:

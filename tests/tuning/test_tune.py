@@ -38,8 +38,11 @@ def _check_report(report: dict, log: TuningLog) -> None:
         assert all(c["correct"] for c in candidates), s  # every shipped variant is exact
         fastest = min(candidates, key=lambda c: c["ticks"])
         assert s["best"] is not None
-        assert next(c for c in candidates if c["variant"] == s["best"])["ticks"] == \
-            fastest["ticks"], s
+        if "ran slower whole" in s["why"]:  # step 8 took the model's choices back
+            assert s["best"] == s["default"], s
+        else:
+            assert next(c for c in candidates if c["variant"] == s["best"])["ticks"] == \
+                fastest["ticks"], s
         assert log.best(report["cpu"], s["signature"]) == s["best"]
 
 
@@ -77,6 +80,12 @@ def test_tune_on_cortex_m7_and_the_default_is_never_the_slowest(tmp_path, capsys
     report = _tune("mps2-an500", [DS_CNN, RESNET8], tmp_path, capsys, repeat=1)
     log = TuningLog.load(tmp_path / "tune.json")
     _check_report(report, log)
+    # Step 8 ran both models whole, tuned and default; on the M7 the op-by-op winners win
+    # whole too (exact under icount), so no choice went back.
+    assert set(report["whole"]) == {"ds_cnn.tflite", "resnet8.tflite"}, report["whole"]
+    for name, whole in report["whole"].items():
+        assert whole["tuned"] < whole["default"], (name, whole)
+    assert not any("ran slower whole" in note for note in report["notes"])
     board = load_board("mps2-an500")
     target = Target.of_board(board)
     plan = plan_tuning(board, [DS_CNN, RESNET8])
@@ -154,3 +163,36 @@ def test_tuning_plans_the_ops_as_they_are_compiled():
     for position, m in measured.items():
         assert compiled["ops"][position]["opcode"] == m.opcode
         assert compiled["ops"][position]["signature"] == m.signature
+
+
+def test_a_model_slower_whole_when_tuned_keeps_its_default_kernels(tmp_path, monkeypatch):
+    """Step 8: where the op-by-op winners make the whole model slower (as row streaming can on
+    the M55), the model's signatures go back to their defaults, in the report and the log, and
+    the tuned firmware is then the default one."""
+    from microbuild.tuning import tuner
+
+    real_time_whole = tuner._time_whole
+
+    def slower_when_tuned(build, board, prefixes, *args):
+        ticks, outputs = real_time_whole(build, board, prefixes, *args)
+        return {p: t + (1_000_000 if p.endswith("_tuned") else 0)
+                for p, t in ticks.items()}, outputs
+
+    monkeypatch.setattr(tuner, "_time_whole", slower_when_tuned)
+    lines: list[str] = []
+    report = tuner.tune(load_board("mps2-an500"), [DS_CNN], tmp_path / "tune.json",
+                        out_dir=tmp_path / "fw", trials=3, repeat=1, progress=lines.append)
+    assert "ds_cnn.tflite" in report.whole, lines
+    whole = report.whole["ds_cnn.tflite"]
+    assert whole["tuned"] > whole["default"]  # the real tuned run plus the stand-in 1,000,000
+    note = next(n for n in report.notes if "ran slower whole" in n)
+    assert "ds_cnn.tflite" in note and "keep the default kernels" in note
+    log = TuningLog.load(tmp_path / "tune.json")
+    reverted = [m for m in report.measured if m.why]
+    assert reverted, [(m.signature, m.default, m.fastest) for m in report.measured]
+    for m in report.measured:
+        assert m.best.variant == m.default, m.signature
+        assert log.best("cortex-m7", m.signature) == m.default
+    for m in reverted:
+        assert m.fastest.variant != m.default and "ran slower whole" in m.why
+    assert report.flash_growth == 0
