@@ -63,8 +63,10 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
 def _skipped(board, model: Path, why: str, err: Exception) -> dict:
     """A row for a model the board could not measure, with why (also printed)."""
     print(f"{board.name} {model.stem}: {why}: {str(err).splitlines()[0]}", file=sys.stderr)
-    return {"board": board.name, "model": model.stem, "emulated": board.is_emulated,
-            "skipped": why}
+    row = {"board": board.name, "model": model.stem, "emulated": board.is_emulated,
+           "skipped": why}
+    _record([row])
+    return row
 
 
 def measure_board(board: str) -> list[dict]:
@@ -146,6 +148,7 @@ def measure_board(board: str) -> list[dict]:
                 }
             row["tflm_arena"] = _tflm_arena(model)
             rows.append(row)
+            _record([row])
     return rows
 
 
@@ -214,31 +217,43 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _record(new_rows: list[dict]) -> str:
+    """Merge rows into kernels.json (replacing the same board and model) and rewrite
+    kernels.md; returns the table. Each board's worker records every model as soon as it is
+    measured, so a long run that is stopped keeps what it measured (a lock file serialises
+    the workers)."""
+    import fcntl
+
+    board_order = {b: i for i, b in enumerate(BOARDS)}
+    model_order = {m.stem: i for i, m in enumerate(ALL_MODELS)}
+    path = RESULTS / "kernels.json"
+    with open(Path(tempfile.gettempdir()) / "mb-kernels-results.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        new = {(r["board"], r["model"]) for r in new_rows}
+        rows = [r for r in (json.loads(path.read_text()) if path.is_file() else [])
+                if (r["board"], r["model"]) not in new] + new_rows
+        rows.sort(key=lambda r: (board_order.get(r["board"], len(BOARDS)),
+                                 model_order.get(r["model"], len(ALL_MODELS))))
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+        text = markdown(rows)
+        (RESULTS / "kernels.md").write_text(text)
+    return text
+
+
 def main(argv: list[str]) -> int:
     boards = argv or BOARDS
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if not argv and not os.environ.get("MB_BENCH_MODELS"):
+        (RESULTS / "kernels.json").unlink(missing_ok=True)  # a full run starts afresh
     # Emulated boards count instructions, so two can share the machine; the host's wall-clock
-    # times are taken afterwards, alone.
+    # times are taken afterwards, alone. Rows not measured this time (other boards, models
+    # outside MB_BENCH_MODELS) keep their figures.
     emulated = [b for b in boards if b != "host"]
     with ProcessPoolExecutor(max_workers=2) as pool:
-        measured = [row for board_rows in pool.map(measure_board, emulated)
-                    for row in board_rows]
+        list(pool.map(measure_board, emulated))
     if "host" in boards:
-        measured += measure_board("host")
-    # The (board, model) rows not measured this time (other boards, MB_BENCH_MODELS) keep their
-    # figures from the results file.
-    previous = RESULTS / "kernels.json"
-    done = {(r["board"], r["model"]) for r in measured}
-    kept = ([r for r in json.loads(previous.read_text()) if (r["board"], r["model"]) not in done]
-            if previous.is_file() and (argv or os.environ.get("MB_BENCH_MODELS")) else [])
-    board_order = {b: i for i, b in enumerate(BOARDS)}
-    model_order = {m.stem: i for i, m in enumerate(ALL_MODELS)}
-    rows = sorted(kept + measured, key=lambda r: (board_order.get(r["board"], len(BOARDS)),
-                                                  model_order.get(r["model"], len(ALL_MODELS))))
-    (RESULTS / "kernels.json").write_text(json.dumps(rows, indent=1) + "\n")
-    text = markdown(rows)
-    (RESULTS / "kernels.md").write_text(text)
-    print(text)
+        measure_board("host")
+    print(_record([]))
     return 0
 
 
