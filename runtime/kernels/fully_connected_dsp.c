@@ -176,7 +176,7 @@ void mb_fc_dsp_wide_groups_clamp_xw(const fc_groups_job *j);
     "sel    r4, r4, r1\n\t"
 
 /* The job is copied to the stack frame (9 words), the group's pointers advance there. */
-#define FC_ASM_GROUPS(NAME, INPUT, CHUNK, CLAMP)                                               \
+#define FC_ASM_GROUPS(NAME, INPUT, CHUNK, CLAMP)                                                \
     __asm__(MB_THUMB_FUNCTION_BEGIN(NAME)                                                       \
             "push   {r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"                                 \
             "sub    sp, sp, #36\n\t"  /* 8-byte aligned with the 9 registers */                 \
@@ -199,7 +199,7 @@ void mb_fc_dsp_wide_groups_clamp_xw(const fc_groups_job *j);
             "cmp    r10, r12\n\t"                                                               \
             "beq    .L" NAME "_requantize\n"                                                    \
             ".L" NAME "_quad:\n\t"                                                              \
-            ".rept  8\n\t" INPUT CHUNK ".endr\n\t"                                                   \
+            ".rept  8\n\t" INPUT CHUNK ".endr\n\t"                                              \
             "cmp    r10, r12\n\t"                                                               \
             "bne    .L" NAME "_quad\n"                                                          \
             ".L" NAME "_requantize:\n\t"                                                        \
