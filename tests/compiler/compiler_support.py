@@ -256,6 +256,28 @@ def assert_bit_exact(model_path: str | Path, n: int = 10, seed: int = 0, cc: str
             f"{shown}{more}")
 
 
+def differences_on_device(dev, prefix: str, model_path: str | Path, n: int, seed: int,
+                          label: str | None = None,
+                          tflm_outputs: dict | None = None) -> list[str]:
+    """Run ``n`` seeded input sets through model ``prefix`` on a connected device (the RPC
+    firmware) and through TFLM; one line per output that differs in dtype or in any value.
+    ``tflm_outputs`` caches TFLM's outputs per model for callers that run one model as several
+    copies (same ``n`` and ``seed``)."""
+    sets = random_inputs(model_path, n, seed)
+    cache = tflm_outputs if tflm_outputs is not None else {}
+    if model_path not in cache:
+        cache[model_path] = run_tflm_many(model_path, sets)
+    problems = []
+    for i, (x, want) in enumerate(zip(sets, cache[model_path])):
+        for k, (got, expected) in enumerate(zip(dev.run(prefix, x), want)):
+            expected = np.asarray(expected).reshape(got.shape)
+            if got.dtype != expected.dtype or not np.array_equal(got, expected):
+                problems.append(f"{label or Path(model_path).name} input set {i} output {k}: "
+                                f"{int(np.count_nonzero(got != expected))} of {got.size} "
+                                "values differ from TFLM")
+    return problems
+
+
 def _describe_difference(i: int, k: int, want: np.ndarray, have: np.ndarray) -> str:
     if want.dtype != have.dtype:
         return f"input set {i}, output {k}: dtype {have.dtype}, TFLM gives {want.dtype}"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from microbuild import api
@@ -17,7 +16,7 @@ from microbuild.compiler.plan_check import verify_plan
 from microbuild.compiler.variants import Selection, Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
-from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+from compiler_support import differences_on_device  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 SHARED = MODELS.parent.parent.parent / "shared" / "models"
@@ -61,12 +60,5 @@ def test_streamed_models_are_bit_exact_on_the_board(board, tmp_path):
     problems = []
     with api.connect(board, build, timeout=120) as dev:
         for prefix, (path, _) in prefixes.items():
-            sets = random_inputs(path, 3, seed=29)
-            for i, (x, want) in enumerate(zip(sets, run_tflm_many(path, sets))):
-                for k, (a, b) in enumerate(zip(dev.run(prefix, x), want)):
-                    b = np.asarray(b).reshape(a.shape)
-                    if a.dtype != b.dtype or not np.array_equal(a, b):
-                        problems.append(f"{path.name} input set {i} output {k}: "
-                                        f"{int(np.count_nonzero(a != b))} of {a.size} values "
-                                        "differ from TFLM")
+            problems += differences_on_device(dev, prefix, path, 3, seed=29)
     assert not problems, "\n".join(problems)

@@ -14,7 +14,7 @@ import pytest
 from microbuild import api
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
-from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+from compiler_support import differences_on_device, run_tflm_many  # noqa: E402
 from test_shared_models import audio_stream, shared_model  # noqa: E402
 
 BOARD = "mps2-an500"
@@ -36,13 +36,8 @@ def test_real_models_are_bit_exact_on_the_cortex_m7(firmware, tmp_path):
     problems = []
     with api.connect(BOARD, build, timeout=120) as dev:
         for prefix, model in models.items():
-            sets = random_inputs(model, INVOCATIONS.get(firmware, 2), seed=21)
-            for i, (x, want) in enumerate(zip(sets, run_tflm_many(model, sets))):
-                for k, (a, b) in enumerate(zip(dev.run(prefix, x), want)):
-                    if not np.array_equal(a, np.asarray(b).reshape(a.shape)):
-                        problems.append(f"{model.name} input set {i} output {k}: "
-                                        f"{int(np.count_nonzero(a != np.asarray(b).reshape(a.shape)))}"
-                                        f" of {a.size} values differ from TFLM")
+            problems += differences_on_device(dev, prefix, model,
+                                              INVOCATIONS.get(firmware, 2), seed=21)
     assert not problems, "\n".join(problems)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from microbuild import api
@@ -20,7 +19,7 @@ from microbuild.compiler import compile_model
 from microbuild.errors import ModelError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
-from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+from compiler_support import differences_on_device  # noqa: E402
 
 BOARD = "mps2-an500"
 SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
@@ -59,14 +58,5 @@ def test_sweep_models_are_bit_exact_on_the_cortex_m7(chunk, tmp_path):
     problems = []
     with api.connect(BOARD, build, timeout=10) as dev:
         for prefix, path in prefixes.items():
-            sets = random_inputs(path, INPUT_SETS, seed=11)
-            expected = run_tflm_many(path, sets)
-            for i, (x, want) in enumerate(zip(sets, expected)):
-                got = dev.run(prefix, x)
-                for k, (a, b) in enumerate(zip(got, want)):
-                    b = np.asarray(b).reshape(a.shape)
-                    if a.dtype != b.dtype or not np.array_equal(a, b):
-                        problems.append(f"{path.name} input set {i} output {k}: "
-                                        f"{int(np.count_nonzero(a != b))} of {a.size} values "
-                                        "differ from TFLM")
+            problems += differences_on_device(dev, prefix, path, INPUT_SETS, seed=11)
     assert not problems, "\n".join(problems)

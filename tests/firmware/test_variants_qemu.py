@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from microbuild import api
@@ -22,7 +21,7 @@ from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.variants import REFERENCE, Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
-from compiler_support import random_inputs, run_tflm_many  # noqa: E402
+from compiler_support import differences_on_device  # noqa: E402
 
 SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
 BOARDS = ["mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547", "riscv32-virt",
@@ -98,18 +97,9 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
         with api.connect(board, build, timeout=10) as dev:
             for prefix in chunk:
                 path, _, opcode, name = instances[prefix]
-                sets = random_inputs(path, INPUT_SETS, seed=5)
-                if path not in expected:
-                    expected[path] = run_tflm_many(path, sets)
-                for i, (x, want) in enumerate(zip(sets, expected[path])):
-                    got = dev.run(prefix, x)
-                    for k, (a, b) in enumerate(zip(got, want)):
-                        b = np.asarray(b).reshape(a.shape)
-                        if not np.array_equal(a, b):
-                            problems.append(
-                                f"{path.name} {opcode}={name} input set {i} output {k}: "
-                                f"{int(np.count_nonzero(a != b))} of {a.size} values differ "
-                                "from TFLM")
+                problems += differences_on_device(dev, prefix, path, INPUT_SETS, seed=5,
+                                                  label=f"{path.name} {opcode}={name}",
+                                                  tflm_outputs=expected)
     assert not problems, f"{board}:\n" + "\n".join(problems)
     if "MB_CONV2D_DSP_C_BLOCKS" in board_name:  # the C forms of the assembly loops are what ran
         assert {"block_c", "dw_row3_c", "fc_groups_c"} <= symbols
