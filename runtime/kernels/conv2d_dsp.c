@@ -229,6 +229,27 @@ static ALWAYS_INLINE void fill(int32_t groups, int32_t pair, int32_t *dst)
     }
 }
 
+/* The part of output pixel (oy, ox)'s undilated window that lies inside the input: window
+ * columns [kx0, kx1) and rows [ky0, ky1); (iy0, ix0) is the window's top-left corner in the
+ * input (negative in the padding). */
+typedef struct {
+    int32_t iy0, ix0, kx0, kx1, ky0, ky1;
+} window_inside;
+
+static ALWAYS_INLINE window_inside inside_of(const mb_conv2d_s8_params *p, int32_t oy, int32_t ox)
+{
+    window_inside w;
+    w.iy0 = oy * p->stride_h - p->pad_top;
+    w.ix0 = ox * p->stride_w - p->pad_left;
+    w.kx0 = w.ix0 < 0 ? -w.ix0 : 0;
+    w.ky0 = w.iy0 < 0 ? -w.iy0 : 0;
+    const int32_t kx1 = p->input_w - w.ix0;
+    const int32_t ky1 = p->input_h - w.iy0;
+    w.kx1 = kx1 > p->filter_w ? p->filter_w : (kx1 < w.kx0 ? w.kx0 : kx1);
+    w.ky1 = ky1 > p->filter_h ? p->filter_h : (ky1 < w.ky0 ? w.ky0 : ky1);
+    return w;
+}
+
 /* The column of a dilated window (dilation_h or dilation_w > 1), whose taps are not adjacent in
  * the input: tap by tap, each widened or filled with the zero point. */
 static void dilated_column_in_place(const mb_conv2d_s8_params *p, const int8_t *image,
@@ -263,18 +284,11 @@ static void column_in_place(const mb_conv2d_s8_params *p, const int8_t *image, i
     }
     const int32_t c4 = p->input_c / 4; /* groups per tap */
     const int32_t row_groups = p->filter_w * c4;
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    /* window columns [kx0, kx1) and rows [ky0, ky1) lie inside the input */
-    const int32_t kx0 = ix0 < 0 ? -ix0 : 0;
-    const int32_t ky0 = iy0 < 0 ? -iy0 : 0;
-    int32_t kx1 = p->input_w - ix0;
-    int32_t ky1 = p->input_h - iy0;
-    kx1 = kx1 > p->filter_w ? p->filter_w : (kx1 < kx0 ? kx0 : kx1);
-    ky1 = ky1 > p->filter_h ? p->filter_h : (ky1 < ky0 ? ky0 : ky1);
-    const int32_t before = kx0 * c4, inside = (kx1 - kx0) * c4;
+    const window_inside w = inside_of(p, oy, ox);
+    const int32_t ky0 = w.ky0, ky1 = w.ky1;
+    const int32_t before = w.kx0 * c4, inside = (w.kx1 - w.kx0) * c4;
     const int32_t after = row_groups - before - inside;
-    const int8_t *src = image + ((iy0 + ky0) * p->input_w + ix0 + kx0) * p->input_c;
+    const int8_t *src = image + ((w.iy0 + ky0) * p->input_w + w.ix0 + w.kx0) * p->input_c;
     const int32_t src_step = p->input_w * p->input_c;
 
     fill(ky0 * row_groups, zero_pair, dst);
@@ -308,10 +322,11 @@ static ALWAYS_INLINE void copy_bytes(int8_t *dst, const int8_t *src, int32_t n)
     }
 }
 
-/* The window of output pixel (oy, ox) of one image as kp int8 taps (any depth). No library
- * calls: a window row of a shallow input is a few bytes, shorter than a call's set-up. */
+/* The window of output pixel (oy, ox) of one image as its k int8 taps (any depth); the zeros
+ * that pad the column to kp taps are written once per call (run()). Most pixels' windows lie
+ * inside the input: their rows are plain copies. */
 static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
-                   int32_t kp, int8_t *col)
+                   int8_t *col)
 {
     const int32_t c = p->input_c;
     const int32_t row = p->filter_w * c;
@@ -331,32 +346,30 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
                 }
             }
         }
-        set_bytes(dst, 0, kp - p->filter_h * row);
         return;
     }
-    int32_t kx0 = ix0 < 0 ? -ix0 : 0;
-    int32_t kx1 = p->input_w - ix0;
+    const window_inside w = inside_of(p, oy, ox);
+    const int32_t ky0 = w.ky0, ky1 = w.ky1;
+    const int32_t before = w.kx0 * c, inside = (w.kx1 - w.kx0) * c;
+    const int32_t after = row - before - inside;
+    const int8_t *src = image + ((w.iy0 + ky0) * p->input_w + w.ix0 + w.kx0) * c;
+    const int32_t src_step = p->input_w * c;
     int8_t *dst = col;
-    if (kx1 > p->filter_w) {
-        kx1 = p->filter_w;
-    }
-    if (kx1 < kx0) {
-        kx1 = kx0;
-    }
-    const int32_t before = kx0 * c, inside = (kx1 - kx0) * c;
-    for (int32_t ky = 0; ky < p->filter_h; ky++) {
-        const int32_t iy = iy0 + ky;
-        if (iy < 0 || iy >= p->input_h) {
-            set_bytes(dst, zero_point, row);
-        } else {
-            const int8_t *src = image + (iy * p->input_w + ix0 + kx0) * c;
+
+    set_bytes(dst, zero_point, ky0 * row);
+    dst += ky0 * row;
+    if (before == 0 && after == 0) { /* most pixels: every window row a plain copy */
+        for (int32_t ky = ky0; ky < ky1; ky++, dst += row, src += src_step) {
+            copy_bytes(dst, src, row);
+        }
+    } else {
+        for (int32_t ky = ky0; ky < ky1; ky++, dst += row, src += src_step) {
             set_bytes(dst, zero_point, before);
             copy_bytes(dst + before, src, inside);
-            set_bytes(dst + before + inside, zero_point, row - before - inside);
+            set_bytes(dst + before + inside, zero_point, after);
         }
-        dst += row;
     }
-    set_bytes(dst, 0, kp - p->filter_h * row);
+    set_bytes(dst, zero_point, (p->filter_h - ky1) * row);
 }
 
 /* ---- inner loops: one 2 x 2 block's dot products ------------------------------------------ */
@@ -577,6 +590,9 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
         res = &res_copy;
     }
 
+    if (!in_place) {
+        set_bytes(stage + k, 0, kp - k); /* the column's padding taps, beyond every window */
+    }
     for (int32_t n = 0; n < total; n += PX) {
         const int32_t np = total - n < PX ? total - n : PX;
         for (int32_t q = 0; q < PX; q++) {
@@ -588,7 +604,7 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
             if (in_place) {
                 column_in_place(p, image, oy, ox, zero_pair, cols + 2 * q);
             } else {
-                im2col(p, image, oy, ox, kp, stage);
+                im2col(p, image, oy, ox, stage);
                 widen(stage, groups, cols + 2 * q);
             }
         }
