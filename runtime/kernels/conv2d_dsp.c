@@ -40,6 +40,7 @@
 
 #include "microbuild/asm_function.h"
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/kernels/conv2d_column.h"
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
 
@@ -229,27 +230,6 @@ static ALWAYS_INLINE void fill(int32_t groups, int32_t pair, int32_t *dst)
     }
 }
 
-/* The part of output pixel (oy, ox)'s undilated window that lies inside the input: window
- * columns [kx0, kx1) and rows [ky0, ky1); (iy0, ix0) is the window's top-left corner in the
- * input (negative in the padding). */
-typedef struct {
-    int32_t iy0, ix0, kx0, kx1, ky0, ky1;
-} window_inside;
-
-static ALWAYS_INLINE window_inside inside_of(const mb_conv2d_s8_params *p, int32_t oy, int32_t ox)
-{
-    window_inside w;
-    w.iy0 = oy * p->stride_h - p->pad_top;
-    w.ix0 = ox * p->stride_w - p->pad_left;
-    w.kx0 = w.ix0 < 0 ? -w.ix0 : 0;
-    w.ky0 = w.iy0 < 0 ? -w.iy0 : 0;
-    const int32_t kx1 = p->input_w - w.ix0;
-    const int32_t ky1 = p->input_h - w.iy0;
-    w.kx1 = kx1 > p->filter_w ? p->filter_w : (kx1 < w.kx0 ? w.kx0 : kx1);
-    w.ky1 = ky1 > p->filter_h ? p->filter_h : (ky1 < w.ky0 ? w.ky0 : ky1);
-    return w;
-}
-
 /* The column of a dilated window (dilation_h or dilation_w > 1), whose taps are not adjacent in
  * the input: tap by tap, each widened or filled with the zero point. */
 static void dilated_column_in_place(const mb_conv2d_s8_params *p, const int8_t *image,
@@ -284,7 +264,7 @@ static void column_in_place(const mb_conv2d_s8_params *p, const int8_t *image, i
     }
     const int32_t c4 = p->input_c / 4; /* groups per tap */
     const int32_t row_groups = p->filter_w * c4;
-    const window_inside w = inside_of(p, oy, ox);
+    const mb_conv2d_window w = mb_conv2d_window_inside(p, oy, ox);
     const int32_t ky0 = w.ky0, ky1 = w.ky1;
     const int32_t before = w.kx0 * c4, inside = (w.kx1 - w.kx0) * c4;
     const int32_t after = row_groups - before - inside;
@@ -331,24 +311,11 @@ static void im2col(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy
     const int32_t c = p->input_c;
     const int32_t row = p->filter_w * c;
     const int8_t zero_point = (int8_t)(-p->input_offset);
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
     if (p->dilation_h != 1 || p->dilation_w != 1) { /* taps not adjacent: one at a time */
-        int8_t *dst = col;
-        for (int32_t ky = 0; ky < p->filter_h; ky++) {
-            const int32_t iy = iy0 + ky * p->dilation_h;
-            for (int32_t kx = 0; kx < p->filter_w; kx++, dst += c) {
-                const int32_t ix = ix0 + kx * p->dilation_w;
-                if (iy < 0 || iy >= p->input_h || ix < 0 || ix >= p->input_w) {
-                    set_bytes(dst, zero_point, c);
-                } else {
-                    copy_bytes(dst, image + (iy * p->input_w + ix) * c, c);
-                }
-            }
-        }
+        mb_conv2d_dilated_column_s8(p, image, oy, ox, p->filter_h * row, col);
         return;
     }
-    const window_inside w = inside_of(p, oy, ox);
+    const mb_conv2d_window w = mb_conv2d_window_inside(p, oy, ox);
     const int32_t ky0 = w.ky0, ky1 = w.ky1;
     const int32_t before = w.kx0 * c, inside = (w.kx1 - w.kx0) * c;
     const int32_t after = row - before - inside;

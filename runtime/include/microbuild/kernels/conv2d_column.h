@@ -1,7 +1,8 @@
 /* The im2col step shared by the CONV_2D kernel variants that work on int8 columns
- * (conv2d_gemm.c, conv2d_mve.c): one output pixel's window as a column of kp int8 taps, the taps
- * in the padding holding the input zero point (so they add filter * (zero_point + input_offset)
- * = 0, as the reference's skipping does) and zeros after the window up to kp. */
+ * (conv2d_gemm.c, conv2d_mve.c, and conv2d_dsp.c for depths that are not a multiple of 4): one
+ * output pixel's window as a column of kp int8 taps, the taps in the padding holding the input
+ * zero point (so they add filter * (zero_point + input_offset) = 0, as the reference's skipping
+ * does) and zeros after the window up to kp. */
 #ifndef MICROBUILD_KERNELS_CONV2D_COLUMN_H
 #define MICROBUILD_KERNELS_CONV2D_COLUMN_H
 
@@ -34,11 +35,35 @@ static void mb_conv2d_dilated_column_s8(const mb_conv2d_s8_params *p, const int8
     memset(dst, 0, (size_t)(kp - p->filter_h * p->filter_w * c));
 }
 
+/* The part of output pixel (oy, ox)'s undilated window that lies inside the input: window
+ * columns [kx0, kx1) and rows [ky0, ky1); (iy0, ix0) is the window's top-left corner in the
+ * input (negative in the padding). */
+typedef struct {
+    int32_t iy0, ix0, kx0, kx1, ky0, ky1;
+} mb_conv2d_window;
+
+static inline mb_conv2d_window mb_conv2d_window_inside(const mb_conv2d_s8_params *p, int32_t oy,
+                                                       int32_t ox)
+{
+    mb_conv2d_window w;
+    w.iy0 = oy * p->stride_h - p->pad_top;
+    w.ix0 = ox * p->stride_w - p->pad_left;
+    w.kx0 = w.ix0 < 0 ? -w.ix0 : 0;
+    w.ky0 = w.iy0 < 0 ? -w.iy0 : 0;
+    const int32_t kx1 = p->input_w - w.ix0;
+    const int32_t ky1 = p->input_h - w.iy0;
+    w.kx1 = kx1 > p->filter_w ? p->filter_w : (kx1 < w.kx0 ? w.kx0 : kx1);
+    w.ky1 = ky1 > p->filter_h ? p->filter_h : (ky1 < w.ky0 ? w.ky0 : ky1);
+    return w;
+}
+
 /* The window of output pixel (oy, ox) of one batch image (image: its first byte) into col.
  * Static, not inline: each including kernel calls it, and the compiler keeps the call as it
- * sees fit (inlining it into the Helium loop costs registers there). */
-static void mb_conv2d_column_s8(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy,
-                                int32_t ox, int32_t kp, int8_t *col)
+ * sees fit (inlining it into the Helium loop costs registers there). conv2d_dsp.c builds its
+ * columns with its own copy loops and only shares the parts above, hence "unused". */
+static __attribute__((unused)) void mb_conv2d_column_s8(const mb_conv2d_s8_params *p,
+                                                        const int8_t *image, int32_t oy,
+                                                        int32_t ox, int32_t kp, int8_t *col)
 {
     if (p->dilation_h != 1 || p->dilation_w != 1) {
         mb_conv2d_dilated_column_s8(p, image, oy, ox, kp, col);
@@ -47,30 +72,18 @@ static void mb_conv2d_column_s8(const mb_conv2d_s8_params *p, const int8_t *imag
     const int32_t c = p->input_c;
     const int32_t row = p->filter_w * c;
     const int8_t zero_point = (int8_t)(-p->input_offset);
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    int32_t kx0 = ix0 < 0 ? -ix0 : 0;
-    int32_t kx1 = p->input_w - ix0;
+    const mb_conv2d_window w = mb_conv2d_window_inside(p, oy, ox);
+    const int8_t *src = image + ((w.iy0 + w.ky0) * p->input_w + w.ix0 + w.kx0) * c;
     int8_t *dst = col;
-    if (kx1 > p->filter_w) {
-        kx1 = p->filter_w;
+    memset(dst, zero_point, (size_t)(w.ky0 * row));
+    dst += w.ky0 * row;
+    for (int32_t ky = w.ky0; ky < w.ky1; ky++, dst += row, src += p->input_w * c) {
+        memset(dst, zero_point, (size_t)(w.kx0 * c));
+        memcpy(dst + w.kx0 * c, src, (size_t)((w.kx1 - w.kx0) * c));
+        memset(dst + w.kx1 * c, zero_point, (size_t)((p->filter_w - w.kx1) * c));
     }
-    if (kx1 < kx0) {
-        kx1 = kx0;
-    }
-    for (int32_t ky = 0; ky < p->filter_h; ky++) {
-        const int32_t iy = iy0 + ky;
-        if (iy < 0 || iy >= p->input_h) {
-            memset(dst, zero_point, (size_t)row);
-        } else {
-            memset(dst, zero_point, (size_t)(kx0 * c));
-            memcpy(dst + kx0 * c, image + (iy * p->input_w + ix0 + kx0) * c,
-                   (size_t)((kx1 - kx0) * c));
-            memset(dst + kx1 * c, zero_point, (size_t)((p->filter_w - kx1) * c));
-        }
-        dst += row;
-    }
-    memset(dst, 0, (size_t)(kp - p->filter_h * row));
+    memset(dst, zero_point, (size_t)((p->filter_h - w.ky1) * row));
+    memset(col + p->filter_h * row, 0, (size_t)(kp - p->filter_h * row));
 }
 
 #endif
