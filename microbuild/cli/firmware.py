@@ -128,7 +128,8 @@ def build_incrementally(args: argparse.Namespace, executor: str, input_file: str
         build = api.build_firmware(args.board, models, out_dir, executor=executor,
                                    toolchain=args.toolchain, input=input_file, seed=args.seed,
                                    jobs=args.jobs, progress=progress,
-                                   separate_workspace=separate_workspace(args), **options)
+                                   separate_workspace=separate_workspace(args),
+                                   row_stream=not getattr(args, "no_row_stream", False), **options)
     # flash, monitor, debug and run --no-flash act on the board's last build.
     from microbuild.firmware import last_build
 
@@ -162,6 +163,13 @@ def add_workspace_argument(p: argparse.ArgumentParser) -> None:
                    help="several models share one workspace, the size of the largest (they run "
                         "one at a time); give this model (its C prefix or .tflite path) a "
                         "workspace of its own (repeatable; '*' for every model)")
+
+
+def add_row_stream_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-row-stream", action="store_true",
+                   help="run every operator whole, even where running the first convolutions "
+                        "row by row would need a smaller workspace (faster, more RAM; "
+                        "`microbuild compile --board B MODEL` shows both workspaces)")
 
 
 def separate_workspace(args: argparse.Namespace) -> list[str] | bool:

@@ -9,8 +9,8 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (add_workspace_argument, apply_manifest_board,
-                                     choose_firmware)
+from microbuild.cli.firmware import (add_row_stream_argument, add_workspace_argument,
+                                     apply_manifest_board, choose_firmware)
 from microbuild.cli.kernel_options import add_kernel_arguments
 
 
@@ -53,4 +53,5 @@ def add_parser(commands) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     add_kernel_arguments(p)
     add_workspace_argument(p)
+    add_row_stream_argument(p)
     p.set_defaults(func=cmd_flash)

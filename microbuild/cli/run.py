@@ -14,7 +14,7 @@ from microbuild.cli.console import err, out
 from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
                                      profile_rows, render_outputs, render_profile, render_result,
                                      run_app, save_outputs)
-from microbuild.cli.firmware import add_workspace_argument
+from microbuild.cli.firmware import add_row_stream_argument, add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, require
@@ -207,4 +207,5 @@ def add_parser(commands) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="show every build step")
     add_kernel_arguments(p)
     add_workspace_argument(p)
+    add_row_stream_argument(p)
     p.set_defaults(func=cmd_run)

@@ -255,6 +255,31 @@ def test_clang_on_mps2_an500_runs_like_tflm(tmp_path, capsys):
     assert Path(document["bin"]).stat().st_size > 0 and Path(document["hex"]).is_file()
 
 
+@needs_arm
+@needs_qemu
+def test_no_row_stream_runs_every_op_whole(tmp_path, capsys):
+    """DS-CNN on the M55 runs its first two ops row by row by default; --no-row-stream, into the
+    same build folder, rebuilds with every op whole: the op-by-op workspace, the same outputs."""
+    workspaces = {}
+    for flags in ((), ("--no-row-stream",)):
+        code, out, err = build(capsys, "--board", "mps3-an547", "--model", str(DS_CNN), "--run",
+                               "--json", "-o", "fw", *flags)
+        assert code == 0, err
+        document = json.loads(out)
+        (model,) = document["models"]
+        workspaces[flags] = model["workspace_bytes"]
+        (want,) = run_tflm(DS_CNN, [embedded_input(tmp_path / "fw", "ds_cnn")])
+        np.testing.assert_array_equal(run_values(document, "ds_cnn"), want)
+    from microbuild.compiler import compile_model
+    from microbuild.compiler.variants import Selection, Target
+
+    selection = Selection(Target.of_board(api.get_board("mps3-an547")))
+    streamed, whole = workspaces[()], workspaces[("--no-row-stream",)]
+    assert streamed == compile_model(DS_CNN, selection=selection).workspace_bytes
+    assert whole == compile_model(DS_CNN, selection=selection, row_stream=False).workspace_bytes
+    assert streamed < whole, workspaces
+
+
 # ---- the fit check ----------------------------------------------------------------------------
 
 def ld_overflow(out_dir: Path, tmp_path: Path) -> int:
