@@ -6,7 +6,9 @@ For each board it tunes the test models (one candidate firmware, timed over RPC)
 RPC firmwares: the models with the reference kernels and with the defaults, and the models with
 the tuning log. Each model's whole-model RUN is timed on the same seeded input, and every output
 is checked equal across the three (each configuration is bit-exact with TFLM by the tests; this
-guards the measurement). Under QEMU's `-icount shift=0` one guest instruction is 1 ns of virtual
+guards the measurement). A model the tuner cannot time on the board (the reference and a
+candidate do not fit one firmware) still gets its reference and default figures, marked "not
+tuned"; one that does not fit the board at all gets a row saying so. Under QEMU's `-icount shift=0` one guest instruction is 1 ns of virtual
 time, so `ticks * 1e9 / timer_hz` is the number of instructions executed, repeatable run to run.
 The host row is wall-clock time (ns, the fastest of several runs), for scale only.
 
@@ -86,14 +88,17 @@ def measure_board(board: str) -> list[dict]:
         # they do not fit one).
         for model in MODELS:
             work = Path(tmp) / model.stem
+            untuned = None  # why the model has no tuned figures, when it has none
             try:
                 report = tune(b, [model], log, out_dir=work / "tune",
                               repeat=1 if b.is_emulated else 9)
                 cpu = report.cpu
             except FitError as err:
-                rows.append(_skipped(b, model, "the reference and one candidate do not fit one "
-                                               "tuning firmware", err))
-                continue
+                # Measured without tuning if the model itself fits (then skipped below if not).
+                untuned = "the reference and one candidate do not fit one tuning firmware"
+                print(f"{b.name} {model.stem}: {untuned}: {str(err).splitlines()[0]}",
+                      file=sys.stderr)
+                cpu = Target.of_board(b).cpu
             except MicrobuildError as err:
                 if not str(err).startswith("nothing to tune"):
                     raise
@@ -116,8 +121,10 @@ def measure_board(board: str) -> list[dict]:
                 rows.append(_skipped(b, model, "the model does not fit the board", err))
                 continue
             try:
-                firmwares.append((api.build_firmware(board, {"tun": str(model)}, work / "tuned",
-                                                      executor="rpc", tuning=log), ("tun",)))
+                if untuned is None:
+                    firmwares.append((api.build_firmware(
+                        board, {"tun": str(model)}, work / "tuned", executor="rpc", tuning=log),
+                        ("tun",)))
             except FitError as err:
                 rows.append(_skipped(b, model, "the tuned firmware (faster, larger kernels) "
                                                "does not fit", err))
@@ -130,6 +137,9 @@ def measure_board(board: str) -> list[dict]:
                    "emulated": b.is_emulated}
             reference = results["ref"]
             for config, key in zip(CONFIGS, ("ref", "def", "tun")):
+                if key not in results:
+                    row[config], row["untuned"] = None, untuned
+                    continue
                 r = results[key]
                 for a, c in zip(r["outputs"], reference["outputs"]):
                     if not (a == c).all():
@@ -192,16 +202,21 @@ def markdown(rows: list[dict]) -> str:
             lines.append(f"| {r['board']} | {r['model']} | {r['skipped']} |" + " |" * 8)
             continue
         arena = r.get("tflm_arena")
-        on_ref = [len(r[c].get("on_reference", ())) for c in ("default", "tuned")]
+        # A model tuning could not take (r["untuned"] says why): its default in the tuned
+        # columns' place, marked.
+        last = "tuned" if r.get("tuned") else "default"
+        on_ref = [len(r[c].get("on_reference", ())) for c in ("default", last)]
         value = (lambda c: f"{r[c]['instructions']:,}" if r["emulated"]
                  else f"{r[c]['ticks']:,} ns")
         lines.append("| " + " | ".join([
             f"{r['board']} ({r['cpu']})", r["model"], value("reference"), value("default"),
-            value("tuned"), f"{r['default']['ratio']:.3f}", f"{r['tuned']['ratio']:.3f}",
-            f"{r['reference']['weights_bytes']:,} → {r['tuned']['weights_bytes']:,}",
-            f"{r['reference']['workspace_bytes']:,} → {r['tuned']['workspace_bytes']:,}",
-            f"{r['tuned']['workspace_bytes'] / arena:.2f}x of {arena:,}" if arena else "",
-            f"{on_ref[0]} / {on_ref[1]}",
+            value("tuned") if r.get("tuned") else f"not tuned: {r['untuned']}",
+            f"{r['default']['ratio']:.3f}",
+            f"{r['tuned']['ratio']:.3f}" if r.get("tuned") else "",
+            f"{r['reference']['weights_bytes']:,} → {r[last]['weights_bytes']:,}",
+            f"{r['reference']['workspace_bytes']:,} → {r[last]['workspace_bytes']:,}",
+            f"{r[last]['workspace_bytes'] / arena:.2f}x of {arena:,}" if arena else "",
+            f"{on_ref[0]} / {on_ref[1] if r.get('tuned') else '-'}",
         ]) + " |")
     lines.append("")
     lines.append("Emulated boards: instructions per inference under QEMU `-icount shift=0`. "
@@ -210,7 +225,8 @@ def markdown(rows: list[dict]) -> str:
                  "arena: its smallest working arena (tflite-micro wheel, x86-64). Layers left "
                  "on reference: layers with fast variants for the CPU that none of them took.")
     left = [(r["board"], r["model"], c, layer) for r in rows if "skipped" not in r
-            for c in ("default", "tuned") for layer in r[c].get("on_reference", ())]
+            for c in ("default", "tuned") if r.get(c)
+            for layer in r[c].get("on_reference", ())]
     if left:
         lines += ["", "Layers left on the reference kernel, and why:", ""]
         lines += [f"- {board} {model} ({config}): {layer}" for board, model, config, layer in left]
