@@ -81,7 +81,8 @@ def measure_board(board: str) -> list[dict]:
     b = load_board(board)
     rounds = 1 if b.is_emulated else HOST_ROUNDS
     log = RESULTS / f"tune-{board}.json"
-    log.unlink(missing_ok=True)
+    if not os.environ.get("MB_BENCH_MODELS"):  # a run of some models keeps the others' entries
+        log.unlink(missing_ok=True)
     rows = []
     with tempfile.TemporaryDirectory(prefix=f"mb-kernels-{board}-") as tmp:
         # One model at a time (tune splits a model's candidates over several firmwares when
