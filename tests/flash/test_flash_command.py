@@ -121,7 +121,9 @@ def test_flash_takes_the_newest_build_says_what_it_is_and_fails_on_the_missing_p
 
 
 def test_flash_refuses_an_elf_built_for_another_board(project, capsys):
-    build = build_firmware("nucleo-f746zg", [TINY_FC], project / "nucleo")
+    # Built under a deliberately long folder: the messages naming the ELF are longer than any
+    # console width, and must still come out whole (one line each, not wrapped by rich).
+    build = build_firmware("nucleo-f746zg", [TINY_FC], project / ("long-folder-" * 20) / "nucleo")
     status = cli.main(["flash", "--board", "stm32f746", "--runner", "stlink", "--firmware",
                        str(build.elf)])
     err = capsys.readouterr().err
@@ -134,6 +136,8 @@ def test_flash_refuses_an_elf_built_for_another_board(project, capsys):
     err = capsys.readouterr().err
     assert status != 0
     assert "going ahead because of --force" in err and "no probe found" in err
+    warning = next(line for line in err.splitlines() if line.startswith("warning:"))
+    assert str(build.elf) in warning and warning.endswith("going ahead because of --force")
 
 
 def test_flash_an_elf_with_no_note_says_so(project, capsys):
