@@ -123,11 +123,10 @@ def _merge(base: _Resolved, child: BoardSource, base_name: str) -> _Resolved:
     the inherited value; ``key: null`` removes the inherited key and ``key: !replace {...}`` takes
     the mapping as written instead of merging it."""
     data = copy.deepcopy(base.data)
-    origins = dict(base.origins)
-
-    def forget(key_path: KeyPath) -> None:
-        for stale in [p for p in origins if p[:len(key_path)] == key_path]:
-            del origins[stale]
+    # Subtrees whose inherited origins no longer hold (replaced or removed), and removed keys.
+    # Both are applied once at the end: per key, the merge would be quadratic in the file size.
+    replaced: set[KeyPath] = set()
+    removed: set[KeyPath] = set()
 
     def merge_into(target: dict, overlay: dict, path: KeyPath) -> None:
         for key, value in overlay.items():
@@ -140,21 +139,28 @@ def _merge(base: _Resolved, child: BoardSource, base_name: str) -> _Resolved:
                         f"'{base_name}' ({base.files[0]}) has no such key"
                         f"{_did_you_mean(str(key), target)}")
                 del target[key]
-                forget(key_path)
+                replaced.add(key_path)
+                removed.add(key_path)
                 continue
             if (isinstance(value, dict) and not isinstance(value, ReplaceMapping)
                     and isinstance(target.get(key), dict)):
                 merge_into(target[key], value, key_path)
             else:
                 # A replaced value forgets where the old one's parts came from.
-                forget(key_path)
+                replaced.add(key_path)
                 target[key] = copy.deepcopy(value)
-            origins.update({p: Location(child.path, line) for p, line in child.lines.items()
-                            if p[:len(key_path)] == key_path})
 
     merge_into(data, child.data, ())
+    origins = {p: where for p, where in base.origins.items() if not _under(p, replaced)}
+    origins.update({p: Location(child.path, line) for p, line in child.lines.items()
+                    if p not in removed})
     origins[()] = Location(child.path, 1)
     return _Resolved(data, origins, [child.path] + base.files)
+
+
+def _under(key_path: KeyPath, subtrees: set[KeyPath]) -> bool:
+    """Is ``key_path`` one of ``subtrees`` or inside one of them?"""
+    return any(key_path[:n] in subtrees for n in range(1, len(key_path) + 1))
 
 
 def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
@@ -202,29 +208,41 @@ def _yaml_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _schema_problems(resolved: _Resolved) -> list[Problem]:
-    return schema_problems(resolved.data, board_schema(), resolved.location)
-
-
 def schema_problems(data: Any, schema: dict[str, Any], location) -> list[Problem]:
     """Every way ``data`` breaks the JSON ``schema``, as Problems that say where (``location``:
     key path -> Location) and what to do (did-you-mean for unknown keys and values). Used for
     board files and for other YAML files microbuild reads the same way (microbuild.yaml)."""
+    return [problem for problem, _ in _schema_findings(data, schema, location)]
+
+
+# The most problems looked for in one file: past that the file is not a board being edited, and
+# suggesting names for thousands of unknown keys would take seconds.
+MAX_PROBLEMS = 100
+
+
+def _schema_findings(data: Any, schema: dict[str, Any], location,
+                     limit: int = MAX_PROBLEMS) -> list[tuple[Problem, KeyPath]]:
+    """schema_problems (the first ``limit``), each with the key path it makes unusable (for a
+    missing key, the key itself rather than the mapping the problem is reported on)."""
     validator = jsonschema.Draft202012Validator(schema)
     problems = []
     for error in validator.iter_errors(data):
+        if len(problems) >= limit:
+            break
         path = tuple(error.absolute_path)
         kind = error.validator
         if kind == "additionalProperties":
             allowed = error.schema.get("properties", {})
-            for extra in sorted(set(error.instance) - set(allowed)):
-                problems.append(Problem(location(path + (extra,)), path + (extra,),
-                                        f"unknown key{_did_you_mean(extra, allowed)}; "
-                                        f"allowed here: {', '.join(allowed)}"))
+            for extra in sorted(set(error.instance) - set(allowed), key=str)[:limit]:
+                problems.append((Problem(location(path + (extra,)), path + (extra,),
+                                         f"unknown key{_did_you_mean(extra, allowed)}; "
+                                         f"allowed here: {', '.join(allowed)}"), path + (extra,)))
             continue
+        subject = path
         if kind == "required":
             missing = error.message.split("'")[1]
             message = f"missing required key '{missing}'"
+            subject = path + (missing,)
         elif kind == "type":
             wanted = error.validator_value
             wanted = [wanted] if isinstance(wanted, str) else wanted
@@ -243,57 +261,56 @@ def schema_problems(data: Any, schema: dict[str, Any], location) -> list[Problem
             message = f"{error.instance!r}: use lower-case letters, digits, '-', '_' or '.'"
         else:
             message = error.message
-        problems.append(Problem(location(path), path, message))
+        problems.append((Problem(location(path), path, message), subject))
     return problems
 
 
-def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]:
-    data = resolved.data
-    problems = []
+def _semantic_problems(resolved: _Resolved, expected_name: str,
+                       usable=lambda key_path, whole=True: True,
+                       limit: int = MAX_PROBLEMS) -> list[Problem]:
+    """What the schema cannot say: names, toolchains, memory layout, drivers, runners. Each check
+    runs only on parts of the board the schema accepted (``usable(key_path)``: the value there
+    and, with ``whole=False``, not everything inside it), so a file with a bad value and an
+    overlap elsewhere gets both reported at once. At most ``limit`` problems."""
+    problems: list[Problem] = []
 
     def add(path: KeyPath, message: str) -> None:
+        if len(problems) >= limit:
+            raise _TooManyProblems
         problems.append(Problem(resolved.location(path), path, message))
 
-    if data["name"] != expected_name:
+    try:
+        _check_semantics(resolved, expected_name, usable, add)
+    except _TooManyProblems:
+        pass
+    return problems
+
+
+def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> None:
+    data = resolved.data
+    if usable(("name",)) and data["name"] != expected_name:
         add(("name",), f"'{data['name']}' differs from the file name '{expected_name}.yaml'; "
                        f"a board's name is its file name")
 
-    family, arch = data["toolchain"]["family"], data["cpu"]["arch"]
+    arch = data["cpu"]["arch"] if usable(("cpu", "arch")) else None
     known_arches = sorted({a for arches in FAMILY_ARCHES.values() for a in arches})
-    if arch not in known_arches:
+    if arch is not None and arch not in known_arches:
         add(("cpu", "arch"), f"no toolchain microbuild knows builds for '{arch}'"
                              f"{_did_you_mean(arch, known_arches)}; known: {', '.join(known_arches)}")
-        return problems
-    for i, tc in enumerate([data["toolchain"]] + data["toolchain"].get("alternatives", [])):
-        path = ("toolchain", "family") if i == 0 else ("toolchain", "alternatives", i - 1, "family")
-        if arch not in FAMILY_ARCHES[tc["family"]]:
-            add(path, f"toolchain '{tc['family']}' cannot build for {arch}; "
-                      f"it builds for {', '.join(FAMILY_ARCHES[tc['family']])}")
-    del family
+        return
+    if arch is not None and usable(("toolchain",)):
+        for i, tc in enumerate([data["toolchain"]] + data["toolchain"].get("alternatives", [])):
+            path = ("toolchain", "family") if i == 0 else ("toolchain", "alternatives", i - 1, "family")
+            if arch not in FAMILY_ARCHES[tc["family"]]:
+                add(path, f"toolchain '{tc['family']}' cannot build for {arch}; "
+                          f"it builds for {', '.join(FAMILY_ARCHES[tc['family']])}")
 
     memory = data.get("memory")
-    if memory:
+    if memory and usable(("memory", "regions"), whole=False):
+        for problem in _overlap_problems(resolved, usable):
+            add(problem.key_path, problem.message)
+    if memory and usable(("memory", "regions"), whole=False) and usable(("memory", "placement")):
         regions = memory["regions"]
-        spans = []
-        for name, region in regions.items():
-            start = region["origin"]
-            end = start + parse_size(region["length"])
-            for other, (o_start, o_end) in spans:
-                if start < o_end and o_start < end:
-                    # Blame the region whose address or size was set last in the extends chain
-                    # (the one the board's own file touched), and say where the other one is.
-                    blamed, innocent = sorted((name, other), key=lambda r: _closeness(resolved, r))
-                    spans_of = {name: (start, end), other: (o_start, o_end)}
-                    b_start, b_end = spans_of[blamed]
-                    i_start, i_end = spans_of[innocent]
-                    elsewhere = resolved.location(("memory", "regions", innocent))
-                    if elsewhere.file == resolved.location(("memory", "regions", blamed)).file:
-                        elsewhere = None
-                    add(("memory", "regions", blamed),
-                        f"region '{blamed}' [{b_start:#010x}, {b_end:#010x}) overlaps region "
-                        f"'{innocent}' [{i_start:#010x}, {i_end:#010x})"
-                        + (f" (set at {elsewhere})" if elsewhere else ""))
-            spans.append((name, (start, end)))
         placed = [(section, name, ("memory", "placement", section))
                   for section, name in memory["placement"].items() if not isinstance(name, list)]
         # A workspace listing several regions (order of preference): each must be one.
@@ -305,27 +322,29 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
             if region_name not in regions:
                 add(path, f"{section} is placed in '{region_name}', which is not a region here"
                           f"{_did_you_mean(region_name, regions)}; regions: {', '.join(regions)}")
-            elif section in WRITABLE_SECTIONS and "w" not in regions[region_name]["access"]:
+            elif (section in WRITABLE_SECTIONS and usable(("memory", "regions", region_name))
+                    and "w" not in regions[region_name]["access"]):
                 add(path, f"{section} is written at run time but region '{region_name}' is "
                           f"{regions[region_name]['access']} (not writable); place it in a rw/rwx region")
+    if memory and usable(("memory",)) and usable(("flash",)):
+        for path, message in _boot_problems(data):
+            add(path, message)
 
-        problems += [Problem(resolved.location(path), path, message)
-                     for path, message in _boot_problems(data)]
-
-    exit_driver = data.get("exit", {}).get("driver")
+    exit_driver = data.get("exit", {}).get("driver") if usable(("exit",)) else None
     if exit_driver == "sifive_test" and "base" not in data["exit"]:
         add(("exit",), "the sifive_test exit driver needs `base:`, the test device's address "
                        "(0x100000 on QEMU's RISC-V virt)")
-    if exit_driver == "semihosting" and not arch.startswith("armv"):
+    if exit_driver == "semihosting" and arch is not None and not arch.startswith("armv"):
         add(("exit", "driver"), f"semihosting exit is for Arm cores; this board is {arch}")
-    if exit_driver == "process" and arch != "x86_64":
+    if exit_driver == "process" and arch is not None and arch != "x86_64":
         add(("exit", "driver"), "the process exit driver is for the host board only")
 
-    clock_problems(data, add, lambda key_path: str(resolved.location(key_path)))
+    if usable(("cpu",)) and usable(("timer",)) and usable(("qemu",)):
+        clock_problems(data, add, lambda key_path: str(resolved.location(key_path)))
 
     for kind, key_path in DRIVER_KEYS.items():
         value = value_at(data, key_path)
-        if value is None or names_a_file(value):
+        if value is None or names_a_file(value) or not usable(key_path):
             continue
         builtin = builtin_drivers(kind)
         if value not in builtin:
@@ -334,7 +353,7 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
                           f"relative to the board file (e.g. my_{kind}.c)")
     for kind, key_path in SOURCE_KEYS.items():
         value = value_at(data, key_path)
-        if value is not None and names_a_file(value):
+        if value is not None and names_a_file(value) and usable(key_path):
             file = _source_file(resolved, key_path, value)
             if not file.is_file():
                 add(key_path, f"no file {file} (a board's own {kind} source is relative to the "
@@ -343,6 +362,8 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
         add(("init_source",), "a board has either an `init:` snippet or an `init_source:` file, "
                               "not both; write `init: null` to drop an inherited snippet")
 
+    if not usable(("flash",)):
+        return
     from microbuild.device.runners import RUNNERS  # the device room registers runners by name
 
     runners = [f["runner"] for f in data["flash"]]
@@ -354,15 +375,49 @@ def _semantic_problems(resolved: _Resolved, expected_name: str) -> list[Problem]
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
     if len(set(runners)) != len(runners):
         add(("flash",), f"a runner is listed twice: {', '.join(runners)}")
+
+
+class _TooManyProblems(Exception):
+    """Raised by a check's ``add`` once MAX_PROBLEMS have been found: stop looking."""
+
+
+def _overlap_problems(resolved: _Resolved, usable) -> list[Problem]:
+    """Memory regions that share addresses: one problem per region that starts inside an
+    earlier one (a sweep in address order, so a file of thousands of regions stays fast)."""
+    regions = resolved.data["memory"]["regions"]
+    spans = sorted((region["origin"], region["origin"] + parse_size(region["length"]), name)
+                   for name, region in regions.items()
+                   if usable(("memory", "regions", name)))
+    problems = []
+    reach: tuple[int, int, str] | None = None  # the span reaching furthest so far
+    for start, end, name in spans:
+        if reach is not None and start < reach[1] and start < end:
+            # Blame the region whose address or size was set last in the extends chain (the
+            # one the board's own file touched), and say where the other one is.
+            other = reach[2]
+            blamed, innocent = sorted((name, other), key=lambda r: _closeness(resolved, r))
+            spans_of = {name: (start, end), other: reach[:2]}
+            b_start, b_end = spans_of[blamed]
+            i_start, i_end = spans_of[innocent]
+            elsewhere = resolved.location(("memory", "regions", innocent))
+            if elsewhere.file == resolved.location(("memory", "regions", blamed)).file:
+                elsewhere = None
+            problems.append(Problem(
+                resolved.location(("memory", "regions", blamed)), ("memory", "regions", blamed),
+                f"region '{blamed}' [{b_start:#010x}, {b_end:#010x}) overlaps region "
+                f"'{innocent}' [{i_start:#010x}, {i_end:#010x})"
+                + (f" (set at {elsewhere})" if elsewhere else "")))
+        if reach is None or end > reach[1]:
+            reach = (start, end, name)
     return problems
 
 
 def _closeness(resolved: _Resolved, region: str) -> int:
     """How far up the extends chain a region's address and size were last set: 0 for the board's
     own file, 1 for the board it extends, ..."""
-    files = [f.resolve() for f in resolved.files]
+    files = [_real(f) for f in resolved.files]
     path = ("memory", "regions", region)
-    return min(files.index(resolved.location(path + (key,)).file.resolve())
+    return min(files.index(_real(resolved.location(path + (key,)).file))
                for key in ("origin", "length"))
 
 
@@ -380,10 +435,17 @@ def _local_sources(resolved: _Resolved) -> dict[str, Path]:
     return sources
 
 
+@lru_cache(maxsize=64)
+def _real(path: Path) -> Path:
+    """``path.resolve()``, once per file (a file with thousands of problems asks thousands of
+    times)."""
+    return path.resolve()
+
+
 def _with_inheritance(problem: Problem, board_file: Path) -> Problem:
     """A problem set in a file the board extends also names the board's own file, which
     inherited it (the user may never have opened the built-in file the line is in)."""
-    if problem.location.file.resolve() == board_file.resolve():
+    if _real(problem.location.file) == _real(board_file):
         return problem
     return Problem(problem.location, problem.key_path,
                    f"{problem.message} (inherited by {board_file})")
@@ -427,16 +489,32 @@ def _boot_problems(data: dict) -> list[tuple[KeyPath, str]]:
 
 
 def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:
-    """Resolve and validate one file: the board, or every problem found."""
+    """Resolve and validate one file: the board, or every problem found (the schema's and the
+    semantic checks' together, so one run of `boards validate` shows all that is wrong)."""
     path = Path(path)
     resolved = _resolve(path)
-    problems = _schema_problems(resolved)
-    if not problems:
-        problems = _semantic_problems(resolved, path.stem)
+    findings = _schema_findings(resolved.data, board_schema(), resolved.location)
+    problems = [problem for problem, _ in findings]
+    problems += _semantic_problems(resolved, path.stem, usable=_usable_outside(
+        {subject for _, subject in findings}), limit=MAX_PROBLEMS - len(problems))
     if problems:
         return None, [_with_inheritance(p, path) for p in problems]
     return Board(data=resolved.data, files=resolved.files,
                  local_sources=_local_sources(resolved)), []
+
+
+def _usable_outside(broken: set[KeyPath]):
+    """``usable(key_path, whole=True)`` for the semantic checks: False when a schema problem lies
+    at ``key_path`` or above it, or (``whole``) anywhere inside it: the value there cannot be
+    trusted to have the shape the checks read."""
+    inside = {b[:n] for b in broken for n in range(len(b) + 1)}  # every path above a problem
+
+    def usable(key_path: KeyPath, whole: bool = True) -> bool:
+        key_path = tuple(key_path)
+        if () in broken or _under(key_path, broken):
+            return False
+        return not (whole and key_path in inside)
+    return usable
 
 
 def scan_boards() -> tuple[list[Board], list[str]]:

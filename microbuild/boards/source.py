@@ -6,6 +6,13 @@ every key path. Duplicate keys, which PyYAML silently collapses, are reported he
 
 One tag is understood beyond plain YAML: ``!replace`` on a mapping (``memory: !replace {...}``)
 tells ``extends:`` to take that mapping as it is instead of merging it into the inherited one.
+
+Every YAML file microbuild reads (boards, ``microbuild.yaml`` manifests) goes through
+``read_yaml_source``, which reads it with limits, because a board file may come from anyone: no
+aliases (``*name``: ten nested levels of them, the "billion laughs", stand for 10^10 values to
+every walk of the data), at most ``MAX_YAML_BYTES`` of text, ``MAX_YAML_NODES`` values and
+``MAX_YAML_DEPTH`` levels of nesting. With those, reading and validating any file stays well
+under a second (libyaml scans and parses; the limits are counted as the nodes are composed).
 """
 
 from __future__ import annotations
@@ -27,8 +34,70 @@ class ReplaceMapping(dict):
     """A mapping written with ``!replace``: it replaces the inherited mapping wholesale."""
 
 
-class _BoardLoader(yaml.SafeLoader):
-    """The safe loader plus ``!replace`` (nothing else: board files stay plain data)."""
+# Limits for any YAML file microbuild reads. The largest built-in board is about 6 KB and 300
+# values; a file beyond these is a mistake or an attack, and is refused before it costs anything.
+MAX_YAML_BYTES = 1024 * 1024
+MAX_YAML_NODES = 20_000
+MAX_YAML_DEPTH = 64
+
+
+class YamlLimitError(yaml.MarkedYAMLError):
+    """A file breaks one of the limits above; ``problem`` says which and what to do."""
+
+
+if yaml.__with_libyaml__:
+    class _Parser(yaml.cyaml.CParser):
+        """libyaml's scanner and parser (ten times faster than PyYAML's own)."""
+else:  # pragma: no cover (PyYAML built without libyaml: the same rules, only slower)
+    class _Parser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+        def __init__(self, text: str) -> None:
+            yaml.reader.Reader.__init__(self, text)
+            yaml.scanner.Scanner.__init__(self)
+            yaml.parser.Parser.__init__(self)
+
+
+class _LimitedComposer(yaml.composer.Composer):
+    """PyYAML's composer (events -> nodes) refusing aliases and counting values and depth. It is
+    PyYAML's Python composer even over libyaml's parser, because libyaml's own composer resolves
+    aliases where nothing can refuse them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._nodes = 0
+        self._depth = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise YamlLimitError(
+                None, None, f"YAML aliases are not allowed here (*{event.anchor}): write the "
+                            f"value out in full", event.start_mark)
+        self._nodes += 1
+        if self._nodes > MAX_YAML_NODES:
+            raise YamlLimitError(
+                None, None, f"more than {MAX_YAML_NODES:,} YAML nodes (keys and values); microbuild "
+                            f"reads at most that many from one file (is this the right file?)", event.start_mark)
+        if self._depth >= MAX_YAML_DEPTH:
+            raise YamlLimitError(
+                None, None, f"YAML nested more than {MAX_YAML_DEPTH} levels deep; microbuild "
+                            f"reads at most that many levels", event.start_mark)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+class _BoardLoader(_LimitedComposer, _Parser, yaml.constructor.SafeConstructor,
+                   yaml.resolver.Resolver):
+    """The safe loader, with limits, plus ``!replace`` (nothing else: board files stay plain
+    data)."""
+
+    def __init__(self, text: str) -> None:
+        _Parser.__init__(self, text)
+        _LimitedComposer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
 
 
 def _construct_replace(loader: _BoardLoader, node: yaml.Node) -> ReplaceMapping:
@@ -125,14 +194,22 @@ def read_yaml_source(path: Path, kind: str = "board file", error: type = BoardEr
     is an error, or with ``empty_ok`` an empty mapping."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            raw = file.read(MAX_YAML_BYTES + 1)  # no more than that, even from a pipe or a device
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise error(f"{path}: no such {kind}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f"{path}: cannot read {kind}: {exc}") from None
+    if len(raw) > MAX_YAML_BYTES:
+        raise error(f"{path}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB, the most "
+                    f"microbuild reads from a {kind}; is this the right file?")
+    loader = _BoardLoader(text)
     try:
-        data = yaml.load(text, Loader=_BoardLoader)  # noqa: S506 (a SafeLoader + !replace)
-        node = yaml.compose(text, Loader=_BoardLoader)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except YamlLimitError as exc:
+        raise error(f"{path}:{exc.problem_mark.line + 1}: {exc.problem}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
@@ -141,6 +218,8 @@ def read_yaml_source(path: Path, kind: str = "board file", error: type = BoardEr
         raise error(f"{path}:{line}: YAML syntax error: {what}{context}") from None
     except yaml.YAMLError as exc:
         raise error(f"{path}: YAML error: {exc}") from None
+    finally:
+        loader.dispose()
     if data is None and empty_ok:
         return BoardSource(path=path, data={}, lines={(): 1})
     if data is None:

@@ -322,8 +322,11 @@ def test_cli_validate_reports_every_problem_and_exits_1(tmp_path, capsys):
                 GOOD.replace("workspace: ram", "workspace: rma").replace("clock_hz: 48000000", "clock_hz: x"))
     assert main(["boards", "validate", str(bad)]) == 1
     err = capsys.readouterr().err.splitlines()
+    # Schema problems first, then what the checks of the rest of the file found: all at once.
     assert err == [f"{bad}:8: cpu.clock_hz: expected an integer, got a string",
-                   "1 problem(s) in 1 file(s)"]  # schema problems first; placement is checked after
+                   f"{bad}:13: memory.placement.workspace: workspace is placed in 'rma', which is "
+                   f"not a region here (did you mean ram?); regions: flash, ram",
+                   "2 problem(s) in 1 file(s)"]
     good = write(tmp_path / "defs2" / "myboard.yaml", GOOD)
     assert main(["boards", "validate", str(good)]) == 0
 
