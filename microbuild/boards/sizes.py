@@ -19,12 +19,19 @@ def parse_size(value: int | str) -> int:
     return number * {"": 1, "K": 1024, "M": 1024 * 1024}[unit]
 
 
+_UNITS = (("M", 1024 * 1024), ("K", 1024))
+
+
 def format_size(n: int) -> str:
-    """Short human form: 1M, 320K, 1500 B."""
-    if n >= 1024 * 1024 and n % (1024 * 1024) == 0:
-        return f"{n // (1024 * 1024)}M"
-    if n >= 1024 and n % 1024 == 0:
-        return f"{n // 1024}K"
-    if n >= 1024:
-        return f"{n / 1024:.1f}K"
+    """Short human form, as board files write sizes: 1M, 320K, 1500 B. A size that is not a whole
+    number of M or K gets one decimal in the largest unit it reaches, counting rounding: 0xFFFE0
+    (32 bytes short of 1 MiB) is 1.0M, never 1024.0K beside the 1M of other boards."""
+    for unit, size in _UNITS:
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    for i, (unit, size) in enumerate(_UNITS):
+        if n >= size:
+            if i > 0 and round(n / size, 1) >= 1024:  # 1024.0K: say it in the unit above
+                unit, size = _UNITS[i - 1]
+            return f"{n / size:.1f}{unit}"
     return f"{n} B"

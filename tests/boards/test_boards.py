@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 import yaml
 
 from microbuild import api
-from microbuild.boards import available_boards, load_board, parse_size
+from microbuild.boards import available_boards, format_size, load_board, parse_size
 from microbuild.boards.loader import builtin_boards_dir
 from microbuild.cli import main
 from microbuild.errors import BoardError
@@ -352,6 +353,17 @@ def test_cli_list_shows_every_board(capsys):
         assert name in text
     row = next(line for line in text.splitlines() if " stm32f746 " in line)
     assert "cortex-m7" in row and "1M" in row and "stlink" in row
+    # Every size in the same form: the ESP32-C3's flash windows (1 MiB less a 32-byte header)
+    # are 1.0M, not 1024.0K beside the 1M of other boards.
+    row = next(line for line in text.splitlines() if " esp32c3-devkitm " in line)
+    assert [cell.strip() for cell in row.split("│")][3:5] == ["1.0M", "256K"]
+    assert not re.search(r"\b1024(\.\d)?[KM]\b", text)
+
+
+def test_format_size_is_whole_units_or_one_decimal_in_the_unit_reached():
+    assert [format_size(n) for n in (100, 1000, 1500, 4096, 0xFFFE0, 1 << 20, 1023 * 1024 + 512,
+                                     1056 * 1024, 5 * 1048576 + 300000)] == \
+        ["100 B", "1000 B", "1.5K", "4K", "1.0M", "1M", "1023.5K", "1056K", "5.3M"]
 
 
 def test_cli_new_writes_a_valid_board_on_the_search_path(tmp_path, capsys):
