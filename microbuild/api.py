@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def new_board(name: str, base: str, directory: Path = Path("boards"), force: boo
 #   regions:
 {regions or "#     ram: {origin: 0x20000000, length: 256K, access: rwx}"}
 #
-# `microbuild boards validate {path}` checks the file; `microbuild boards show {name}` shows the result.
+# `microbuild boards validate {shlex.quote(str(path))}` checks the file; `microbuild boards show {name}` shows the result.
 name: {name}
 extends: {base}
 title: "{name} (based on {base_board.title})"

@@ -11,6 +11,7 @@ import copy
 import difflib
 import json
 import os
+import shlex
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -529,7 +530,8 @@ def scan_boards() -> tuple[list[Board], list[str]]:
             continue
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            errors.append(f"{problems[0]}{more}; `microbuild boards validate {path}` lists all")
+            errors.append(f"{problems[0]}{more}; "
+                          f"`microbuild boards validate {shlex.quote(str(path))}` lists all")
         else:
             boards.append(board)
     return boards, errors

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def cmd_boards_validate(args: argparse.Namespace) -> int:
 
 def cmd_boards_new(args: argparse.Namespace) -> int:
     path = api.new_board(args.name, args.base, Path(args.output_dir), force=args.force)
-    print(f"wrote {path} (extends {args.base}); edit it, then `microbuild boards validate {path}`")
+    print(f"wrote {path} (extends {args.base}); edit it, then "
+          f"`microbuild boards validate {shlex.quote(str(path))}`")
     return 0
 
 

@@ -14,6 +14,7 @@ from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from microbuild.firmware.build import resolve_board
+    from microbuild.firmware.scons_tool import model_prefix
     from microbuild.compiler import compile_model
     from microbuild.compiler.variants import Selection, Target
     from microbuild.tuning import TuningLog
@@ -27,7 +28,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     selection = Selection(target, tuning=tuning, force=options.get("variants", {}))
     # With a board that lists several workspace regions, the workspace is split as a build
     # for that board splits it.
-    compiled = compile_model(Path(args.model), prefix=args.prefix, selection=selection,
+    # Without --prefix, the prefix comes from the file name, as build and generate derive it.
+    prefix = args.prefix or model_prefix(args.model)
+    compiled = compile_model(Path(args.model), prefix=prefix, selection=selection,
                              workspace_regions=split_regions(board) if board else None,
                              row_stream=not args.no_row_stream)
     written = compiled.write(Path(args.output))
@@ -103,7 +106,9 @@ def add_parser(commands) -> None:
     p = commands.add_parser("compile", help="compile an int8 .tflite model to C")
     p.add_argument("model", help="the .tflite file")
     p.add_argument("-o", "--output", default="out", help="folder for the generated C (default: out)")
-    p.add_argument("--prefix", default="model", help="prefix of every generated symbol (default: model)")
+    p.add_argument("--prefix", help="prefix of every generated symbol and file name (default: "
+                                    "from the model's file name, as build and generate do: "
+                                    "ds_cnn.tflite -> ds_cnn)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--plan-svg", metavar="FILE", help="draw the memory plan as an SVG picture")
     p.add_argument("--no-row-stream", action="store_true",

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -86,9 +87,10 @@ def run_generate(args: argparse.Namespace) -> int:
     for rel in result.left_edited:
         print(f"  note: {rel} is no longer generated but you had edited it: left in place",
               file=sys.stderr)
-    print(f"build: cd {out} && " + " && ".join(result.build))
+    cd = f"cd {shlex.quote(str(out))} && "  # a folder with spaces must survive a paste
+    print("build: " + cd + " && ".join(result.build))
     if result.run:
-        print(f"run:   cd {out} && " + " && ".join(result.run))
+        print("run:   " + cd + " && ".join(result.run))
     print(f"more:  {result.readme}")
     if args.build:
         build_project(out)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,7 @@ class TuningLog:
         except FileNotFoundError:
             raise TuningLogError(f"{path}: no such tuning log (make one with `microbuild tune "
                                  "--board B --model M --log "
-                                 f"{path}`)") from None
+                                 f"{shlex.quote(str(path))}`)") from None
         except (OSError, UnicodeDecodeError) as err:
             raise TuningLogError(f"{path}: cannot read the tuning log: {err}") from None
         except json.JSONDecodeError as err:
@@ -126,7 +127,7 @@ class TuningLog:
                 "instructions and models no caches, flash wait states or bus contention, so its "
                 f"fastest variants may not be the board's. Tune on the board itself "
                 f"(`microbuild tune --board {board.name} --model M.tflite --log "
-                f"{self.path or 'tune.json'}`)")
+                f"{shlex.quote(str(self.path or 'tune.json'))}`)")
 
     def __len__(self) -> int:
         return sum(len(v) for v in self.cpus.values())

@@ -34,6 +34,7 @@ alone is reported as such and never chosen.
 from __future__ import annotations
 
 import datetime as _dt
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -453,7 +454,7 @@ def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Pa
             say(note)
             _choose(report, max(0, budget), say, why=f"the fastest does not fit {board.name}")
     note = (f"the tuned firmware did not fit {board.name} in 4 attempts; the last choice was not "
-            f"built: check it with `microbuild build --tuning {log}`")
+            f"built: check it with `microbuild build --tuning {shlex.quote(str(log))}`")
     report.notes.append(note)
     say(note)
 

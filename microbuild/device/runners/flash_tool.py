@@ -181,7 +181,7 @@ class FlashToolRunner(Runner):
                 raise self.missing_program(f"{path} does not exist", planned)
             if path.is_dir() or not os.access(path, os.X_OK):
                 raise self.missing_program(
-                    f"{path} is not an executable file (`chmod +x {path}` if it is the tool)",
+                    f"{path} is not an executable file (`chmod +x {shlex.quote(str(path))}` if it is the tool)",
                     planned, installed=True)
             return [str(path)]
         found = shutil.which(configured)

@@ -17,6 +17,7 @@ Runner args:
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -145,5 +146,5 @@ class PlatformioRunner(FlashToolRunner):
             return Diagnosis(kind, "PlatformIO could not install the platform or tools the "
                              "project needs",
                              f"PlatformIO downloads them the first time: run `pio pkg install "
-                             f"-d {project}` on a machine with internet access, then again")
+                             f"-d {shlex.quote(str(project))}` on a machine with internet access, then again")
         return super().describe(kind, image, match)

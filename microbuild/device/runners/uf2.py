@@ -15,6 +15,7 @@ Runner args:
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from microbuild.device.runners.base import CompletedRun
@@ -84,8 +85,8 @@ class Uf2Runner(FlashToolRunner):
 
     def _file_advice(self, path) -> str:
         return (f"build the firmware for a board whose post-link steps make a .uf2, or convert "
-                f"the ELF yourself (`picotool uf2 convert {Path(path).with_suffix('.elf')} "
-                f"{path}`), or pass the right .elf with --firmware")
+                f"the ELF yourself (`picotool uf2 convert "
+                f"{shlex.join([str(Path(path).with_suffix('.elf')), str(path)])}`), or pass the right .elf with --firmware")
 
     def flash_command(self, image: FirmwareImage) -> list[str]:
         drive = self.find_drive()

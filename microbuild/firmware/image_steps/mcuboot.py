@@ -13,6 +13,7 @@ optionally ``version`` (default 0.0.0) and ``align`` (the flash's write alignmen
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -51,7 +52,7 @@ class McubootImage(ImageStep):
         key = self.key()
         if not key.is_file():
             raise BuildError(f"{self.where('key')}: the signing key {key} does not exist; make "
-                             f"one with `imgtool keygen -k {key} -t ecdsa-p256` (and keep it "
+                             f"one with `imgtool keygen -k {shlex.quote(str(key))} -t ecdsa-p256` (and keep it "
                              "out of version control)")
         images = region_images(elf, self.board)
         boot = self.board.boot_region
