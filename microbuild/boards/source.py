@@ -75,8 +75,9 @@ class _LimitedComposer(yaml.composer.Composer):
         self._nodes += 1
         if self._nodes > MAX_YAML_NODES:
             raise YamlLimitError(
-                None, None, f"more than {MAX_YAML_NODES:,} YAML nodes (keys and values); microbuild "
-                            f"reads at most that many from one file (is this the right file?)", event.start_mark)
+                None, None, f"more than {MAX_YAML_NODES:,} YAML nodes (keys and values); "
+                            f"microbuild reads at most that many from one file (is this the "
+                            f"right file?)", event.start_mark)
         if self._depth >= MAX_YAML_DEPTH:
             raise YamlLimitError(
                 None, None, f"YAML nested more than {MAX_YAML_DEPTH} levels deep; microbuild "
