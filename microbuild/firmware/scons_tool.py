@@ -647,16 +647,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         objects += [_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
 
     steps = [] if b.is_host else image_steps.steps(b)
-    for step in steps:
-        if step.header_source:
-            # A boot header (RP2040 boot2): assembled for the board, made into a C array in its
-            # own section, which the generated linker script puts first in the boot region.
-            header_object = _object(benv, step.header_source)
-            header_c = fenv.Command(
-                src.File(f"mb_{step.name}.c"), header_object,
-                SCons.Action.Action(_header_c, "$MICROGENCOMSTR"),
-                MICROBUILD_IMAGE_STEP=step)
-            objects.append(fenv.Object(src.File(f"mb_{step.name}.o"), header_c)[0])
+    objects += boot_header_objects(fenv, steps, lambda rel: _object(benv, rel), src)
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
@@ -706,12 +697,36 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                 [out_dir.File(f) for f in per_region.values()], elf,
                 SCons.Action.Action(_region_bins, "$MICROIMAGECOMSTR"),
                 MICROBUILD_REGION_BINS=per_region)
+    results += image_step_files(fenv, steps, elf, out_dir, name)
+    return results
+
+
+def boot_header_objects(env, steps, assemble, folder) -> list:
+    """The objects of the steps' boot headers (RP2040 boot2): each header's source assembled for
+    the board (``assemble(rel)``: its object node), made into a C array in its own section,
+    which the generated linker script puts first in the boot region. Shared by microbuild's own
+    build and the generated SCons and PlatformIO projects, so their images boot alike."""
+    objects = []
+    for step in steps:
+        if step.header_source:
+            header_c = env.Command(
+                folder.File(f"mb_{step.name}.c"), assemble(step.header_source),
+                SCons.Action.Action(_header_c, "$MICROGENCOMSTR"),
+                MICROBUILD_IMAGE_STEP=step)
+            objects.append(env.Object(folder.File(f"mb_{step.name}.o"), header_c)[0])
+    return objects
+
+
+def image_step_files(env, steps, elf, out_dir, name: str) -> list:
+    """The files the steps write after the link (a .uf2, an ESP app image, a signed MCUboot
+    image) beside firmware ``name`` in ``out_dir``."""
+    results = []
     for step in steps:
         outputs = step.outputs(name)
         if outputs:
-            results += fenv.Command(
+            results += env.Command(
                 [out_dir.File(f) for f in outputs], elf,
-                SCons.Action.Action(_image_step, "$MICROIMAGECOMSTR"),
+                SCons.Action.Action(_image_step, None),  # it prints its own IMAGE line
                 MICROBUILD_IMAGE_STEP=step)
     return results
 

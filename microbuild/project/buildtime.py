@@ -199,6 +199,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
 
+    from microbuild.firmware import image_steps
+    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
     from microbuild.project.common import (
         compiled_runtime_sources,
         flash_commands,
@@ -255,6 +257,12 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     objects.append(obj(table[0], f"model/{spec.table_file}"))
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
+    # The image steps of microbuild's own build: a boot header (RP2040 boot2 with its CRC) linked
+    # first in flash, and the files made after the link (.uf2, ...), so the image boots alike.
+    steps = [] if b.is_host else image_steps.steps(b)
+    objects += boot_header_objects(benv, steps,
+                                   lambda rel: obj(f"{runtime}/{rel}", f"runtime/{rel}"),
+                                   benv.Dir(f"{build_dir}/board"))
     objects.append(obj(config["mb_board_init.c"], "board/mb_board_init.c"))
     # The board's own drivers and init code (beside its YAML, board/src/ in a project).
     for kind, path in b.local_sources.items():
@@ -279,6 +287,9 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                 f"{target}{suffix}", elf,
                 SCons.Action.Action(f"$OBJCOPY $OBJCOPYFLAGS -O {fmt} $SOURCE $TARGET",
                                     "$MICROOBJCOPYCOMSTR"))[0]
+    for node in image_step_files(benv, steps, elf, benv.File(target).dir,
+                                 Path(target).name):
+        nodes[Path(str(node)).suffix.lstrip(".")] = node
     if run_command(b, "x") is not None:
         nodes["run"] = benv.AlwaysBuild(benv.Alias("run", elf, SCons.Action.Action(_run, None)))
     # `scons flash`: the board's first flash tool that one command line drives, the command
