@@ -445,6 +445,8 @@ def pio_platform(env) -> None:
 
     from SCons.Script import Default
 
+    from microbuild.firmware import image_steps
+    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
     from microbuild.firmware.toolchains import toolchain_setup
     from microbuild.project.common import flash_commands, run_command
 
@@ -455,6 +457,18 @@ def pio_platform(env) -> None:
     except MicrobuildError as err:
         fail(err)
     pio_board(env, board, setup, options["runtime"], replace_tools=True)
+    # microbuild's own image steps: the boot header (RP2040 boot2 + CRC) first in flash, and
+    # the files made after the link (.uf2, ...), as in microbuild's build.
+    steps = [] if board.is_host else image_steps.steps(board)
+    runtime = options["runtime"]
+    # PlatformIO passes both ASFLAGS and ASPPFLAGS to a .S, and GCC refuses a spec file given
+    # twice; the header is bare code that links no C library, so it goes without.
+    header_env = env.Clone()
+    header_env.Replace(ASPPFLAGS=[f for f in env["ASPPFLAGS"] if not str(f).startswith("--specs=")])
+    env.Append(PIOBUILDFILES=boot_header_objects(
+        header_env, steps,
+        lambda rel: _pio_objects(header_env, [(f"{runtime}/{rel}", f"runtime/{rel}")])[0],
+        env.Dir("$BUILD_DIR/microbuild/board")))
     program = env.BuildProgram()
     env["MICROBUILD_PIO_BOARD"] = options["board"]
     env.AddPostAction(program, env.VerboseAction(_pio_fit,
@@ -465,6 +479,7 @@ def pio_platform(env) -> None:
             outputs += env.Command(f"$BUILD_DIR/firmware{suffix}", program,
                                    env.VerboseAction(f"$OBJCOPY -O {fmt} $SOURCE $TARGET",
                                                      "Writing $TARGET"))
+    outputs += image_step_files(env, steps, program, env.Dir("$BUILD_DIR"), "firmware")
     Default(outputs)
     command = run_command(board, "FIRMWARE")
     if command is not None:

@@ -1,8 +1,9 @@
 """Generated RP2040 projects make a bootable image, as microbuild's own build does: boot2 (the
 second-stage loader with the boot ROM's CRC) in the first 256 bytes of flash, and a .uf2 of the
 loaded bytes for the BOOTSEL drive. `make` (boot2 assembled when generating, the .uf2 by a
-standard-library script) and `scons` (microbuild's own build steps) give the same boot2, and each
-.uf2 is exactly what microbuild's uf2 step makes of that project's ELF."""
+standard-library script), `scons` and `pio run` on microbuild's platform (microbuild's own build
+steps) give the same boot2, and each .uf2 is exactly what microbuild's uf2 step makes of that
+project's ELF."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ from microbuild.project import generate_project
 REPO = Path(__file__).resolve().parents[2]
 TINY_FC = REPO / "tests" / "models" / "tiny_fc.tflite"
 FLASH = 0x10000000
+FORMATS = ["make", "scons", "platformio"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    """{format: build folder} of the make and scons projects for the Pico."""
+def built(tmp_path_factory, pio) -> dict[str, Path]:
+    """{format: build folder} of the make, scons and platformio (microbuild's platform)
+    projects for the Pico."""
     root = tmp_path_factory.mktemp("pico")
     folders = {}
     for fmt, command in (("make", ["make", "-j2"]),
@@ -36,10 +39,13 @@ def built(tmp_path_factory) -> dict[str, Path]:
         done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         folders[fmt] = project / "build"
+    generate_project("rp2040-pico", TINY_FC, "platformio", root / "platformio")
+    pio(root / "platformio", "run", "-e", "rp2040-pico")
+    folders["platformio"] = root / "platformio" / ".pio" / "build" / "rp2040-pico"
     return folders
 
 
-@pytest.mark.parametrize("fmt", ["make", "scons"])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_project_image_starts_with_boot2_and_its_crc(built, fmt):
     image = (built[fmt] / "firmware.bin").read_bytes()
     boot2 = image[:256]
@@ -51,12 +57,12 @@ def test_project_image_starts_with_boot2_and_its_crc(built, fmt):
     assert FLASH < reset < FLASH + len(image)
 
 
-def test_make_and_scons_projects_carry_the_same_boot2(built):
-    make_boot2 = (built["make"] / "firmware.bin").read_bytes()[:256]
-    assert make_boot2 == (built["scons"] / "firmware.bin").read_bytes()[:256]
+def test_every_format_carries_the_same_boot2(built):
+    boot2 = {fmt: (built[fmt] / "firmware.bin").read_bytes()[:256] for fmt in FORMATS}
+    assert boot2["make"] == boot2["scons"] == boot2["platformio"]
 
 
-@pytest.mark.parametrize("fmt", ["make", "scons"])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_project_uf2_is_microbuilds_uf2_of_its_elf(built, fmt):
     uf2 = (built[fmt] / "firmware.uf2").read_bytes()
     board = load_board("rp2040-pico")
