@@ -24,10 +24,13 @@ TINY = REPO / "tests" / "models" / "tiny_fc.tflite"
 HELLO_C = r"""
 #include <stdio.h>
 
+#include "microbuild/platform.h"
+
 int main(void)
 {
     char name[32];
     int n = 0, c, number = 0;
+    mb_print("mb_print first\n");
     printf("hello %d\n", 42);
     puts("what is your name?");
     while ((c = getchar()) != EOF && c != '\n' && n < (int)sizeof name - 1) {
@@ -98,7 +101,7 @@ def test_printf_puts_getchar_scanf_on_the_console(app_dir, board):
     build = build_firmware(board, [TINY], app_dir / board, executor="app",
                            sources=[app_dir / "src" / "hello.c"])
     status, printed = _converse(build.elf, build.board)
-    assert printed == (b"hello 42\nwhat is your name?\nhi Ada, twice 21 is 42\n"
+    assert printed == (b"mb_print first\nhello 42\nwhat is your name?\nhi Ada, twice 21 is 42\n"
                        b"error stream\nno newline at the end"), printed
     assert status == 7  # main's return value is the exit status, after the flush
 
