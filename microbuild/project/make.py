@@ -158,8 +158,9 @@ def generate(spec, files: ProjectFiles):
         asflags=_flags(setup.asflags), ldflags=_flags(ldflags),
         ldlibs=_flags(setup.libs),
         sources=" \\\n".join(f"    {s}" for s in sources),
-        firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"), images_note=(" (+ .bin, .hex and .uf2)" if images and uf2 else
-                                                  " (+ .bin and .hex)" if images else ""),
+        firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"),
+        images_note=(" (+ .bin, .hex and .uf2)" if images and uf2 else
+                     " (+ .bin and .hex)" if images else ""),
         all_targets=all_targets, ld_dependency=f" {ld}" if ld else "", image_rules=image_rules,
         run_recipe=run_recipe, run_note=run_note, flash_recipe=flash_recipe,
         flash_note=flash_note, flash_prerequisite=flash_prerequisite,
