@@ -19,7 +19,7 @@ from microbuild.errors import MicrobuildError
 
 def cmd_monitor(args: argparse.Namespace) -> int:
     from microbuild.device.device import open_console
-    from microbuild.device.monitor import AotRecordDecoder, monitor
+    from microbuild.device.monitor import AotRecordDecoder, monitor, rpc_firmware_advice
     from microbuild.device.runners import runner_for
     from microbuild.firmware.build import resolve_board
 
@@ -35,6 +35,13 @@ def cmd_monitor(args: argparse.Namespace) -> int:
             chosen = choose_firmware(args, board)
         except MicrobuildError:  # no build here: monitor still shows the raw lines
             chosen = None
+    if chosen is not None and chosen.executor == "rpc":
+        if starts_here:  # it would only wait for a host to talk to it
+            raise MicrobuildError(f"{chosen.elf}: {rpc_firmware_advice(board.name)}")
+        # The last build is not necessarily what the board runs: say it, and watch anyway.
+        err.print(f"note: {escape(str(chosen.elf))} ({chosen.how}) is an RPC firmware; if the "
+                  "board runs it, nothing will show here (`microbuild run --no-flash` drives it)",
+                  highlight=False)
     if starts_here:
         assert chosen is not None
         transport = runner_for(board, args.runner).start(chosen.elf)
@@ -44,6 +51,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         transport = open_console(board, args.port)
         err.print(f"monitoring {board.name} on {escape(transport.describe())}; Ctrl-C to stop",
                   highlight=False)
+    transport_name = f"{board.name} on {transport.describe()}"
     decoder = None
     if not args.raw and chosen is not None and chosen.build is not None \
             and chosen.build.executor == "aot":
@@ -56,9 +64,12 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         render_result(result, board)
 
     try:
-        end = monitor(transport, on_line, decoder, on_result, timeout=args.timeout)
+        end = monitor(transport, on_line, decoder, on_result, timeout=args.timeout,
+                      board_name=board.name)
     finally:
         transport.close()
+    if end.reason == "rpc":
+        raise MicrobuildError(f"{transport_name}: {end.detail}")
     if end.detail:
         err.print(escape(end.detail))
     return 0

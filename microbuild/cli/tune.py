@@ -14,7 +14,8 @@ from microbuild.manifest import apply_manifest, require
 
 def cmd_tune(args: argparse.Namespace) -> int:
     from microbuild.firmware.build import resolve_board
-    from microbuild.tuning.tuner import short_signature, tune
+    from microbuild.device.timing import duration, icount_shift
+    from microbuild.tuning.tuner import short_signature, speedup, tune
 
     manifest = apply_manifest(args, executor_default="tune")
     require(args, "board", "model")
@@ -42,9 +43,15 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out.print(f"{board.name} ({report.cpu}): median timer ticks per operator call at "
               f"{report.timer_hz:,} Hz; per candidate its op's weights (flash, and the change "
               f"over the default kernel for every op of the signature) and its scratch (RAM)")
+    shift = icount_shift(board)
+    if shift is not None:
+        per_tick = duration(1, report.timer_hz, board).instructions
+        out.print(f"under QEMU -icount shift={shift} the ticks count instructions ({per_tick:,.0f} "
+                  f"per tick), exactly: a ranking of instruction counts, not of time on a real "
+                  f"chip")
     table = Table()
     for column, right in (("operator signature", False), ("ops", True), ("candidates", False),
-                          ("best", False), ("vs reference", True)):
+                          ("best", False), ("speed-up over the reference", True)):
         table.add_column(column, justify="right" if right else "left")
     for m in report.measured:
         cells = []
@@ -56,10 +63,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             else:
                 cells.append(f"{c.variant} wrong")
         best = m.best
-        ratio = (f"{best.ticks / m.reference.ticks:.2f}x" if best and best.ticks is not None
-                 and m.reference.ticks else "")
         table.add_row(escape(short_signature(m.signature)), str(1 + m.also), "\n".join(cells),
-                      best.variant if best else "-", ratio)
+                      best.variant if best else "-", speedup(m))
     out.print(table)
     budget = ("" if report.max_flash is None
               else f" (--max-flash: at most {report.max_flash:,} bytes)")

@@ -5,6 +5,8 @@ the API facade."""
 
 from __future__ import annotations
 
+import shlex
+
 from microbuild.device.aot_output import parse_aot_output
 from microbuild.device.runners import runner_for
 from microbuild.errors import DeviceError
@@ -21,9 +23,12 @@ def run_to_exit(build, runner: str | None = None, timeout: float = 300.0):
     CompletedRun: its console and exit status."""
     board = build.board
     if runner is None and not (board.is_host or board.is_emulated):
+        runners = ", ".join(r.runner for r in board.runners) or "none listed in its YAML"
         raise DeviceError(
-            f"board '{board.name}' is real hardware: --run boots emulated boards and the host. "
-            f"The firmware is built ({build.elf}); flash it with one of the board's runners "
-            f"({', '.join(r.runner for r in board.runners)}), and read its console at "
-            f"{board.transport.get('baud', 115200)} baud")
+            f"board '{board.name}' is real hardware: microbuild starts only emulated boards and "
+            f"the host itself. The firmware is built ({build.elf}): put it on the board with "
+            f"`microbuild flash --board {shlex.quote(board.name)} --firmware "
+            f"{shlex.quote(str(build.elf))}` (runners: {runners}), then watch its console with "
+            f"`microbuild monitor --board {shlex.quote(board.name)}` "
+            f"({board.transport.get('baud', 115200)} baud)")
     return runner_for(board, runner).run_to_exit(build.elf, timeout=timeout)

@@ -44,18 +44,36 @@ class AotRecordDecoder:
 class MonitorEnd:
     """Why monitoring stopped."""
 
-    reason: str  # "exited" (the firmware's process ended), "closed", "timeout"
+    reason: str  # "exited" (the firmware's process ended), "closed", "timeout", "rpc"
     detail: str = ""
+
+
+# An RPC firmware's framing (docs/rpc-protocol.md): after boot it sends the no-op FF FE and then
+# packets, each starting FF FD. Neither pair occurs in text (FF is not valid UTF-8).
+RPC_FRAMING = (b"\xff\xfe", b"\xff\xfd")
+
+
+def rpc_firmware_advice(board_name: str) -> str:
+    """What to do about a console that speaks microbuild's RPC protocol instead of text."""
+    return (f"this firmware is microbuild's RPC server (executor rpc, the one `microbuild run` "
+            f"builds): it speaks a binary protocol to the host, not text, so monitor has nothing "
+            f"to show. Drive it with `microbuild run --board {board_name} --model M.tflite` "
+            f"(--no-flash if it is already on the board; --profile times each operator); to "
+            f"watch a console, build a firmware that prints: `microbuild build --board "
+            f"{board_name} --model M.tflite --executor aot` (the self-test) or your own main() "
+            f"(`sources:`), then monitor")
 
 
 def monitor(transport: Transport, on_line: Callable[[str], None],
             decoder: AotRecordDecoder | None = None,
             on_result: Callable[[AotResult], None] | None = None,
-            timeout: float | None = None) -> MonitorEnd:
+            timeout: float | None = None, board_name: str = "BOARD") -> MonitorEnd:
     """Print ``transport``'s console line by line until it closes (a firmware process exits, a
-    serial port goes away) or ``timeout`` seconds pass (None: until interrupted)."""
+    serial port goes away) or ``timeout`` seconds pass (None: until interrupted). Stops at once
+    (reason "rpc") when the console carries RPC framing instead of text."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pending = b""
+    tail = b""  # the last byte read, so a framing pair split across two reads is still seen
 
     def emit(raw: bytes) -> None:
         line = raw.decode(errors="replace").rstrip("\r")
@@ -72,6 +90,11 @@ def monitor(transport: Transport, on_line: Callable[[str], None],
                 end = MonitorEnd("timeout")
                 break
             data = transport.read(wait)
+            if data and any(pair in tail + data for pair in RPC_FRAMING):
+                end = MonitorEnd("rpc", rpc_firmware_advice(board_name))
+                pending = pending.split(b"\xff")[0]  # text before the framing, not its bytes
+                break
+            tail = data[-1:] or tail
             pending += data
             *lines, pending = pending.split(b"\n")
             for raw in lines:

@@ -468,6 +468,41 @@ def _user_objects(fenv, setup, folder, sources: list[str]) -> tuple[list, bool]:
     return objects, has_cxx
 
 
+def _defines_main(object_path: str) -> bool | None:
+    """Whether a compiled object defines a global ``main``; None when it is not an ELF object
+    (then the linker is left to tell)."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    try:
+        with open(object_path, "rb") as f:
+            for section in ELFFile(f).iter_sections():
+                if isinstance(section, SymbolTableSection):
+                    for symbol in section.iter_symbols():
+                        if (symbol.name == "main" and symbol["st_shndx"] != "SHN_UNDEF"
+                                and symbol["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")):
+                            return True
+    except (ELFError, OSError):
+        return None
+    return False
+
+
+def _check_main(target, source, env):
+    """Executor 'app': one of the user's objects must define main (the firmware's entry)."""
+    found = [_defines_main(str(s)) for s in source]
+    if any(found) or None in found:
+        Path(str(target[0])).write_text("main found\n")
+        return 0
+    looked = ", ".join(str(s.sources[0]) if s.sources else str(s) for s in source)
+    report_error(MicrobuildError(
+        f"no main() in your sources (executor 'app' makes your main() the firmware); looked in: "
+        f"{looked}. Define `int main(void)` in one of them (a C++ file: at namespace scope, "
+        f"not static), add the file that has it to `sources:`, or build microbuild's own main "
+        f"with --executor aot or rpc"), target[0])
+    return 1
+
+
 def _add_note(target, source, env):
     """Post-link: write .note.microbuild into the ELF (microbuild/firmware/note.py)."""
     from microbuild.firmware.note import add_note
@@ -612,16 +647,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         objects += [_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
 
     steps = [] if b.is_host else image_steps.steps(b)
-    for step in steps:
-        if step.header_source:
-            # A boot header (RP2040 boot2): assembled for the board, made into a C array in its
-            # own section, which the generated linker script puts first in the boot region.
-            header_object = _object(benv, step.header_source)
-            header_c = fenv.Command(
-                src.File(f"mb_{step.name}.c"), header_object,
-                SCons.Action.Action(_header_c, "$MICROGENCOMSTR"),
-                MICROBUILD_IMAGE_STEP=step)
-            objects.append(fenv.Object(src.File(f"mb_{step.name}.o"), header_c)[0])
+    objects += boot_header_objects(fenv, steps, lambda rel: _object(benv, rel), src)
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
@@ -647,6 +673,11 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.Depends(elf, ld)
         fenv.SideEffect(link_map, elf)  # written by the link, removed by `scons -c`
         fenv.Clean(elf, link_map)
+    if executor == "app":
+        # Before the link: without main the linker only says "undefined reference to `main'".
+        main_check = fenv.Command(src.File("app/main.checked"), user_objects,
+                                  SCons.Action.Action(_check_main, None))
+        fenv.Depends(elf, main_check)
     results = list(elf) + ([side_file] if side_file is not None else [])
     size = fenv.Command(out_dir.File(f"{name}.size.json"), list(elf) + summaries + [grouping],
                         SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"),
@@ -666,12 +697,36 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                 [out_dir.File(f) for f in per_region.values()], elf,
                 SCons.Action.Action(_region_bins, "$MICROIMAGECOMSTR"),
                 MICROBUILD_REGION_BINS=per_region)
+    results += image_step_files(fenv, steps, elf, out_dir, name)
+    return results
+
+
+def boot_header_objects(env, steps, assemble, folder) -> list:
+    """The objects of the steps' boot headers (RP2040 boot2): each header's source assembled for
+    the board (``assemble(rel)``: its object node), made into a C array in its own section,
+    which the generated linker script puts first in the boot region. Shared by microbuild's own
+    build and the generated SCons and PlatformIO projects, so their images boot alike."""
+    objects = []
+    for step in steps:
+        if step.header_source:
+            header_c = env.Command(
+                folder.File(f"mb_{step.name}.c"), assemble(step.header_source),
+                SCons.Action.Action(_header_c, "$MICROGENCOMSTR"),
+                MICROBUILD_IMAGE_STEP=step)
+            objects.append(env.Object(folder.File(f"mb_{step.name}.o"), header_c)[0])
+    return objects
+
+
+def image_step_files(env, steps, elf, out_dir, name: str) -> list:
+    """The files the steps write after the link (a .uf2, an ESP app image, a signed MCUboot
+    image) beside firmware ``name`` in ``out_dir``."""
+    results = []
     for step in steps:
         outputs = step.outputs(name)
         if outputs:
-            results += fenv.Command(
+            results += env.Command(
                 [out_dir.File(f) for f in outputs], elf,
-                SCons.Action.Action(_image_step, "$MICROIMAGECOMSTR"),
+                SCons.Action.Action(_image_step, None),  # it prints its own IMAGE line
                 MICROBUILD_IMAGE_STEP=step)
     return results
 

@@ -33,11 +33,13 @@ _CLANG_ARM_TRIPLES = {
 
 
 # The runtime/-relative start-up sources each family links (ToolchainSetup.startup), here so that
-# what a firmware needs can be listed without the compiler installed (project generators).
+# what a firmware needs can be listed without the compiler installed (project generators). With
+# newlib or picolibc, libc_syscalls.c puts stdio on the console (linked as an object, since the C
+# library that refers to it comes after the runtime library on the link line).
 STARTUP_SOURCES: dict[str, tuple[str, ...]] = {
-    "gcc-arm-none-eabi": ("startup/cortex_m.c",),
-    "clang": ("startup/cortex_m.c",),
-    "gcc-riscv-elf": ("startup/riscv32.S",),
+    "gcc-arm-none-eabi": ("startup/cortex_m.c", "startup/libc_syscalls.c"),
+    "clang": ("startup/cortex_m.c", "startup/libc_syscalls.c"),
+    "gcc-riscv-elf": ("startup/riscv32.S", "startup/libc_syscalls.c"),
     "avr-gcc": ("startup/avr.c",),
     "host-gcc": (),
     "host-clang": (),

@@ -199,6 +199,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
 
+    from microbuild.firmware import image_steps
+    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
     from microbuild.project.common import (
         compiled_runtime_sources,
         flash_commands,
@@ -255,6 +257,12 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     objects.append(obj(table[0], f"model/{spec.table_file}"))
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
+    # The image steps of microbuild's own build: a boot header (RP2040 boot2 with its CRC) linked
+    # first in flash, and the files made after the link (.uf2, ...), so the image boots alike.
+    steps = [] if b.is_host else image_steps.steps(b)
+    objects += boot_header_objects(benv, steps,
+                                   lambda rel: obj(f"{runtime}/{rel}", f"runtime/{rel}"),
+                                   benv.Dir(f"{build_dir}/board"))
     objects.append(obj(config["mb_board_init.c"], "board/mb_board_init.c"))
     # The board's own drivers and init code (beside its YAML, board/src/ in a project).
     for kind, path in b.local_sources.items():
@@ -279,6 +287,9 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                 f"{target}{suffix}", elf,
                 SCons.Action.Action(f"$OBJCOPY $OBJCOPYFLAGS -O {fmt} $SOURCE $TARGET",
                                     "$MICROOBJCOPYCOMSTR"))[0]
+    for node in image_step_files(benv, steps, elf, benv.File(target).dir,
+                                 Path(target).name):
+        nodes[Path(str(node)).suffix.lstrip(".")] = node
     if run_command(b, "x") is not None:
         nodes["run"] = benv.AlwaysBuild(benv.Alias("run", elf, SCons.Action.Action(_run, None)))
     # `scons flash`: the board's first flash tool that one command line drives, the command
@@ -434,6 +445,8 @@ def pio_platform(env) -> None:
 
     from SCons.Script import Default
 
+    from microbuild.firmware import image_steps
+    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
     from microbuild.firmware.toolchains import toolchain_setup
     from microbuild.project.common import flash_commands, run_command
 
@@ -444,6 +457,18 @@ def pio_platform(env) -> None:
     except MicrobuildError as err:
         fail(err)
     pio_board(env, board, setup, options["runtime"], replace_tools=True)
+    # microbuild's own image steps: the boot header (RP2040 boot2 + CRC) first in flash, and
+    # the files made after the link (.uf2, ...), as in microbuild's build.
+    steps = [] if board.is_host else image_steps.steps(board)
+    runtime = options["runtime"]
+    # PlatformIO passes both ASFLAGS and ASPPFLAGS to a .S, and GCC refuses a spec file given
+    # twice; the header is bare code that links no C library, so it goes without.
+    header_env = env.Clone()
+    header_env.Replace(ASPPFLAGS=[f for f in env["ASPPFLAGS"] if not str(f).startswith("--specs=")])
+    env.Append(PIOBUILDFILES=boot_header_objects(
+        header_env, steps,
+        lambda rel: _pio_objects(header_env, [(f"{runtime}/{rel}", f"runtime/{rel}")])[0],
+        env.Dir("$BUILD_DIR/microbuild/board")))
     program = env.BuildProgram()
     env["MICROBUILD_PIO_BOARD"] = options["board"]
     env.AddPostAction(program, env.VerboseAction(_pio_fit,
@@ -454,6 +479,7 @@ def pio_platform(env) -> None:
             outputs += env.Command(f"$BUILD_DIR/firmware{suffix}", program,
                                    env.VerboseAction(f"$OBJCOPY -O {fmt} $SOURCE $TARGET",
                                                      "Writing $TARGET"))
+    outputs += image_step_files(env, steps, program, env.Dir("$BUILD_DIR"), "firmware")
     Default(outputs)
     command = run_command(board, "FIRMWARE")
     if command is not None:

@@ -11,7 +11,8 @@ import re
 import shlex
 from pathlib import Path
 
-from microbuild.firmware import aot, board_files, linker_script
+from microbuild.firmware import aot, board_files, image_steps, linker_script
+from microbuild.firmware.image_steps.uf2 import standalone_script
 from microbuild.firmware.toolchains import toolchain_setup
 from microbuild.project.common import (
     APP_MAIN,
@@ -21,6 +22,7 @@ from microbuild.project.common import (
     add_runtime,
     app_main,
     add_board_files,
+    boot_header_c_files,
     common_values,
     microbuild_runner,
     regenerate_arguments,
@@ -91,6 +93,11 @@ def generate(spec, files: ProjectFiles):
     sources += [f"{runtime}/{rel}" for rel in compiled_runtime_sources(board, spec.toolchain,
                                                                        spec.executor)]
     sources += own_sources  # the board's own drivers, beside its YAML in board/src/
+    # A boot header (RP2040 boot2 + the boot ROM's CRC), assembled now as microbuild's own build
+    # assembles it: make needs no microbuild to put it first in flash.
+    for name, text in boot_header_c_files(board, setup).items():
+        files.add(f"{GENERATED_DIR}/{name}", text)
+        sources.append(f"{GENERATED_DIR}/{name}")
     ldflags = list(setup.linkflags)
     ld = None
     if setup.uses_linker_script:
@@ -112,6 +119,15 @@ def generate(spec, files: ProjectFiles):
         flags = f" {flags}" if flags else ""
         image_rules = (f"\n$(BUILD)/firmware.bin: $(FIRMWARE)\n\t$(OBJCOPY){flags} -O binary $< $@\n"
                        f"\n$(BUILD)/firmware.hex: $(FIRMWARE)\n\t$(OBJCOPY){flags} -O ihex $< $@\n")
+    uf2 = next((step for step in ([] if board.is_host else image_steps.steps(board))
+                if step.name == "uf2"), None)
+    if images and uf2 is not None:
+        # The .uf2 a UF2 boot loader takes, from the .bin by a script of the standard library.
+        files.add(f"{GENERATED_DIR}/uf2.py", standalone_script())
+        all_targets += " $(BUILD)/firmware.uf2"
+        image_rules += (f"\n$(BUILD)/firmware.uf2: $(BUILD)/firmware.bin {GENERATED_DIR}/uf2.py\n"
+                        f"\t$(PYTHON) {GENERATED_DIR}/uf2.py $< {board.boot_region.origin:#x} "
+                        f"{int(uf2.settings['family_id']):#x} $@\n")
     run = run_command(board, "$(FIRMWARE)")
     tools = flash_commands(board, "$(FIRMWARE)", "$(BUILD)/firmware.bin", "$(BUILD)/firmware.hex")
     if run is not None:
@@ -142,7 +158,9 @@ def generate(spec, files: ProjectFiles):
         asflags=_flags(setup.asflags), ldflags=_flags(ldflags),
         ldlibs=_flags(setup.libs),
         sources=" \\\n".join(f"    {s}" for s in sources),
-        firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"), images_note=" (+ .bin and .hex)" if images else "",
+        firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"),
+        images_note=(" (+ .bin, .hex and .uf2)" if images and uf2 else
+                     " (+ .bin and .hex)" if images else ""),
         all_targets=all_targets, ld_dependency=f" {ld}" if ld else "", image_rules=image_rules,
         run_recipe=run_recipe, run_note=run_note, flash_recipe=flash_recipe,
         flash_note=flash_note, flash_prerequisite=flash_prerequisite,

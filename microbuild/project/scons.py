@@ -50,7 +50,10 @@ def generate(spec, files: ProjectFiles):
         "scons", "SConstruct",
         title=f"SConstruct for board {board.name} ({board.title}) running "
               f"{', '.join(spec.models.values())}",
-        firmware=firmware, images_note=" (+ .bin and .hex)" if images else "",
+        firmware=firmware,
+        images_note=(" (+ .bin, .hex and what the board's image steps make, e.g. .uf2)"
+                     if images and board.image_steps else
+                     " (+ .bin and .hex)" if images else ""),
         run_note=("run it" + (" as a process" if board.is_host else f" in {run[0]}"))
         if run else "(real board: nothing to run here)",
         board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),

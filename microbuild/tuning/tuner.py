@@ -656,6 +656,13 @@ def short_signature(signature: str) -> str:
     return signature.split(" {", 1)[0]
 
 
+def speedup(measured: Measured) -> str:
+    """How many times faster the best candidate is than the reference ("12.93x"; "" when either
+    has no time). Every speed figure tune prints is this ratio, never its inverse."""
+    best, ref = measured.best, measured.reference.ticks
+    return f"{ref / best.ticks:.2f}x" if best and best.ticks and ref else ""
+
+
 def _progress_line(index: int, total: int, measured: Measured) -> str:
     parts = []
     for c in measured.candidates:
@@ -666,7 +673,7 @@ def _progress_line(index: int, total: int, measured: Measured) -> str:
         else:
             parts.append(f"{c.variant} {c.ticks:,}")
     best = measured.best
-    ref = measured.reference.ticks
-    gain = (f", {ref / best.ticks:.2f}x the reference" if best and best.ticks and ref else "")
+    ratio = speedup(measured)
+    gain = f", {ratio} faster than the reference" if ratio else ""
     return (f"[{index}/{total}] {short_signature(measured.signature)}: {'; '.join(parts)} ticks"
             f" -> best {best.variant if best else 'none'}{gain}")

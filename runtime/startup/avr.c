@@ -7,7 +7,8 @@
  * and ends in .fini0 (cli, loop forever).
  *
  * So, as on the Arm and RISC-V boards:
- *   .init8: mb_board_init() runs before main, with .data and .bss ready;
+ *   .init8: mb_board_init(), mb_console_init() and mb_timer_init() run before main, with .data
+ *           and .bss ready;
  *   .fini8: main's return value (still in r24:r25, the register pair of exit()'s int argument and
  *           equally of mb_exit()'s) goes to mb_exit(), before any .fini6 destructor could use them.
  *
@@ -36,7 +37,9 @@ void mb_avr_fini8(void) __attribute__((naked, used, section(".fini8")));
 
 void mb_avr_init8(void)
 {
-    __asm__ volatile (MB_AVR_CALL " mb_board_init");
+    __asm__ volatile (MB_AVR_CALL " mb_board_init\n\t"
+                      MB_AVR_CALL " mb_console_init\n\t" /* open before main: its first output prints */
+                      MB_AVR_CALL " mb_timer_init");
 }
 
 void mb_avr_fini8(void)

@@ -34,6 +34,7 @@
 #endif
 
 int main(void);
+void mb_stdio_flush(void); /* libc_syscalls.c, linked beside this file */
 /* In the boot region (section .mb_boot), where it runs before anything is copied: with code
  * placed in RAM (placement.text: itcm) everything else is only there after the copy below. */
 void mb_reset_handler(void) __attribute__((noreturn, section(".mb_boot")));
@@ -203,17 +204,27 @@ void mb_reset_handler(void)
     /* Through pointers: the code may be copied far from the boot region (ITCM at 0, flash at
      * 0x08000000), beyond the reach of a direct branch; an indirect one reaches anywhere. */
     void (*volatile board_init)(void) = mb_board_init;
+    void (*volatile console_init)(void) = mb_console_init;
+    void (*volatile timer_init)(void) = mb_timer_init;
     int (*volatile application)(void) = main;
+    void (*volatile flush_stdio)(void) = mb_stdio_flush;
     void (*volatile finish)(int) = mb_exit;
     void (*volatile run_init_array)(const mb_init_function *, const mb_init_function *) =
         mb_run_init_array;
     board_init();
-    /* C++ global constructors (and C functions marked constructor) run with .data, .bss and the
-     * board's clocks ready, before main; like main they must initialise the console themselves
-     * before printing. Destructors never run: main's return value goes straight to mb_exit. */
+    /* The console and the timer are open before any of the program's code runs, so its first
+     * printf or mb_print prints (calling the inits again, as microbuild's own mains do, is
+     * harmless). */
+    console_init();
+    timer_init();
+    /* C++ global constructors (and C functions marked constructor) run with .data, .bss, the
+     * board's clocks and the console ready, before main. Destructors never run: main's return
+     * value goes to mb_exit once stdio's buffers are written out (libc_syscalls.c). */
     run_init_array(__preinit_array_start, __preinit_array_end);
     run_init_array(__init_array_start, __init_array_end);
-    finish(application());
+    const int status = application();
+    flush_stdio();
+    finish(status);
     for (;;) {
     }
 }

@@ -4,8 +4,10 @@
  * and provides __global_pointer$, __mb_stack_top and the copy and zero tables described in
  * cortex_m.c ({load, start, end} and {start, end} words, 4-byte aligned bounds).
  *
- * _start: gp, sp, trap vector -> copy .data -> clear .bss -> mb_board_init() -> constructors
- * (__preinit_array, then __init_array: C++ globals) -> main() -> mb_exit(main's return value). Hart 0 runs the program; any other hart sleeps forever.
+ * _start: gp, sp, trap vector -> copy .data -> clear .bss -> mb_board_init() -> mb_console_init()
+ * -> mb_timer_init() -> constructors (__preinit_array, then __init_array: C++ globals) -> main()
+ * -> mb_stdio_flush() -> mb_exit(main's return value). Hart 0 runs the program; any other hart
+ * sleeps forever.
  */
 
 /* CSR instructions need Zicsr; GCC 12's default ISA spec (20191213) leaves it out of rv32imac.
@@ -79,6 +81,10 @@ zero_word:
 zero_done:
 
     call mb_board_init
+    /* The console and timer are open before any of the program's code (constructors, main), so
+     * its first printf prints. */
+    call mb_console_init
+    call mb_timer_init
 
     /* Constructor tables: call each word's function in order. s0/s1 are callee-saved, so they
      * survive the calls. */
@@ -90,7 +96,10 @@ zero_done:
     call run_init_array
 
     call main
-    tail mb_exit            /* a0 = main's return value */
+    mv s0, a0               /* main's return value, kept across the flush */
+    call mb_stdio_flush     /* what stdio still buffers (libc_syscalls.c) */
+    mv a0, s0
+    tail mb_exit
 
 park:
     wfi

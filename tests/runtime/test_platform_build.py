@@ -78,12 +78,13 @@ MMIO_UARTS = ["drivers/console/ns16550.c", "drivers/console/sifive_uart.c",
 ARM_ONLY = ["startup/cortex_m.c", "drivers/console/stm32_usart.c", "drivers/console/nrf_uarte.c",
             "drivers/console/rp2040_uart.c", "drivers/console/apollo3_uart.c",
             "drivers/timer/systick.c", "drivers/exit/semihosting.c", "drivers/exit/halt.c",
-            "startup/cxx_abi.c"]
+            "startup/cxx_abi.c", "startup/libc_syscalls.c"]
 SOURCES = {
     "arm": COMMON + MMIO_UARTS + ARM_ONLY + ["drivers/timer/dwt.c"],
     # No DWT cycle counter on Armv6-M; the RP2040's second-stage loader is Armv6-M code.
     "armv6m": COMMON + MMIO_UARTS + ARM_ONLY + ["startup/rp2040_boot2.S"],
     "rv32": COMMON + MMIO_UARTS + ["startup/riscv32.S", "startup/cxx_abi.c",
+                                   "startup/libc_syscalls.c",
                                    "drivers/timer/mcycle.c",
                                    "drivers/exit/sifive_test.c", "drivers/exit/halt.c",
                                    "drivers/console/esp32_uart.c",
@@ -442,7 +443,7 @@ def build_firmware(board: QemuBoard, out: Path, toolchain: str = "gcc",
         code_length=board.code[1], data_origin=board.data[0], data_length=board.data[1],
         stack_size=min(0x4000, board.data[1] // 4)))
     startup = "startup/cortex_m.c" if arm else "startup/riscv32.S"
-    sources = [RUNTIME / s for s in [startup, *board.drivers, *COMMON]]
+    sources = [RUNTIME / s for s in [startup, "startup/libc_syscalls.c", *board.drivers, *COMMON]]
     for file_name, text in board.extra_sources.items():
         (out / file_name).write_text(text)
     sources += [out / name for name in ["mb_aot_models.c", "mb_board_init.c", *board.extra_sources]]

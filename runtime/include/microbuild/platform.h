@@ -12,10 +12,14 @@
  *
  * Start-up order (runtime/startup/): reset handler -> FPU/MVE enable where the build may use them
  * (before any loop the compiler could vectorise) -> .data copy / .bss clear (from the linker
- * script's copy and zero tables) -> mb_board_init() -> main() -> mb_exit(main's return value).
+ * script's copy and zero tables) -> mb_board_init() -> mb_console_init() -> mb_timer_init() ->
+ * constructors -> main() -> stdio flushed -> mb_exit(main's return value).
  * On the host the C library's own start-up runs main. On AVR avr-libc's start-up does the copy
- * and clear and runs main; runtime/startup/avr.c calls mb_board_init() from .init8 and passes
+ * and clear and runs main; runtime/startup/avr.c calls the three inits from .init8 and passes
  * main's return value to mb_exit() from .fini8, so the order is the same.
+ *
+ * Your own main() (executor app): the console and timer are already open, and printf, puts,
+ * getchar and scanf use the console (newlib's syscalls, picolibc's streams: startup/libc_syscalls.c).
  */
 #ifndef MICROBUILD_PLATFORM_H
 #define MICROBUILD_PLATFORM_H
