@@ -1,0 +1,221 @@
+"""QUANTIZE and DEQUANTIZE in every dtype pair TFLM's kernels take, uint8 model boundaries, and
+DEQUANTIZE of constants (float16 weights) folded at compile time.
+
+The models are tests/models/generate/ops_quantize.py's (one per pair, 256 elements, plus a mixed
+graph). Each is compared bit for bit with the tflite-micro interpreter on inputs that cover the
+input type: every uint8/int8 value, int16 and int32 values of every magnitude, float32 values on
+rounding ties and beyond the output range. The same models join the Cortex-M7 QEMU sweep
+(tests/firmware/test_sweep_qemu.py), which runs them over RPC with uint8 inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from compiler_support import run_on_host, run_tflm
+
+from microbuild.compiler import compile_model
+from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.ops.quantize import _KERNELS as QUANTIZE_PAIRS
+from microbuild.compiler.prepare import prepare_graph
+from microbuild.errors import ModelError
+from microbuild.model.reader import read_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models" / "generate"))
+import ops_quantize  # noqa: E402
+from tflite_builder import ModelBuilder  # noqa: E402
+
+MODELS = Path(__file__).resolve().parent.parent / "models" / "ops"
+NAMES = sorted(list(ops_quantize.QUANTIZE_PAIRS) + list(ops_quantize.DEQUANTIZE_INPUTS)
+               + ["mixed_quantize_chain"])
+# gcc builds every model; clang (a second compiler's view of the same C) the kernels this file
+# added and the mixed graph, to keep the test's cost down.
+CLANG_NAMES = ["quantize_u8_s8", "quantize_s8_u8", "quantize_s32_s16", "quantize_s32_s8",
+               "dequantize_u8", "mixed_quantize_chain"]
+DTYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """Floats as their bit patterns, so -0.0 vs 0.0 and NaN payloads count as differences."""
+    a = np.asarray(a)
+    return a.view(np.uint32) if a.dtype == np.float32 else a
+
+
+def _covering_input(dtype: str, shape: tuple[int, ...], scale: float | None) -> np.ndarray:
+    """256 values that cover ``dtype``: all of uint8/int8; int16/int32 values of every magnitude
+    (both signs, the extremes); float32 values on the output's rounding ties, signed zeros and
+    far beyond its range (``scale``: the output's)."""
+    n = int(np.prod(shape))
+    rng = np.random.default_rng(3)
+    if dtype in ("uint8", "int8"):
+        info = np.iinfo(dtype)
+        values = np.arange(info.min, info.max + 1)
+    elif dtype in ("int16", "int32"):
+        info = np.iinfo(dtype)
+        bits = 15 if dtype == "int16" else 31
+        magnitudes = np.concatenate([2.0 ** rng.uniform(0, bits, n - 4)])
+        signs = rng.choice([-1, 1], n - 4)
+        values = np.concatenate([[info.min, info.max, 0, -1],
+                                 np.clip(signs * magnitudes, info.min, info.max)])
+    else:
+        ties = (np.arange(-64, 64) + 0.5) * scale
+        # Beyond the int32 range after the division TFLM's float -> int conversion is undefined
+        # (x86 gives INT_MIN, Arm saturates; quantize.c saturates), so the extremes stay inside.
+        extremes = [0.0, -0.0, 2e9 * scale, -2e9 * scale, 3e4 * scale, -3e4 * scale, 1e-30,
+                    -1e-30]
+        rest = rng.uniform(-40000, 40000, n - len(ties) - len(extremes)) * scale
+        values = np.concatenate([ties, extremes, rest])
+    return np.asarray(values).astype(dtype).reshape(shape)
+
+
+def test_the_models_cover_every_pair_tflm_takes():
+    pairs = set()
+    for name in NAMES:
+        ops = read_model(MODELS / f"{name}.tflite").operators
+        if len(ops) == 1:
+            g = read_model(MODELS / f"{name}.tflite")
+            pairs.add((ops[0].opcode, g.tensor(ops[0].inputs[0]).dtype,
+                       g.tensor(ops[0].outputs[0]).dtype))
+    assert {(a, b) for op, a, b in pairs if op == "QUANTIZE"} == set(QUANTIZE_PAIRS)
+    assert {a for op, a, b in pairs if op == "DEQUANTIZE"} == {"uint8", "int8", "int16"}
+
+
+@pytest.mark.parametrize("name, cc", [(n, "gcc") for n in NAMES] +
+                         [(n, "clang") for n in CLANG_NAMES])
+def test_bit_exact_with_tflm_over_the_input_type(name, cc, tmp_path):
+    path = MODELS / f"{name}.tflite"
+    graph = read_model(path)
+    x_tensor = graph.tensor(graph.inputs[0])
+    first = graph.operators[0]
+    out_scale = graph.tensor(first.outputs[0]).scale if x_tensor.dtype == "float32" else None
+    x = _covering_input(x_tensor.dtype, x_tensor.shape, out_scale)
+    rng = np.random.default_rng(5)
+    shuffled = rng.permutation(x.ravel()).reshape(x.shape)
+    want = [run_tflm(path, [v]) for v in (x, shuffled)]
+    got = run_on_host(path, [[x], [shuffled]], cc=cc, workdir=tmp_path)
+    for w, g in zip(want, got):
+        w, g = np.asarray(w[0]).reshape(g[0].shape), g[0]
+        assert w.dtype == g.dtype, (name, w.dtype, g.dtype)
+        bad = np.flatnonzero(_bits(w) != _bits(g))
+        assert bad.size == 0, (f"{name} ({cc}): {bad.size} of {w.size} differ, first input "
+                               f"{x.ravel()[bad[0]]}: C {g.ravel()[bad[0]]} vs TFLM "
+                               f"{w.ravel()[bad[0]]}")
+
+
+def _single_op_model(opcode: str, src: str, dst: str) -> bytes:
+    quant = {"uint8": (0.05, 131), "int8": (0.05, 3), "int16": (0.001, 0), "int32": (0.0001, 0),
+             "float32": None, "float16": None}
+    return ops_quantize.single_op(opcode, src, quant[src], dst, quant[dst])
+
+
+def _tflm_takes(data: bytes, src: str) -> bool:
+    from tflite_micro import runtime
+
+    try:
+        interpreter = runtime.Interpreter.from_bytes(data, arena_size=1 << 16)
+        interpreter.set_input(np.zeros(ops_quantize.SHAPE, dtype=src), 0)
+        interpreter.invoke()
+    except Exception:  # noqa: BLE001 - TFLM refuses in prepare or in invoke
+        return False
+    return True
+
+
+def test_microbuild_takes_exactly_the_pairs_tflm_takes(capfd):
+    """Every (input, output) pair of the six types: microbuild compiles it when TFLM runs it and
+    refuses it, naming the pair, when TFLM does not."""
+    for opcode, (src, dst) in itertools.product(("QUANTIZE", "DEQUANTIZE"),
+                                                itertools.product(DTYPES, DTYPES[:1] + DTYPES[2:])):
+        if src == dst == "float32":
+            continue
+        data = _single_op_model(opcode, src, dst)
+        tflm = _tflm_takes(data, src)
+        try:
+            compile_model(data)
+            ours, message = True, ""
+        except ModelError as err:
+            ours, message = False, str(err)
+        assert ours == tflm, f"{opcode} {src} -> {dst}: TFLM {tflm}, microbuild {ours}: {message}"
+        if not ours:
+            assert "op 0" in message and (src in message or dst in message), message
+    capfd.readouterr()  # TFLM's own refusals on stderr
+
+
+# ---- DEQUANTIZE of constants ------------------------------------------------------------------
+def _constant_dequantize_graph(values: np.ndarray, quant):
+    """A graph whose DEQUANTIZE reads a constant and feeds a run-time op (so it is kept)."""
+    b = ModelBuilder("microbuild test: DEQUANTIZE of a constant")
+    kwargs = {} if quant is None else {"scale": quant[0], "zero_point": quant[1]}
+    w = b.constant("w", values, **kwargs)
+    wf = b.tensor("w_float", values.shape, "float32")
+    b.operator("DEQUANTIZE", [w], [wf])
+    return read_model(b.build(inputs=[], outputs=[wf])), wf
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+def test_dequantize_of_an_integer_constant_folds_to_tflms_values(dtype):
+    name = {"uint8": "dequantize_u8", "int8": "dequantize_s8", "int16": "dequantize_s16"}[dtype]
+    path = MODELS / f"{name}.tflite"
+    src_q = ops_quantize.DEQUANTIZE_INPUTS[name][1]
+    x = _covering_input(dtype, ops_quantize.SHAPE, None)
+    graph, t = _constant_dequantize_graph(x, src_q)
+    folded = prepare_graph(graph)
+    assert not [op for op in folded.operators if op.opcode == "DEQUANTIZE"]
+    got = folded.tensor(t).data
+    want = np.asarray(run_tflm(path, [x])[0]).reshape(got.shape)
+    assert got.dtype == np.float32
+    assert np.array_equal(_bits(got), _bits(want))
+
+
+def _float16_by_definition(bits: np.ndarray) -> np.ndarray:
+    """IEEE 754 binary16 decoded from sign, exponent and fraction, independently of numpy's cast
+    (infinities and NaN aside, which weights never hold)."""
+    sign = np.where(bits >> 15, -1.0, 1.0)
+    exponent = (bits >> 10) & 0x1F
+    fraction = (bits & 0x3FF).astype(np.float64)
+    normal = np.ldexp(1.0 + fraction / 1024.0, exponent.astype(np.int64) - 15)
+    subnormal = np.ldexp(fraction / 1024.0, -14)
+    return (sign * np.where(exponent == 0, subnormal, normal)).astype(np.float32)
+
+
+def test_dequantize_of_float16_weights_folds_exactly():
+    """Every finite float16 value, as a float16 model's weights hold them: the folded float32
+    constant is the float16 value exactly (TFLite's float16 -> float32 widening), signed zeros
+    and subnormals included."""
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    finite = bits[((bits >> 10) & 0x1F) != 0x1F]
+    values = finite.view(np.float16)
+    graph, t = _constant_dequantize_graph(values, None)
+    folded = prepare_graph(graph)
+    assert not folded.operators
+    got = folded.tensor(t).data
+    assert got.dtype == np.float32
+    assert np.array_equal(_bits(got), _bits(_float16_by_definition(finite)))
+    assert any("DEQUANTIZE" in note for note in folded.notes)
+
+
+def test_float16_at_run_time_is_refused_as_tflm_refuses_it():
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 8), "float16")
+    y = b.tensor("y", (1, 8), "float32")
+    b.operator("DEQUANTIZE", [x], [y])
+    with pytest.raises(ModelError) as err:
+        compile_model(b.build(inputs=[x], outputs=[y]))
+    assert "DEQUANTIZE (op 0): has float16 tensors at run time" in str(err.value)
+    assert "only as a constant" in str(err.value)
+
+
+# ---- uint8 boundaries --------------------------------------------------------------------------
+def test_uint8_inputs_and_outputs_in_the_generated_header(tmp_path):
+    model = compile_model(MODELS / "quantize_u8_s8_camera.tflite", prefix="cam")
+    assert model.inputs[0].dtype == "uint8"
+    model.write(tmp_path)
+    text = (tmp_path / "cam.h").read_text()
+    assert "#define CAM_INPUT0_TYPE uint8_t" in text, text
+    out = compile_model(MODELS / "quantize_s8_u8_softmax.tflite", prefix="soft")
+    assert out.outputs[0].dtype == "uint8"
+    out.write(tmp_path)
+    assert "#define SOFT_OUTPUT0_TYPE uint8_t" in (tmp_path / "soft.h").read_text()
