@@ -219,3 +219,41 @@ def test_uint8_inputs_and_outputs_in_the_generated_header(tmp_path):
     assert out.outputs[0].dtype == "uint8"
     out.write(tmp_path)
     assert "#define SOFT_OUTPUT0_TYPE uint8_t" in (tmp_path / "soft.h").read_text()
+
+
+# ---- models from the stock converter (tests/models/generate/keras_uint8.py) ----------------------
+BOUNDARIES = Path(__file__).resolve().parent.parent / "models" / "boundaries"
+
+
+def test_float16_model_weights_fold_to_tflites_dequantize_output():
+    """The converter's float16 quantization: every DEQUANTIZE of a float16 weight folds, and the
+    float32 constant is bit for bit what TFLite's DEQUANTIZE kernel gave (saved by the generator;
+    TFLM's DEQUANTIZE has no float16 input, so TFLM itself refuses this model)."""
+    graph = read_model(BOUNDARIES / "keras_float16.tflite")
+    dequantized = [graph.tensor(op.outputs[0]).name for op in graph.operators
+                   if op.opcode == "DEQUANTIZE"]
+    assert len(dequantized) == 4
+    prepared = prepare_graph(graph)
+    assert [op.opcode for op in prepared.operators] == ["FULLY_CONNECTED"] * 2
+    by_name = {t.name: t for t in prepared.tensors}
+    with np.load(BOUNDARIES / "keras_float16_dequantized.npz") as reference:
+        assert sorted(reference.files) == sorted(dequantized)
+        for name in dequantized:
+            got = by_name[name].data
+            assert got is not None and got.dtype == np.float32, name
+            assert np.array_equal(_bits(got), _bits(reference[name])), name
+
+
+def test_camera_model_compiles_with_uint8_boundaries(tmp_path):
+    """inference_input_type / inference_output_type = tf.uint8: a uint8 -> int8 QUANTIZE first,
+    an int8 -> uint8 QUANTIZE last, uint8_t in the generated header on both sides. (Its outputs
+    are compared with TFLM through `microbuild run`: tests/rpc/test_uint8_io.py.)"""
+    path = BOUNDARIES / "keras_camera_uint8.tflite"
+    ops = [op.opcode for op in read_model(path).operators]
+    assert ops[0] == ops[-1] == "QUANTIZE"
+    model = compile_model(path, prefix="cam")
+    assert [s.dtype for s in model.inputs + model.outputs] == ["uint8", "uint8"]
+    model.write(tmp_path)
+    header = (tmp_path / "cam.h").read_text()
+    assert "#define CAM_INPUT0_TYPE uint8_t" in header
+    assert "#define CAM_OUTPUT0_TYPE uint8_t" in header
