@@ -32,8 +32,10 @@ class Dequantize(OpLowering):
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         src = graph.tensor(op.inputs[0]) if op.inputs and op.inputs[0] >= 0 else None
-        dtype = src.dtype if src is not None and src.dtype in _KERNELS else "int8"
-        reasons = operand_reasons(op, graph, 1, (dtype,), "float32")
+        if src is not None and src.dtype not in _KERNELS:
+            return [f"converts {src.dtype}, which TFLM's DEQUANTIZE does not either; it converts "
+                    f"{', '.join(_KERNELS)} to float32"]
+        reasons = operand_reasons(op, graph, 1, (src.dtype if src else "int8",), "float32")
         if not reasons and src.quant is None:
             reasons.append(f"input '{src.name}' is not quantized")
         elif not reasons and src.quant.per_channel:
