@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from compiler_support import run_on_host, run_tflm
+from quantize_support import bits, covering_input, covering_inputs
 
 from microbuild.compiler import compile_model
 from microbuild.compiler.ops import REGISTRY
@@ -30,46 +31,12 @@ import ops_quantize  # noqa: E402
 from tflite_builder import ModelBuilder  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models" / "ops"
-NAMES = sorted(list(ops_quantize.QUANTIZE_PAIRS) + list(ops_quantize.DEQUANTIZE_INPUTS)
-               + ["mixed_quantize_chain"])
+NAMES = ops_quantize.model_names()
 # gcc builds every model; clang (a second compiler's view of the same C) the kernels this file
 # added and the mixed graph, to keep the test's cost down.
 CLANG_NAMES = ["quantize_u8_s8", "quantize_s8_u8", "quantize_s32_s16", "quantize_s32_s8",
                "dequantize_u8", "mixed_quantize_chain"]
 DTYPES = ("float32", "float16", "uint8", "int8", "int16", "int32")
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    """Floats as their bit patterns, so -0.0 vs 0.0 and NaN payloads count as differences."""
-    a = np.asarray(a)
-    return a.view(np.uint32) if a.dtype == np.float32 else a
-
-
-def _covering_input(dtype: str, shape: tuple[int, ...], scale: float | None) -> np.ndarray:
-    """256 values that cover ``dtype``: all of uint8/int8; int16/int32 values of every magnitude
-    (both signs, the extremes); float32 values on the output's rounding ties, signed zeros and
-    far beyond its range (``scale``: the output's)."""
-    n = int(np.prod(shape))
-    rng = np.random.default_rng(3)
-    if dtype in ("uint8", "int8"):
-        info = np.iinfo(dtype)
-        values = np.arange(info.min, info.max + 1)
-    elif dtype in ("int16", "int32"):
-        info = np.iinfo(dtype)
-        bits = 15 if dtype == "int16" else 31
-        magnitudes = np.concatenate([2.0 ** rng.uniform(0, bits, n - 4)])
-        signs = rng.choice([-1, 1], n - 4)
-        values = np.concatenate([[info.min, info.max, 0, -1],
-                                 np.clip(signs * magnitudes, info.min, info.max)])
-    else:
-        ties = (np.arange(-64, 64) + 0.5) * scale
-        # Beyond the int32 range after the division TFLM's float -> int conversion is undefined
-        # (x86 gives INT_MIN, Arm saturates; quantize.c saturates), so the extremes stay inside.
-        extremes = [0.0, -0.0, 2e9 * scale, -2e9 * scale, 3e4 * scale, -3e4 * scale, 1e-30,
-                    -1e-30]
-        rest = rng.uniform(-40000, 40000, n - len(ties) - len(extremes)) * scale
-        values = np.concatenate([ties, extremes, rest])
-    return np.asarray(values).astype(dtype).reshape(shape)
 
 
 def test_the_models_cover_every_pair_tflm_takes():
@@ -88,19 +55,13 @@ def test_the_models_cover_every_pair_tflm_takes():
                          [(n, "clang") for n in CLANG_NAMES])
 def test_bit_exact_with_tflm_over_the_input_type(name, cc, tmp_path):
     path = MODELS / f"{name}.tflite"
-    graph = read_model(path)
-    x_tensor = graph.tensor(graph.inputs[0])
-    first = graph.operators[0]
-    out_scale = graph.tensor(first.outputs[0]).scale if x_tensor.dtype == "float32" else None
-    x = _covering_input(x_tensor.dtype, x_tensor.shape, out_scale)
-    rng = np.random.default_rng(5)
-    shuffled = rng.permutation(x.ravel()).reshape(x.shape)
-    want = [run_tflm(path, [v]) for v in (x, shuffled)]
-    got = run_on_host(path, [[x], [shuffled]], cc=cc, workdir=tmp_path)
-    for w, g in zip(want, got):
+    inputs = covering_inputs(path)
+    want = [run_tflm(path, [x]) for x in inputs]
+    got = run_on_host(path, [[x] for x in inputs], cc=cc, workdir=tmp_path)
+    for x, w, g in zip(inputs, want, got):
         w, g = np.asarray(w[0]).reshape(g[0].shape), g[0]
         assert w.dtype == g.dtype, (name, w.dtype, g.dtype)
-        bad = np.flatnonzero(_bits(w) != _bits(g))
+        bad = np.flatnonzero(bits(w) != bits(g))
         assert bad.size == 0, (f"{name} ({cc}): {bad.size} of {w.size} differ, first input "
                                f"{x.ravel()[bad[0]]}: C {g.ravel()[bad[0]]} vs TFLM "
                                f"{w.ravel()[bad[0]]}")
@@ -160,22 +121,22 @@ def test_dequantize_of_an_integer_constant_folds_to_tflms_values(dtype):
     name = {"uint8": "dequantize_u8", "int8": "dequantize_s8", "int16": "dequantize_s16"}[dtype]
     path = MODELS / f"{name}.tflite"
     src_q = ops_quantize.DEQUANTIZE_INPUTS[name][1]
-    x = _covering_input(dtype, ops_quantize.SHAPE, None)
+    x = covering_input(dtype, ops_quantize.SHAPE, None)
     graph, t = _constant_dequantize_graph(x, src_q)
     folded = prepare_graph(graph)
     assert not [op for op in folded.operators if op.opcode == "DEQUANTIZE"]
     got = folded.tensor(t).data
     want = np.asarray(run_tflm(path, [x])[0]).reshape(got.shape)
     assert got.dtype == np.float32
-    assert np.array_equal(_bits(got), _bits(want))
+    assert np.array_equal(bits(got), bits(want))
 
 
-def _float16_by_definition(bits: np.ndarray) -> np.ndarray:
+def _float16_by_definition(patterns: np.ndarray) -> np.ndarray:
     """IEEE 754 binary16 decoded from sign, exponent and fraction, independently of numpy's cast
     (infinities and NaN aside, which weights never hold)."""
-    sign = np.where(bits >> 15, -1.0, 1.0)
-    exponent = (bits >> 10) & 0x1F
-    fraction = (bits & 0x3FF).astype(np.float64)
+    sign = np.where(patterns >> 15, -1.0, 1.0)
+    exponent = (patterns >> 10) & 0x1F
+    fraction = (patterns & 0x3FF).astype(np.float64)
     normal = np.ldexp(1.0 + fraction / 1024.0, exponent.astype(np.int64) - 15)
     subnormal = np.ldexp(fraction / 1024.0, -14)
     return (sign * np.where(exponent == 0, subnormal, normal)).astype(np.float32)
@@ -185,15 +146,15 @@ def test_dequantize_of_float16_weights_folds_exactly():
     """Every finite float16 value, as a float16 model's weights hold them: the folded float32
     constant is the float16 value exactly (TFLite's float16 -> float32 widening), signed zeros
     and subnormals included."""
-    bits = np.arange(1 << 16, dtype=np.uint16)
-    finite = bits[((bits >> 10) & 0x1F) != 0x1F]
+    patterns = np.arange(1 << 16, dtype=np.uint16)
+    finite = patterns[((patterns >> 10) & 0x1F) != 0x1F]
     values = finite.view(np.float16)
     graph, t = _constant_dequantize_graph(values, None)
     folded = prepare_graph(graph)
     assert not folded.operators
     got = folded.tensor(t).data
     assert got.dtype == np.float32
-    assert np.array_equal(_bits(got), _bits(_float16_by_definition(finite)))
+    assert np.array_equal(bits(got), bits(_float16_by_definition(finite)))
     assert any("DEQUANTIZE" in note for note in folded.notes)
 
 
@@ -241,7 +202,7 @@ def test_float16_model_weights_fold_to_tflites_dequantize_output():
         for name in dequantized:
             got = by_name[name].data
             assert got is not None and got.dtype == np.float32, name
-            assert np.array_equal(_bits(got), _bits(reference[name])), name
+            assert np.array_equal(bits(got), bits(reference[name])), name
 
 
 def test_camera_model_compiles_with_uint8_boundaries(tmp_path):

@@ -85,6 +85,11 @@ def mixed_chain() -> bytes:
     return b.build(inputs=[ids[0]], outputs=[ids[-1]])
 
 
+def model_names() -> list[str]:
+    """The names of every model this script writes (tests/models/ops/<name>.tflite)."""
+    return sorted([*QUANTIZE_PAIRS, *DEQUANTIZE_INPUTS, "mixed_quantize_chain"])
+
+
 def main() -> None:
     for name, (src, src_q, dst, dst_q) in QUANTIZE_PAIRS.items():
         save(f"ops/{name}.tflite", single_op("QUANTIZE", src, src_q, dst, dst_q))
