@@ -20,7 +20,6 @@ from compiler_support import run_on_host, run_tflm
 from quantize_support import bits, covering_input, covering_inputs
 
 from microbuild.compiler import compile_model
-from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.quantize import _KERNELS as QUANTIZE_PAIRS
 from microbuild.compiler.prepare import prepare_graph
 from microbuild.errors import ModelError
