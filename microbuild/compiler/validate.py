@@ -21,9 +21,6 @@ from microbuild.compiler.tflm_ops import TFLM_BUILTIN_OPS, TFLM_CUSTOM_OPS
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
-# Float tensors are only allowed at the edges, where QUANTIZE/DEQUANTIZE convert them.
-_FLOAT_EDGE_OPS = {"input": "QUANTIZE", "output": "DEQUANTIZE"}
-
 # Operators whose second input is a weight tensor: float weights mean a float model, int8 weights
 # with float activations a dynamic-range ("hybrid") quantized one.
 _WEIGHTED_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV",
@@ -154,9 +151,10 @@ def _float_model_kind(graph: Graph) -> str | None:
 
 def _unsupported_dtypes(op: Operator, graph: Graph, dtypes: frozenset[str],
                         parameter_inputs: tuple[int, ...] = ()) -> tuple[str, ...]:
-    """The dtypes of the op's run-time tensors its lowering does not take (float32 at the graph's
-    edges is QUANTIZE's and DEQUANTIZE's to take), leaving out the inputs at the positions
-    ``parameter_inputs`` (the lowering's check refuses those when they are not constant)."""
+    """The dtypes of the op's run-time tensors its lowering does not take, leaving out the inputs
+    at the positions ``parameter_inputs`` (the lowering's check refuses those when they are not
+    constant). QUANTIZE and DEQUANTIZE take float32 wherever TFLM does, at the graph's edges or
+    between a float and an integer part, so no rule here singles out the edges."""
     found = set()
     for role, indices in (("input", op.inputs), ("output", op.outputs)):
         for k, t in enumerate(indices):
@@ -164,10 +162,6 @@ def _unsupported_dtypes(op: Operator, graph: Graph, dtypes: frozenset[str],
                 continue
             tensor = graph.tensors[t]
             if tensor.is_constant or tensor.dtype in dtypes:
-                continue
-            edge = graph.inputs if role == "input" else graph.outputs
-            if (tensor.dtype == "float32" and t in edge
-                    and op.opcode == _FLOAT_EDGE_OPS[role]):
                 continue
             found.add(tensor.dtype)
     return tuple(sorted(found))

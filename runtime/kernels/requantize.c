@@ -32,3 +32,27 @@ MB_REQUANTIZE(mb_requantize_s8_s16, int8_t, int16_t, -32768, 32767)
 MB_REQUANTIZE(mb_requantize_s16_s16, int16_t, int16_t, -32768, 32767)
 MB_REQUANTIZE(mb_requantize_s8_s32, int8_t, int32_t, INT32_MIN, INT32_MAX)
 MB_REQUANTIZE(mb_requantize_s16_s32, int16_t, int32_t, INT32_MIN, INT32_MAX)
+MB_REQUANTIZE(mb_requantize_u8_s8, uint8_t, int8_t, -128, 127)
+MB_REQUANTIZE(mb_requantize_s8_u8, int8_t, uint8_t, 0, 255)
+
+/* int32 inputs (an int32 -> int16 requantization of an accumulator, as TFLM's own int16 test
+ * `quantize0` has): (in - zp_in) and the sum with zp_out are int32 arithmetic in TFLM that may
+ * wrap on a full-range input; they wrap here too (in unsigned arithmetic, which C defines), so the
+ * result is the one TFLM's build computes rather than undefined behaviour. */
+#define MB_REQUANTIZE_S32(NAME, TO, LO, HI)                                                      \
+    void NAME(const mb_requantize_s8_params *params, const int32_t *input, TO *output,          \
+              int32_t size)                                                                     \
+    {                                                                                           \
+        for (int32_t i = 0; i < size; i++) {                                                    \
+            const int32_t x =                                                                   \
+                (int32_t)((uint32_t)input[i] - (uint32_t)params->input_zero_point);             \
+            const int32_t scaled =                                                              \
+                mb_mul_by_quantized_multiplier(x, params->multiplier, params->shift);           \
+            const int32_t result =                                                              \
+                (int32_t)((uint32_t)scaled + (uint32_t)params->output_zero_point);              \
+            output[i] = (TO)mb_clamp_i32(result, (LO), (HI));                                   \
+        }                                                                                       \
+    }
+
+MB_REQUANTIZE_S32(mb_requantize_s32_s8, int8_t, -128, 127)
+MB_REQUANTIZE_S32(mb_requantize_s32_s16, int16_t, -32768, 32767)

@@ -1,9 +1,15 @@
-"""QUANTIZE, bit-exact with TFLM, in the forms quantized models use:
+"""QUANTIZE, bit-exact with TFLM, in every (input, output) dtype pair TFLM's kernel takes
+(quantize_common.cc), and only those:
 
-- float32 -> int8 (a float model's input): reference_ops::AffineQuantize, ``mb_quantize_f32_s8``.
-- between integer types (a change of scale, zero point or width: int8 -> int8, int16 <-> int8,
-  int16 -> int16, int8/int16 -> int32, as the 16x8 and keyword-spotting models use them):
-  reference_ops::Requantize, ``mb_requantize_*``, clamped to the output type's range.
+- float32 -> int8 / int16 (a float model's input, or the float part of a mixed graph handing over
+  to an integer part): reference_ops::AffineQuantize, ``mb_quantize_f32_*``. TFLM has no float32
+  -> uint8 or -> int32.
+- between integer types, reference_ops::Requantize with the effective scale in_scale / out_scale
+  (``mb_requantize_*``), clamped to the output type's range:
+  uint8 -> int8 (a camera frame into an int8 model: the converter's
+  ``inference_input_type=tf.uint8``), int8 -> uint8 (``inference_output_type=tf.uint8``),
+  int8 -> int8 / int16 / int32, int16 -> int8 / int16 / int32 (16x8 models),
+  int32 -> int8 / int16 (an accumulator requantized, TFLM's int16 test ``quantize0``).
 """
 
 from __future__ import annotations
@@ -17,18 +23,28 @@ from microbuild.compiler.ops.relu import (
 )
 from microbuild.model.ir import Graph, Operator
 
-# (input, output) dtype -> the kernel; float32 -> int8 is AffineQuantize, the rest Requantize.
+# (input, output) dtype -> the kernel; float32 inputs are AffineQuantize, the rest Requantize.
 _KERNELS = {
     ("float32", "int8"): "mb_quantize_f32_s8",
     ("float32", "int16"): "mb_quantize_f32_s16",
+    ("uint8", "int8"): "mb_requantize_u8_s8",
+    ("int8", "uint8"): "mb_requantize_s8_u8",
     ("int8", "int8"): "mb_requantize_s8",
-    ("int16", "int8"): "mb_requantize_s16_s8",
     ("int8", "int16"): "mb_requantize_s8_s16",
-    ("int16", "int16"): "mb_requantize_s16_s16",
     ("int8", "int32"): "mb_requantize_s8_s32",
+    ("int16", "int8"): "mb_requantize_s16_s8",
+    ("int16", "int16"): "mb_requantize_s16_s16",
     ("int16", "int32"): "mb_requantize_s16_s32",
+    ("int32", "int8"): "mb_requantize_s32_s8",
+    ("int32", "int16"): "mb_requantize_s32_s16",
 }
-_BITS = {"int8": 8, "int16": 16}
+# Bits of the integer inputs whose (q - zero_point) TFLM shifts left in int32 before the Q31
+# multiply; an int32 input wraps there as it does in TFLM (requantize.c), so it has no limit.
+_SHIFTED_BITS = {"int8": 8, "uint8": 8, "int16": 16}
+# Pairs whose kernel reads each element before writing the one at the same place and whose
+# output element is no wider than the input's: the planner may give them one buffer.
+_IN_PLACE = frozenset({("float32", "int8"), ("float32", "int16"), ("int8", "int8"),
+                       ("uint8", "int8"), ("int8", "uint8")})
 
 
 @register
@@ -36,7 +52,9 @@ class Quantize(OpLowering):
     opcode = "QUANTIZE"
     kernel_sources = ("quantize.c", "requantize.c")
     headers = ("microbuild/kernels/quantize.h", "microbuild/kernels/requantize.h")
-    dtypes = frozenset({"int8", "int16", "int32"})
+    # float32 anywhere, not only at the graph's inputs: a mixed graph's float part hands over to
+    # its integer part through a QUANTIZE, as TFLM allows.
+    dtypes = frozenset({"float32", "uint8", "int8", "int16", "int32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
@@ -44,15 +62,24 @@ class Quantize(OpLowering):
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         if (src.dtype, dst.dtype) not in _KERNELS:
             pairs = ", ".join(f"{a} -> {b}" for a, b in _KERNELS)
-            return [f"converts {src.dtype} to {dst.dtype}; microbuild's QUANTIZE converts {pairs}"]
+            return [f"converts {src.dtype} to {dst.dtype}, which TFLM's QUANTIZE does not "
+                    f"either; it converts {pairs}"]
         reasons = operand_reasons(op, graph, 1, (src.dtype,), dst.dtype)
         if reasons:
             return reasons
-        if any(t.quant is None for t in (src, dst) if t.dtype != "float32"):
-            return ["the integer input and output must be quantized"]
+        for role, t in (("input", src), ("output", dst)):
+            if t.dtype == "float32":
+                continue
+            if t.quant is None:
+                reasons.append(f"{role} '{t.name}' is {t.dtype} but not quantized")
+            elif t.quant.per_channel:
+                reasons.append(f"{role} '{t.name}' is quantized per channel; TFLM's QUANTIZE "
+                               "takes one scale and zero point")
+        if reasons:
+            return reasons
         reasons = same_shape_reasons(op, graph)
-        if src.dtype in _BITS:
-            reasons += requantize_shift_reasons(src.scale, dst.scale, _BITS[src.dtype])
+        if src.dtype in _SHIFTED_BITS:
+            reasons += requantize_shift_reasons(src.scale, dst.scale, _SHIFTED_BITS[src.dtype])
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
@@ -66,9 +93,8 @@ class Quantize(OpLowering):
                 f"{ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, {size});")
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        # Both in-place kernels write output[i] after reading input[i]; a float -> int8 output is
+        # The in-place kernels write output[i] after reading input[i]; a float -> int8 output is
         # 4 times smaller, so output[i] only ever overwrites bytes of input[i / 4], already read.
         # A widening conversion would write past what it has read.
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        return not src.is_constant and (src.dtype, dst.dtype) in (
-            ("float32", "int8"), ("float32", "int16"), ("int8", "int8"))
+        return not src.is_constant and (src.dtype, dst.dtype) in _IN_PLACE

@@ -33,5 +33,17 @@ void mb_requantize_s8_s32(const mb_requantize_s8_params *params, const int8_t *i
                           int32_t *output, int32_t size);
 void mb_requantize_s16_s32(const mb_requantize_s8_params *params, const int16_t *input,
                            int32_t *output, int32_t size);
+/* uint8 <-> int8: a camera's uint8 frame into an int8 model, an int8 result out as uint8 (the
+ * converter's inference_input_type / inference_output_type = tf.uint8). In place is safe (one
+ * byte read, then one written at the same place). */
+void mb_requantize_u8_s8(const mb_requantize_s8_params *params, const uint8_t *input,
+                         int8_t *output, int32_t size);
+void mb_requantize_s8_u8(const mb_requantize_s8_params *params, const int8_t *input,
+                         uint8_t *output, int32_t size);
+/* int32 -> int8 / int16, with TFLM's int32 wrap-around on full-range inputs. */
+void mb_requantize_s32_s8(const mb_requantize_s8_params *params, const int32_t *input,
+                          int8_t *output, int32_t size);
+void mb_requantize_s32_s16(const mb_requantize_s8_params *params, const int32_t *input,
+                           int16_t *output, int32_t size);
 
 #endif
