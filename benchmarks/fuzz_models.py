@@ -97,6 +97,8 @@ def main() -> int:
     seconds = time.monotonic() - start
     findings = total.findings
     out_dir = RESULTS / "fuzz_findings"
+    for old in out_dir.glob("*.tflite"):  # this run's findings only
+        old.unlink()
     for f in findings:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / f"{f.model}-{f.kind}-{f.mutant}.tflite").write_bytes(f.data)

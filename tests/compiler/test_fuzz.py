@@ -94,3 +94,21 @@ def test_a_zero_point_outside_the_type_and_wrong_channel_counts_are_named():
     message = str(info.value)
     assert "tensor 0 'x': zero point 300 is outside int8's range [-128, 127]" in message
     assert "tensor 1 'w': has 3 per-channel scales along axis 0, but that dimension has 4" in message
+
+
+def test_fuzzer_finds_are_named():
+    """Found by benchmarks/fuzz_models.py: a TRANSPOSE whose output lost its quantization ended
+    in an AssertionError inside the check's own message."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "models" / "generate"))
+    from tflite_builder import ModelBuilder
+
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 2, 4), "int8", 0.1, 0)
+    y = b.tensor("y", (1, 4, 2), "int8")
+    perm = b.constant("perm", np.array([0, 2, 1], np.int32))
+    b.operator("TRANSPOSE", [x, perm], [y], "TransposeOptions")
+    with pytest.raises(ModelError, match=r"op 0 TRANSPOSE: input is quantized but output 'y' has "
+                                         r"no scale and zero point"):
+        compile_model(b.build([x], [y]))
