@@ -112,3 +112,16 @@ def test_fuzzer_finds_are_named():
     with pytest.raises(ModelError, match=r"op 0 TRANSPOSE: input is quantized but output 'y' has "
                                          r"no scale and zero point"):
         compile_model(b.build([x], [y]))
+
+
+def test_a_variables_extreme_initial_value_saturates_without_warnings():
+    """Found by the fuzzer: an infinite initial value (or one over float32 once divided by the
+    scale) made numpy warn 'invalid value encountered in cast' on the user's terminal."""
+    import warnings
+
+    from microbuild.compiler.ops.variables import _quantize_like_tflm
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = _quantize_like_tflm(np.array([np.inf, -np.inf, 3e38, 0.25]), 1e-30, 0, "int8")
+    assert values.tolist() == [127, -128, 127, 127]

@@ -26,7 +26,8 @@ _DTYPES = frozenset({"int8", "int16", "int32"})
 def _quantize_like_tflm(values: np.ndarray, scale: float, zero_point: int, dtype: str
                         ) -> np.ndarray:
     """TFLM's AffineQuantize: round(value / scale) in float32, halves away from zero."""
-    q = np.asarray(values, np.float32) / np.float32(scale)
+    with np.errstate(over="ignore"):  # a value beyond float32 saturates below
+        q = np.asarray(values, np.float32) / np.float32(scale)
     rounded = np.where(q >= 0, np.floor(q + np.float32(0.5)), -np.floor(-q + np.float32(0.5)))
     info = np.iinfo(dtype)
     # Clipped before the cast too: an infinite value (or one over the int64 range) saturates.
