@@ -2,6 +2,8 @@
 
 ``prepare_graph`` runs, in order:
 
+0. **Data flow checked** (:mod:`microbuild.compiler.graph_check`): every run-time tensor written
+   once, before it is read; variables only where stateful operators keep their state.
 1. **Static shapes.** Converters write the batch dimension as -1 in ``shape_signature`` (a Keras
    ``Input`` has batch ``None``) while ``shape`` holds 1. TFLM allocates every tensor by ``shape``
    and never reads the signature, so neither does microbuild: such a tensor is compiled at
@@ -41,6 +43,7 @@ import numpy as np
 
 from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
+from microbuild.compiler.graph_check import check_data_flow
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
 from microbuild.compiler.single_channel_depthwise import depthwise_single_channel_as_conv
 from microbuild.compiler.ops.variables import quantize_variables
@@ -57,6 +60,7 @@ _ZERO_POINT_RANGE = {
 
 def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
+    check_data_flow(graph)  # the passes below and the planner rely on a well-formed data flow
     graph = _copy_tensors(graph)
     _name_custom_operators(graph)
     quantize_variables(graph)

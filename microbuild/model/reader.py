@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import struct
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -78,19 +79,45 @@ def read_model(source: str | Path | bytes | bytearray) -> Graph:
         raise ModelError(
             f"{name}: not a TFLite model (the flatbuffer identifier at bytes 4..8 should be "
             f"'TFL3', found {data[4:8]!r}); convert the model with the TFLite converter")
+    at = _Position()
     try:
-        graph = _parse(data)
+        graph = _parse(data, at)
     except ModelError as exc:
         raise ModelError(f"{name}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - any failure inside the flatbuffer means a broken file
         raise ModelError(
-            f"{name}: the TFLite flatbuffer is corrupt or truncated ({type(exc).__name__}: {exc}); "
-            "re-export the model") from None
+            f"{name}: the TFLite flatbuffer is corrupt in {at.part}: "
+            f"{_flatbuffer_problem(exc, len(data))}; the file is truncated or not a .tflite "
+            "model: convert or download it again") from None
     graph.source = name
     return graph
 
 
-def _parse(data: bytes) -> Graph:
+class _Position:
+    """Which part of the flatbuffer the reader is in, for the message when reading it fails."""
+
+    part = "the model's root table"
+
+
+def _flatbuffer_problem(exc: Exception, size: int) -> str:
+    """What a failure of the generated accessors means in the file's terms. They read offsets
+    and lengths as they find them: an offset past the end fails in ``struct.unpack_from``, a
+    vector longer than the file in ``numpy.frombuffer``, a negative offset in the number
+    checks."""
+    text = str(exc)
+    past_end = re.search(r"at offset (-?\d+)", text)
+    if isinstance(exc, struct.error) and past_end:
+        return (f"an offset or length points to byte {int(past_end.group(1)):,}, outside the "
+                f"{size:,}-byte file")
+    if isinstance(exc, ValueError) and "smaller than requested" in text:
+        return f"a vector's length runs past the end of the {size:,}-byte file"
+    bad_number = re.search(r"bad number (-?\d+)", text)
+    if bad_number:
+        return f"an offset or length holds {int(bad_number.group(1)):,}, which no valid file has"
+    return "an offset, length or index is out of range"
+
+
+def _parse(data: bytes, at: _Position) -> Graph:
     from tflite.Model import Model
 
     model = Model.GetRootAs(data, 0)
@@ -104,18 +131,25 @@ def _parse(data: bytes) -> Graph:
 
     if count(model.SubgraphsLength(), "subgraphs") == 0:
         raise ModelError("the model has no subgraph")
+    at.part = "subgraph 0"
     subgraph = model.Subgraphs(0)
 
-    opcodes = [_opcode_name(model.OperatorCodes(i))
-               for i in range(count(model.OperatorCodesLength(), "operator codes"))]
+    opcodes = []
+    for i in range(count(model.OperatorCodesLength(), "operator codes")):
+        at.part = f"operator code {i}"
+        opcodes.append(_opcode_name(model.OperatorCodes(i)))
+    at.part = "the buffers vector"
     buffers = [model.Buffers(i) for i in range(count(model.BuffersLength(), "buffers"))]
 
-    tensors = [_read_tensor(subgraph.Tensors(i), i, buffers, data)
-               for i in range(count(subgraph.TensorsLength(), "tensors"))]
+    tensors = []
+    for i in range(count(subgraph.TensorsLength(), "tensors")):
+        at.part = f"subgraph 0 tensor {i}"
+        tensors.append(_read_tensor(subgraph.Tensors(i), i, buffers, data))
     n_tensors = len(tensors)
 
     operators = []
     for i in range(count(subgraph.OperatorsLength(), "operators")):
+        at.part = f"subgraph 0 operator {i}"
         op = subgraph.Operators(i)
         code_index = op.OpcodeIndex()
         if not 0 <= code_index < len(opcodes):
@@ -138,16 +172,19 @@ def _parse(data: bytes) -> Graph:
         operators.append(Operator(index=i, opcode=opcode, version=version, inputs=inputs,
                                   outputs=outputs, options=options))
 
+    at.part = "subgraph 0's inputs and outputs"
     graph_inputs = [int(t) for t in _int_vector(subgraph.InputsAsNumpy())]
     graph_outputs = [int(t) for t in _int_vector(subgraph.OutputsAsNumpy())]
     for t in graph_inputs + graph_outputs:
         if not 0 <= t < n_tensors:
             raise ModelError(f"a graph input/output refers to tensor {t}, the subgraph has "
                              f"{n_tensors}")
+    at.part = "the model's description"
     description = model.Description()
     graph = Graph(tensors=tensors, operators=operators, inputs=graph_inputs, outputs=graph_outputs,
                   description=description.decode("utf-8", "replace") if description else "",
                   subgraph_count=model.SubgraphsLength())
+    at.part = "the resource variables' initializer subgraphs"
     _resolve_resource_variables(graph, model, opcodes, buffers, data)
     return graph
 
@@ -282,7 +319,7 @@ def _read_tensor(t, index: int, buffers: list, data: bytes) -> Tensor:
                              f"{len(zero_point)} zero points")
         quant = Quantization(scale=scale, zero_point=zero_point, axis=int(q.QuantizedDimension()))
 
-    const = _read_buffer(t.Buffer(), buffers, data)
+    const = _read_buffer(t.Buffer(), buffers, data, f"tensor {index} '{name}'")
     array = None
     if const is not None:
         if dtype not in _NUMPY_TYPES:
@@ -292,17 +329,27 @@ def _read_tensor(t, index: int, buffers: list, data: bytes) -> Tensor:
             for d in shape:
                 count *= d
             itemsize = np.dtype(dtype).itemsize
+            if any(d < 0 for d in shape):
+                raise ModelError(f"constant tensor {index} '{name}' has shape {_shown(shape)}: "
+                                 "a negative dimension")
             if len(const) != count * itemsize:
                 raise ModelError(
-                    f"tensor {index} '{name}' of shape {list(shape)} {dtype} needs "
-                    f"{count * itemsize} bytes of constant data, its buffer has {len(const)}")
+                    f"tensor {index} '{name}' of shape {_shown(shape)} {dtype} needs "
+                    f"{count * itemsize:,} bytes of constant data, its buffer has {len(const):,}")
             array = np.frombuffer(const, dtype=np.dtype(dtype).newbyteorder("<")).astype(
                 dtype).reshape(shape)
     return Tensor(index=index, name=name, shape=shape, dtype=dtype, quant=quant, data=array,
                   shape_signature=signature, is_variable=bool(t.IsVariable()))
 
 
-def _read_buffer(buffer_index: int, buffers: list, data: bytes) -> bytes | None:
+def _shown(shape: tuple[int, ...]) -> str:
+    """A shape for a message; a damaged file's shape can have thousands of dimensions."""
+    if len(shape) <= 8:
+        return str(list(shape))
+    return f"[{', '.join(map(str, shape[:8]))}, ... ({len(shape)} dimensions)]"
+
+
+def _read_buffer(buffer_index: int, buffers: list, data: bytes, owner: str) -> bytes | None:
     """The constant bytes of a tensor, or None for a tensor computed at run time.
 
     Buffer 0 is the schema's empty sentinel. Models over 2 GB keep data outside the flatbuffer,
@@ -311,13 +358,16 @@ def _read_buffer(buffer_index: int, buffers: list, data: bytes) -> bytes | None:
     if buffer_index == 0:
         return None
     if buffer_index >= len(buffers):
-        raise ModelError(f"a tensor refers to buffer {buffer_index}, the model has {len(buffers)}")
+        raise ModelError(f"{owner} refers to buffer {buffer_index}, the model has "
+                         f"{len(buffers)}")
     buffer = buffers[buffer_index]
     offset = buffer.Offset()
     if offset > 1:
         size = buffer.Size()
         if offset + size > len(data):
-            raise ModelError(f"buffer {buffer_index} lies outside the file (truncated?)")
+            raise ModelError(f"{owner}: its buffer {buffer_index} (bytes {offset:,}..."
+                             f"{offset + size:,}) lies outside the {len(data):,}-byte file; the "
+                             "file is truncated")
         return data[offset:offset + size]
     if buffer.DataIsNone() or buffer.DataLength() == 0:
         return None

@@ -5,7 +5,8 @@ Python traceback or a hang, and a mutant that compiles must give C that builds w
 runs clean under AddressSanitizer and UndefinedBehaviorSanitizer. ``fuzz`` mutates real models
 (bit flips, overwritten bytes, truncation, corrupted flatbuffer offsets and vector lengths,
 non-finite and extreme floats where the quantization scales are, spliced chunks), compiles each
-mutant in-process with ``compile_model`` under a per-mutant alarm, and classifies the outcome.
+mutant in-process with ``compile_model`` under a per-mutant alarm (on CPU time, so a machine
+busy with other work does not turn a slow compile into a "hang"), and classifies the outcome.
 
 Used by ``tests/compiler/test_fuzz.py`` (a bounded run in the test suite) and
 ``benchmarks/fuzz_models.py`` (long runs). Deterministic: the same seed, models and count give
@@ -107,6 +108,11 @@ def _find_scale_like(buf: bytearray, rng: np.random.Generator) -> int | None:
     return None
 
 
+def _set_alarm(seconds: float) -> None:
+    """Raise MutantTimeout after ``seconds`` of this process's CPU time (0: cancel)."""
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+
+
 def _alarm(signum, frame):
     raise MutantTimeout()
 
@@ -122,7 +128,7 @@ def fuzz(models: list[Path], mutants_per_model: int, seed: int, seconds_per_muta
     import time
 
     result = FuzzResult()
-    old = signal.signal(signal.SIGALRM, _alarm)
+    old = signal.signal(signal.SIGVTALRM, _alarm)
     try:
         for model in models:
             data = model.read_bytes()
@@ -132,7 +138,7 @@ def fuzz(models: list[Path], mutants_per_model: int, seed: int, seconds_per_muta
                     return result
                 mutant = mutate(data, rng)
                 result.mutants += 1
-                signal.alarm(seconds_per_mutant)
+                _set_alarm(seconds_per_mutant)
                 try:
                     compiled = compile_model(mutant, prefix="fz")
                 except ModelError:
@@ -140,14 +146,15 @@ def fuzz(models: list[Path], mutants_per_model: int, seed: int, seconds_per_muta
                     continue
                 except MutantTimeout:
                     result.findings.append(Finding(model.name, k, "hang",
-                                                   f"no answer in {seconds_per_mutant} s", mutant))
+                                                   f"no answer in {seconds_per_mutant} s of CPU "
+                                                   "time", mutant))
                     continue
                 except Exception:  # noqa: BLE001 - any other exception is the finding
                     result.findings.append(Finding(model.name, k, "traceback",
                                                    traceback.format_exc(limit=6), mutant))
                     continue
                 finally:
-                    signal.alarm(0)
+                    _set_alarm(0)
                 result.compiled += 1
                 if result.c_checked < check_c and workdir is not None:
                     result.c_checked += 1
@@ -156,7 +163,7 @@ def fuzz(models: list[Path], mutants_per_model: int, seed: int, seconds_per_muta
                         result.findings.append(Finding(model.name, k, problem[0], problem[1],
                                                        mutant))
     finally:
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGVTALRM, old)
     return result
 
 
@@ -180,7 +187,12 @@ def check_generated_c(compiled, out: Path) -> tuple[str, str] | None:
     for k in range(len(compiled.outputs)):
         lines.append(f"    unsigned char *out{k} = malloc({P}_OUTPUT{k}_BYTES + 1);")
         args.append(f"(void *)out{k}")
-    lines += [f"    return {compiled.prefix}_run({', '.join(args + ['ws'])}) == 0 ? 0 : 3;", "}"]
+    args.append("ws")
+    if compiled.state_bytes:  # a stateful model (LSTM, SVDF, signal filters): reset, then run
+        lines += [f"    unsigned char *st = malloc({P}_STATE_SIZE);",
+                  f"    {compiled.prefix}_reset(st);"]
+        args.append("st")
+    lines += [f"    return {compiled.prefix}_run({', '.join(args)}) == 0 ? 0 : 3;", "}"]
     (out / "main.c").write_text("\n".join(lines) + "\n")
     sources = [out / n for n in compiled.sources if n.endswith(".c")] + \
         [compiled.runtime_dir / k for k in compiled.kernel_sources] + [out / "main.c"]

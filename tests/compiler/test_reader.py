@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +32,53 @@ def test_bad_files_raise_model_error_naming_the_file(tmp_path, content, expected
     assert expected in str(info.value)
 
 
+# What the generated flatbuffer accessors and numpy say when an offset is out of range: a
+# message in these terms tells a user nothing about their file.
+_PYTHON_INTERNALS = re.compile(r"unpack_from|bad number|requested size|Error\b|Traceback")
+
+
 @pytest.mark.parametrize("keep", [8, 64, 300, 1000])
 def test_truncated_files_raise_model_error(tmp_path, keep):
     path = tmp_path / "truncated.tflite"
     path.write_bytes(GOOD.read_bytes()[:keep])
-    with pytest.raises(ModelError, match="truncated.tflite"):
+    with pytest.raises(ModelError, match="truncated.tflite") as info:
         read_model(path)
+    assert not _PYTHON_INTERNALS.search(str(info.value)), str(info.value)
+
+
+@pytest.mark.parametrize("vtable, expected", [
+    # The root table's offset to its vtable pointing past the end, then before the start.
+    (-5000, "in the model's root table: an offset or length points to byte 5,"),
+    (5000, "in the model's root table: an offset or length holds -4,"),
+])
+def test_corrupt_offsets_are_described_in_the_files_terms(vtable, expected):
+    data = bytearray(GOOD.read_bytes())
+    struct.pack_into("<i", data, struct.unpack_from("<I", data, 0)[0], vtable)
+    with pytest.raises(ModelError) as info:
+        read_model(bytes(data))
+    message = str(info.value)
+    assert expected in message and "the file is truncated or not a .tflite model" in message
+    assert not _PYTHON_INTERNALS.search(message), message
+
+
+def test_a_damaged_tensor_is_named_with_the_part_of_the_file():
+    """Every vector offset of the file in turn set past its end: each message names the table
+    it was reading (a tensor, an operator, ...) and says nothing of Python."""
+    data = GOOD.read_bytes()
+    parts = set()
+    for pos in range(8, len(data) - 4, 4):
+        damaged = bytearray(data)
+        struct.pack_into("<I", damaged, pos, 0x00FFFFF0)
+        try:
+            read_model(bytes(damaged))
+        except ModelError as exc:
+            message = str(exc)
+            assert not _PYTHON_INTERNALS.search(message), message
+            found = re.search(r"corrupt in (\w+ \d+ \w+|\w+ \w+)", message)
+            if found:
+                parts.add(found.group(1).split()[-1] if found.group(1)[0] == "s" else
+                          found.group(1))
+    assert {"tensor", "operator"} <= parts, parts
 
 
 def test_missing_file(tmp_path):

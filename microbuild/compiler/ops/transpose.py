@@ -49,6 +49,9 @@ class Transpose(OpLowering):
                            f"permuted by {perm}")
         if x.dtype != y.dtype:
             reasons.append(f"input is {x.dtype} but output is {y.dtype}")
+        elif x.quant is not None and y.quant is None:
+            reasons.append(f"input is quantized but output '{y.name}' has no scale and zero "
+                           "point; TFLM moves values without rescaling")
         elif x.quant is not None and not same_quantization(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "

@@ -26,9 +26,12 @@ _DTYPES = frozenset({"int8", "int16", "int32"})
 def _quantize_like_tflm(values: np.ndarray, scale: float, zero_point: int, dtype: str
                         ) -> np.ndarray:
     """TFLM's AffineQuantize: round(value / scale) in float32, halves away from zero."""
-    q = np.asarray(values, np.float32) / np.float32(scale)
+    with np.errstate(over="ignore"):  # a value beyond float32 saturates below
+        q = np.asarray(values, np.float32) / np.float32(scale)
     rounded = np.where(q >= 0, np.floor(q + np.float32(0.5)), -np.floor(-q + np.float32(0.5)))
     info = np.iinfo(dtype)
+    # Clipped before the cast too: an infinite value (or one over the int64 range) saturates.
+    rounded = np.clip(rounded, -2.0 ** 62, 2.0 ** 62)
     return np.clip(rounded.astype(np.int64) + zero_point, info.min, info.max).astype(dtype)
 
 
@@ -50,6 +53,8 @@ def _quantized_access(graph: Graph, var):
                if op.opcode == "ASSIGN_VARIABLE" and op.inputs[:1] == [var.index]]
     quantizes, dequantizes, quants = [], [], []
     for op in reads:
+        if len(op.outputs) != 1:
+            return None  # READ_VARIABLE's own check says what is wrong
         users = [u for u in graph.operators if op.outputs[0] in u.inputs]
         if op.outputs[0] in graph.outputs or len(users) != 1 or users[0].opcode != "QUANTIZE":
             return None
@@ -62,6 +67,12 @@ def _quantized_access(graph: Graph, var):
         dequantizes.append(producers[0])
         quants.append(graph.tensors[producers[0].inputs[0]])
     if not quants or any(t.quant is None or t.quant.per_channel for t in quants):
+        return None
+    # A damaged scale or zero point is refused by prepare's quantization check, not used here.
+    from microbuild.compiler.prepare import quantization_problem  # prepare imports this module
+
+    if any(quantization_problem(t) for t in quants) or (
+            var.initial is not None and np.isnan(np.asarray(var.initial, np.float32)).any()):
         return None
     if len({(t.dtype, float(np.float32(t.scale)), t.zero_point) for t in quants}) != 1:
         return None
