@@ -30,11 +30,13 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.fully_connected import arrange_rows, arrange_rows_s16
 from microbuild.compiler.ops.sigmoid16 import HEADER as SIGMOID16_HEADER
 from microbuild.compiler.ops.sigmoid16 import KERNEL_SOURCES as SIGMOID16_SOURCES
 from microbuild.compiler.ops.sigmoid16 import checked_log2
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import c_struct
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # Input indices (TFLite's lstm_shared.h).
@@ -92,6 +94,36 @@ class UnidirectionalSequenceLstm(OpLowering):
     kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES
     headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER)
     dtypes = frozenset({"int8", "int16"})
+    # The same body (lstm.c) around faster row products; same arguments as the reference, whose
+    # scratch they share (runtime/kernels/lstm_dsp.c, lstm_mve.c).
+    variants = (
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp", function="mb_lstm_s8_dsp",
+            sources=("lstm_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            description="Arm DSP: the gates' input and recurrent row products with SXTB16 + "
+                        "SMLAD, 4 rows per pass"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp_s16", function="mb_lstm_s16_dsp",
+            sources=("lstm_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            activation_dtype="int16",
+            description="16x8, Arm DSP: int16 pairs against SXTB16-widened weights, SMLALD "
+                        "into int64, 4 rows per pass"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve", function="mb_lstm_s8_mve",
+            sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
+            description="Helium: VMLADAVA on 16 int8 lanes, 4 rows per pass, tail-predicated"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve_s16", function="mb_lstm_s16_mve",
+            sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
+            activation_dtype="int16",
+            description="16x8, Helium: VMLALDAVA on 8 int16 lanes against VLDRB.S16-widened "
+                        "weights, 4 rows per pass, tail-predicated"),
+    )
+
+    # How each variant wants the 8 weight matrices laid out (the kernel files say why): the
+    # arranged copies replace the model's, and each group of 4 rows starts where it did.
+    arrangements = {"dsp": arrange_rows(4, 4), "dsp_s16": arrange_rows_s16,
+                    "mve": arrange_rows(4, 16)}
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 24 or len(op.outputs) != 1:
@@ -261,14 +293,25 @@ class UnidirectionalSequenceLstm(OpLowering):
                   ("cell_clip", clip), ("tanh_multiplier", tanh_m), ("tanh_shift", tanh_s)]
         params = ctx.symbol("params")
         ctx.static(f"static const mb_lstm_params {params} = {c_struct(fields)};")
-        weight_ptrs = [ctx.ptr(op.inputs[INPUT_WEIGHTS[g]]) for g in GATES] + [
-            ctx.ptr(op.inputs[RECURRENT_WEIGHTS[g]]) for g in GATES]
+        variant = getattr(ctx, "variant", None)
+        arrange = self.arrangements.get(variant.name) if variant is not None else None
+        weight_ptrs = []
+        for index in [op.inputs[INPUT_WEIGHTS[g]] for g in GATES] + [
+                op.inputs[RECURRENT_WEIGHTS[g]] for g in GATES]:
+            if arrange is None:
+                weight_ptrs.append(ctx.ptr(index))
+            else:  # only the arranged copy is stored
+                weight_ptrs.append(ctx.const_array(
+                    ctx.symbol(f"weights_{variant.name}"),
+                    np.ascontiguousarray(arrange(graph.tensors[index].data, op, graph)),
+                    "int8_t"))
         weights = ctx.symbol("weights")
         ctx.static(f"static const int8_t *const {weights}[8] = {{{', '.join(weight_ptrs)}}};")
         s16 = x.dtype == "int16"
         bias_type = "int64_t" if s16 else "int32_t"
         bias = ctx.const_array(ctx.symbol("bias"), self._biases(op, graph), bias_type)
-        function = "mb_lstm_s16" if s16 else "mb_lstm_s8"
+        function = (variant.function if variant is not None
+                    else "mb_lstm_s16" if s16 else "mb_lstm_s8")
         return (f"{function}(&{params}, {ctx.ptr(op.inputs[INPUT])}, {weights}, {bias}, "
                 f"{ctx.ptr(op.inputs[HIDDEN_STATE])}, {ctx.ptr(op.inputs[CELL_STATE])}, "
                 f"{ctx.ptr(op.outputs[0])}, {ctx.scratch_ptr()});")

@@ -56,4 +56,36 @@ void mb_lstm_s16(const mb_lstm_params *params, const int16_t *input,
                  const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
                  int16_t *cell, int16_t *output, void *scratch);
 
+/* The kernel variants (lstm_dsp.c, lstm_mve.c): the same arithmetic, so the same bytes out, with
+ * the gates' row products on the Arm DSP (SMLAD / SMLALD) or Helium (VMLADAVA / VMLALDAVA) dot
+ * products. Same arguments as the reference. */
+void mb_lstm_s8_dsp(const mb_lstm_params *params, const int8_t *input,
+                    const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                    int16_t *cell, int8_t *output, void *scratch);
+void mb_lstm_s16_dsp(const mb_lstm_params *params, const int16_t *input,
+                     const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                     int16_t *cell, int16_t *output, void *scratch);
+void mb_lstm_s8_mve(const mb_lstm_params *params, const int8_t *input,
+                    const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                    int16_t *cell, int8_t *output, void *scratch);
+void mb_lstm_s16_mve(const mb_lstm_params *params, const int16_t *input,
+                     const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                     int16_t *cell, int16_t *output, void *scratch);
+
+/* What a variant plugs into the shared body: acc[r] += row r of w (n <= 4 rows of cols int8
+ * weights, one after the other) . v, for r < n. Sums are exact (the compiler bounds them), so
+ * any order gives the reference's result. */
+typedef void mb_lstm_dot_s8(const int8_t *w, int32_t cols, const int8_t *v, int32_t n,
+                            int32_t *acc);
+typedef void mb_lstm_dot_s16(const int8_t *w, int32_t cols, const int16_t *v, int32_t n,
+                             int64_t *acc);
+
+/* The shared body (lstm.c): gates, cell update and hidden state around the given row product. */
+void mb_lstm_s8_with(const mb_lstm_params *params, const int8_t *input,
+                     const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                     int16_t *cell, int8_t *output, void *scratch, mb_lstm_dot_s8 *dot);
+void mb_lstm_s16_with(const mb_lstm_params *params, const int16_t *input,
+                      const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                      int16_t *cell, int16_t *output, void *scratch, mb_lstm_dot_s16 *dot);
+
 #endif
