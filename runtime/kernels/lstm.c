@@ -9,12 +9,15 @@ static int16_t saturate_s16(int32_t v)
     return (int16_t)mb_clamp_i32(v, -32768, 32767);
 }
 
-/* acc[r] += row r of w . v for the n <= 4 rows of w (cols values each) from row 0: four rows
+/* acc[r] += row first + r of the matrix m . v for r < n <= 4 (rows of cols values): four rows
  * per pass share each load of v. The sums cannot overflow (the compiler checks the bound), so
  * their order does not change them. T: the vector's type, B: the accumulator type. */
 #define MB_LSTM_DOT(NAME, T, B)                                                                  \
-    static void NAME(const int8_t *w, int32_t cols, const T *v, int32_t n, B *acc)               \
+    static void NAME(const void *m, int32_t first, int32_t cols, const void *vector, int32_t n, \
+                     B *acc)                                                                     \
     {                                                                                            \
+        const int8_t *w = (const int8_t *)m + first * cols;                                      \
+        const T *v = (const T *)vector;                                                          \
         if (n == 4) {                                                                            \
             const int8_t *w0 = w, *w1 = w + cols, *w2 = w + 2 * cols, *w3 = w + 3 * cols;        \
             B a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                \
@@ -49,12 +52,11 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
  * the bias/accumulator type, DOT the type of its row product (the reference's above or a
  * variant's), REQUANT the rescaling of an accumulator. */
 #define MB_LSTM_GATE(T, B, DOT, REQUANT)                                                         \
-    static void gate_##T(const mb_lstm_params *p, int32_t g, const T *x, const T *h,            \
-                         const int8_t *const weights[8], const B *bias, int16_t *gate,           \
-                         DOT *dot)                                                               \
+    static void gate_##T(const mb_lstm_params *p, int32_t g, const void *x, const void *h,      \
+                         const int8_t *const weights[8], const B *bias, int16_t *gate, DOT *dot)  \
     {                                                                                            \
         const int32_t units = p->units, depth = p->input_size;                                  \
-        const int8_t *w_in = weights[g], *w_rec = weights[4 + g];                               \
+        const void *w_in = weights[g], *w_rec = weights[4 + g];                                 \
         const B *b_in = bias + g * units, *b_rec = bias + (4 + g) * units;                      \
         /* Loop invariants in registers: the stores to gate[] could alias *p otherwise. */      \
         const int32_t in_m = p->input_multiplier[g], in_s = p->input_shift[g];                  \
@@ -68,8 +70,8 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
                     acc_rec[k] = b_rec[u + k];                                                   \
                 }                                                                                \
             }                                                                                    \
-            dot(w_in + u * depth, depth, x, n, acc_in);                                          \
-            dot(w_rec + u * units, units, h, n, acc_rec);                                        \
+            dot(w_in, u, depth, x, n, acc_in);                                                   \
+            dot(w_rec, u, units, h, n, acc_rec);                                                 \
             for (int32_t k = 0; k < n; k++) {                                                    \
                 const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, in_s));         \
                 const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, rec_s));     \
@@ -132,37 +134,46 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
 MB_LSTM_HIDDEN(int8_t, -128, 127)
 MB_LSTM_HIDDEN(int16_t, -32768, 32767)
 
-/* T: activation type, LO/HI: its range. Scratch: three gates of one batch row. */
+/* T: activation type, LO/HI: its range. Scratch: three gates of one batch row, then (with a
+ * prepare step) the prepared input and hidden vectors (mb_lstm_prepared_bytes). */
 #define MB_LSTM_BODY(T, LO, HI)                                                                  \
     int16_t *const g0 = (int16_t *)scratch;                                                      \
     int16_t *const g1 = g0 + p->units;                                                           \
     int16_t *const g2 = g1 + p->units;                                                           \
+    uint8_t *const x_buffer = (uint8_t *)(((uintptr_t)(g2 + p->units) + 7) & ~(uintptr_t)7);     \
+    uint8_t *const h_buffer = x_buffer + mb_lstm_prepared_bytes(p->input_size);                  \
     for (int32_t b = 0; b < p->batches; b++) {                                                   \
         T *h = hidden + b * p->units;                                                            \
         int16_t *c = cell + b * p->units;                                                        \
         for (int32_t t = 0; t < p->time_steps; t++) {                                            \
             const int32_t row = p->time_major ? t * p->batches + b : b * p->time_steps + t;      \
-            const T *x = input + row * p->input_size;                                            \
-            gate_##T(p, MB_LSTM_FORGET, x, h, weights, bias, g0, dot);                           \
-            gate_##T(p, MB_LSTM_INPUT, x, h, weights, bias, g1, dot);                            \
-            gate_##T(p, MB_LSTM_CELL, x, h, weights, bias, g2, dot);                             \
+            const void *x = input + row * p->input_size;                                         \
+            const void *hv = h;                                                                  \
+            if (prepare != 0) { /* once per step: h changes only at its end */                  \
+                x = prepare(x, p->input_size, x_buffer);                                         \
+                hv = prepare(hv, p->units, h_buffer);                                            \
+            }                                                                                    \
+            gate_##T(p, MB_LSTM_FORGET, x, hv, weights, bias, g0, dot);                                \
+            gate_##T(p, MB_LSTM_INPUT, x, hv, weights, bias, g1, dot);                                 \
+            gate_##T(p, MB_LSTM_CELL, x, hv, weights, bias, g2, dot);                                  \
             update_cell(p, g0, g1, g2, c);                                                       \
-            gate_##T(p, MB_LSTM_OUTPUT, x, h, weights, bias, g1, dot);                           \
+            gate_##T(p, MB_LSTM_OUTPUT, x, hv, weights, bias, g1, dot);                                \
             mb_tanh_s16(p->tanh_multiplier, p->tanh_shift, c, g0, p->units);                     \
             hidden_##T(p, g0, g1, h, output + row * p->units);                                   \
         }                                                                                        \
     }
 
-void mb_lstm_s8_with(const mb_lstm_params *p, const int8_t *input,
-                     const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
-                     int16_t *cell, int8_t *output, void *scratch, mb_lstm_dot_s8 *dot)
+void mb_lstm_s8_with(const mb_lstm_params *p, const int8_t *input, const int8_t *const weights[8],
+                     const int32_t *bias, int8_t *hidden, int16_t *cell, int8_t *output,
+                     void *scratch, mb_lstm_prepare *prepare, mb_lstm_dot_s8 *dot)
 {
     MB_LSTM_BODY(int8_t, -128, 127)
 }
 
 void mb_lstm_s16_with(const mb_lstm_params *p, const int16_t *input,
                       const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
-                      int16_t *cell, int16_t *output, void *scratch, mb_lstm_dot_s16 *dot)
+                      int16_t *cell, int16_t *output, void *scratch, mb_lstm_prepare *prepare,
+                      mb_lstm_dot_s16 *dot)
 {
     MB_LSTM_BODY(int16_t, -32768, 32767)
 }
@@ -171,12 +182,14 @@ void mb_lstm_s8(const mb_lstm_params *p, const int8_t *input, const int8_t *cons
                 const int32_t *bias, int8_t *hidden, int16_t *cell, int8_t *output,
                 void *scratch)
 {
-    mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch, dot_s8);
+    mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch,
+                    0, dot_s8);
 }
 
 void mb_lstm_s16(const mb_lstm_params *p, const int16_t *input, const int8_t *const weights[8],
                  const int64_t *bias, int16_t *hidden, int16_t *cell, int16_t *output,
                  void *scratch)
 {
-    mb_lstm_s16_with(p, input, weights, bias, hidden, cell, output, scratch, dot_s16);
+    mb_lstm_s16_with(p, input, weights, bias, hidden, cell, output, scratch,
+                     0, dot_s16);
 }

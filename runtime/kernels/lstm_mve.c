@@ -18,8 +18,11 @@
 
 /* acc[0..3] += four rows . v on the arranged group: [cols / 16][4 rows][16 bytes], then the
  * last cols % 16 bytes of each row, row after row. */
-static void dot_s8_mve(const int8_t *w, int32_t cols, const int8_t *v, int32_t n, int32_t *acc)
+static void dot_s8_mve(const void *m, int32_t first, int32_t cols, const void *vector, int32_t n,
+                       int32_t *acc)
 {
+    const int8_t *w = (const int8_t *)m + first * cols;
+    const int8_t *v = (const int8_t *)vector;
     if (n == 4) {
         const int32_t chunks = cols / 16, tail = cols - chunks * 16;
         int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -55,9 +58,11 @@ static void dot_s8_mve(const int8_t *w, int32_t cols, const int8_t *v, int32_t n
     }
 }
 
-static void dot_s16_mve(const int8_t *w, int32_t cols, const int16_t *v, int32_t n,
-                        int64_t *acc)
+static void dot_s16_mve(const void *m, int32_t first, int32_t cols, const void *vector,
+                        int32_t n, int64_t *acc)
 {
+    const int8_t *w = (const int8_t *)m + first * cols;
+    const int16_t *v = (const int16_t *)vector;
     int32_t r = 0;
     if (n == 4) {
         const int8_t *w0 = w, *w1 = w + cols, *w2 = w + 2 * cols, *w3 = w + 3 * cols;
@@ -91,14 +96,16 @@ void mb_lstm_s8_mve(const mb_lstm_params *p, const int8_t *input, const int8_t *
                     const int32_t *bias, int8_t *hidden, int16_t *cell, int8_t *output,
                     void *scratch)
 {
-    mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch, dot_s8_mve);
+    mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch,
+                    0, dot_s8_mve);
 }
 
 void mb_lstm_s16_mve(const mb_lstm_params *p, const int16_t *input,
                      const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
                      int16_t *cell, int16_t *output, void *scratch)
 {
-    mb_lstm_s16_with(p, input, weights, bias, hidden, cell, output, scratch, dot_s16_mve);
+    mb_lstm_s16_with(p, input, weights, bias, hidden, cell, output, scratch,
+                     0, dot_s16_mve);
 }
 
 #endif
