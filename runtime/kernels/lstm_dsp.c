@@ -49,7 +49,7 @@ static inline int32_t odd(uint32_t v)
 /* The int8 vector (input row or hidden state) widened once per time step: every whole 4-byte
  * chunk as the two words SXTB16 makes of it, (x0, x2) and (x1, x3); then the last cols % 4 values
  * as int16. The four weight rows of a pass then only split their own words. */
-static const void *prepare_s8(const void *vector, int32_t cols, void *buffer)
+const void *mb_dsp_widen_s8(const void *vector, int32_t cols, void *buffer)
 {
     const int8_t *v = (const int8_t *)vector;
     int32_t *out = (int32_t *)buffer;
@@ -72,11 +72,6 @@ static const void *prepare_s8(const void *vector, int32_t cols, void *buffer)
  * tail starts. Registers: r0 weights, r1 x, r2 x_end, r4-r7 the sums, r8/r9 the vector's pair,
  * r10-r12 and lr the four rows' words (LDM), r3 a temporary (the acc pointer is on the stack).
  * Per chunk (16 MACs): int8 weights 20 instructions, widened weights 13. */
-const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x_end,
-                               int32_t *acc);
-const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32_t *x_end,
-                                    int32_t *acc);
-
 #if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
 #define LSTM_ASM_ROW_S8(W, A)                                                                   \
     "sxtb16 r3, " W "\n\t"                                                                      \
@@ -302,7 +297,7 @@ void mb_lstm_s8_dsp(const mb_lstm_params *p, const int8_t *input, const int8_t *
                     void *scratch)
 {
     mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch,
-                    prepare_s8, dot_s8_dsp);
+                    mb_dsp_widen_s8, dot_s8_dsp);
 }
 
 void mb_lstm_s8_dsp_wide(const mb_lstm_params *p, const int8_t *input,
@@ -310,7 +305,7 @@ void mb_lstm_s8_dsp_wide(const mb_lstm_params *p, const int8_t *input,
                          int16_t *cell, int8_t *output, void *scratch)
 {
     mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch,
-                    prepare_s8, dot_s8_dsp_wide);
+                    mb_dsp_widen_s8, dot_s8_dsp_wide);
 }
 
 void mb_lstm_s16_dsp(const mb_lstm_params *p, const int16_t *input,

@@ -108,4 +108,18 @@ void mb_lstm_s16_with(const mb_lstm_params *params, const int16_t *input,
                       int16_t *cell, int16_t *output, void *scratch, mb_lstm_prepare *prepare,
                       mb_lstm_dot_s16 *dot);
 
+/* The DSP row products of lstm_dsp.c, which svdf_fast.c shares.
+ * mb_dsp_widen_s8: an int8 vector of cols values widened for SMLAD: every whole 4-byte chunk as
+ * the words SXTB16 makes of it, (x0, x2) and (x1, x3); then the last cols % 4 values as int16
+ * (2 x cols bytes in buffer, word-aligned). Returns buffer.
+ * mb_lstm_dsp_chunks: acc[0..3] += the whole chunks of a group of four int8 rows arranged as
+ * arrange_rows(4, 4) stores them (w word-aligned) . the widened vector from x to x_end (two
+ * words a chunk); returns where the group's tail (cols % 4 bytes of each row) starts.
+ * mb_lstm_dsp_wide_chunks: the same on arrange_dsp_wide's int16 weights. */
+const void *mb_dsp_widen_s8(const void *vector, int32_t cols, void *buffer);
+const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x_end,
+                               int32_t *acc);
+const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32_t *x_end,
+                                    int32_t *acc);
+
 #endif
