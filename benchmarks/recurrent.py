@@ -109,17 +109,21 @@ def main(argv: list[str]) -> int:
                        "tflm": theirs, "ratio": ours["instructions"] / theirs,
                        "kernels": ours["kernels"]}
                 rows[(board, name)] = row
+                _write(rows)  # after every row: an interrupted run keeps what it measured
                 print(f"{name:24} {board:12} {row['microbuild']:>12,} {theirs:>12,} "
                       f"{row['ratio']:6.2f}  {', '.join(row['kernels'])}", flush=True)
-    ordered = [rows[k] for k in sorted(rows, key=lambda k: (MODELS.index(k[1])
-                                                            if k[1] in MODELS else 99,
-                                                            BOARDS.index(k[0])
-                                                            if k[0] in BOARDS else 99))]
-    RESULTS.mkdir(exist_ok=True)
-    path.write_text(json.dumps(ordered, indent=1) + "\n")
-    (RESULTS / "recurrent.md").write_text(markdown(ordered))
-    print(markdown(ordered))
+    print(markdown(_write(rows)))
     return 0
+
+
+def _write(rows: dict) -> list[dict]:
+    """recurrent.json and .md from the rows, models then boards in the order above."""
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (
+        MODELS.index(k[1]) if k[1] in MODELS else 99, BOARDS.index(k[0]) if k[0] in BOARDS else 99))]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "recurrent.json").write_text(json.dumps(ordered, indent=1) + "\n")
+    (RESULTS / "recurrent.md").write_text(markdown(ordered))
+    return ordered
 
 
 if __name__ == "__main__":

@@ -20,31 +20,12 @@
 #include <string.h>
 
 #include "microbuild/asm_function.h"
+#include "microbuild/dsp_words.h"
 #include "microbuild/kernels/lstm.h"
-
-static inline uint32_t load32(const void *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
-    return v;
-}
 
 /* The arranged groups are word-aligned (aligned arrays, groups 4 x cols bytes apart): aligned
  * reads of four consecutive words let the compiler use LDRD/LDM. */
 typedef uint32_t __attribute__((may_alias)) mb_word;
-
-static inline int32_t even(uint32_t v)
-{
-    return (int32_t)__sxtb16((int32_t)v);
-}
-
-/* Bytes 1 and 3: SXTB16 with its own ROR #8 (GCC would not fold a separate rotate). */
-static inline int32_t odd(uint32_t v)
-{
-    int32_t r;
-    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-    return r;
-}
 
 /* The int8 vector (input row or hidden state) widened once per time step: every whole 4-byte
  * chunk as the two words SXTB16 makes of it, (x0, x2) and (x1, x3); then the last cols % 4 values
@@ -55,9 +36,9 @@ const void *mb_dsp_widen_s8(const void *vector, int32_t cols, void *buffer)
     int32_t *out = (int32_t *)buffer;
     const int32_t full = cols & ~3;
     for (int32_t c = 0; c < full; c += 4) {
-        const uint32_t x = load32(v + c);
-        *out++ = even(x);
-        *out++ = odd(x);
+        const uint32_t x = mb_load32(v + c);
+        *out++ = mb_even16(x);
+        *out++ = mb_odd16(x);
     }
     int16_t *tail = (int16_t *)out;
     for (int32_t c = full; c < cols; c++) {
@@ -121,10 +102,10 @@ const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     for (; x != x_end; x += 2, q += 4) {
         const int32_t xe = x[0], xo = x[1];
-        a0 = __smlad(odd(q[0]), xo, __smlad(even(q[0]), xe, a0));
-        a1 = __smlad(odd(q[1]), xo, __smlad(even(q[1]), xe, a1));
-        a2 = __smlad(odd(q[2]), xo, __smlad(even(q[2]), xe, a2));
-        a3 = __smlad(odd(q[3]), xo, __smlad(even(q[3]), xe, a3));
+        a0 = __smlad(mb_odd16(q[0]), xo, __smlad(mb_even16(q[0]), xe, a0));
+        a1 = __smlad(mb_odd16(q[1]), xo, __smlad(mb_even16(q[1]), xe, a1));
+        a2 = __smlad(mb_odd16(q[2]), xo, __smlad(mb_even16(q[2]), xe, a2));
+        a3 = __smlad(mb_odd16(q[3]), xo, __smlad(mb_even16(q[3]), xe, a3));
     }
     acc[0] = a0;
     acc[1] = a1;
@@ -186,9 +167,9 @@ static void dot_s8_dsp(const void *m, int32_t first, int32_t cols, const void *v
         const int8_t *row = w + r * cols;
         int32_t a = acc[r];
         for (int32_t c = 0; c < full; c += 4) {
-            const uint32_t q = load32(row + c);
-            a = __smlad(even(q), x[c / 2], a);
-            a = __smlad(odd(q), x[c / 2 + 1], a);
+            const uint32_t q = mb_load32(row + c);
+            a = __smlad(mb_even16(q), x[c / 2], a);
+            a = __smlad(mb_odd16(q), x[c / 2 + 1], a);
         }
         for (int32_t c = full; c < cols; c++) {
             a += row[c] * tail[c - full];
@@ -247,17 +228,17 @@ static void group_s16(const int8_t *w, int32_t cols, const int16_t *v, int64_t *
     int64_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
     const int8_t *q = w;
     for (; v != end; v += 4, q += 16) {
-        const int32_t x01 = (int32_t)load32(v), x23 = (int32_t)load32(v + 2);
+        const int32_t x01 = (int32_t)mb_load32(v), x23 = (int32_t)mb_load32(v + 2);
         const mb_word *qw = (const mb_word *)(const void *)q;
         const uint32_t q0 = qw[0], q1 = qw[1], q2 = qw[2], q3 = qw[3];
-        a0 = __smlald(even(q0), x01, a0);
-        a0 = __smlald(odd(q0), x23, a0);
-        a1 = __smlald(even(q1), x01, a1);
-        a1 = __smlald(odd(q1), x23, a1);
-        a2 = __smlald(even(q2), x01, a2);
-        a2 = __smlald(odd(q2), x23, a2);
-        a3 = __smlald(even(q3), x01, a3);
-        a3 = __smlald(odd(q3), x23, a3);
+        a0 = __smlald(mb_even16(q0), x01, a0);
+        a0 = __smlald(mb_odd16(q0), x23, a0);
+        a1 = __smlald(mb_even16(q1), x01, a1);
+        a1 = __smlald(mb_odd16(q1), x23, a1);
+        a2 = __smlald(mb_even16(q2), x01, a2);
+        a2 = __smlald(mb_odd16(q2), x23, a2);
+        a3 = __smlald(mb_even16(q3), x01, a3);
+        a3 = __smlald(mb_odd16(q3), x23, a3);
     }
     const int32_t tail = cols - full;
     for (int32_t c = 0; c < tail; c++) {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "microbuild/dsp_words.h"
 #include "microbuild/kernels/lstm.h"
 #include "microbuild/kernels/svdf.h"
 #include "microbuild/quant.h"
@@ -31,13 +32,6 @@ static inline int32_t wrap_add(int32_t a, int32_t b)
     return (int32_t)((uint32_t)a + (uint32_t)b);
 }
 
-static inline uint32_t load32(const void *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
-    return v;
-}
-
 static inline void store32(void *p, uint32_t v)
 {
     memcpy(p, &v, 4);
@@ -46,29 +40,15 @@ static inline void store32(void *p, uint32_t v)
 #endif
 
 #if defined(__ARM_FEATURE_DSP)
-#include <arm_acle.h>
-
-static inline int32_t even(uint32_t v)
-{
-    return (int32_t)__sxtb16((int32_t)v);
-}
-
-static inline int32_t odd(uint32_t v)
-{
-    int32_t r;
-    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-    return r;
-}
-
 /* Row w (cols int8) . the widened input, added to acc (wrapping). */
 static int32_t feature_dot_dsp(const int8_t *w, const int32_t *x, int32_t cols, int32_t acc)
 {
     const int32_t full = cols & ~3;
     int32_t c = 0;
     for (; c < full; c += 4, x += 2) {
-        const uint32_t q = load32(w + c);
-        acc = __smlad(even(q), x[0], acc);
-        acc = __smlad(odd(q), x[1], acc);
+        const uint32_t q = mb_load32(w + c);
+        acc = __smlad(mb_even16(q), x[0], acc);
+        acc = __smlad(mb_odd16(q), x[1], acc);
     }
     const int16_t *tail = (const int16_t *)(const void *)x;
     for (; c < cols; c++) {
@@ -81,7 +61,7 @@ static int32_t time_dot_s16_dsp(const int16_t *w, const int16_t *s, int32_t memo
 {
     int32_t m = 0;
     for (; m + 2 <= memory; m += 2) {
-        acc = __smlad((int32_t)load32(w + m), (int32_t)load32(s + m), acc);
+        acc = __smlad((int32_t)mb_load32(w + m), (int32_t)mb_load32(s + m), acc);
     }
     if (m < memory) {
         acc = wrap_add(acc, (int32_t)w[m] * (int32_t)s[m]);
@@ -93,9 +73,9 @@ static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t memory,
 {
     int32_t m = 0;
     for (; m + 4 <= memory; m += 4) {
-        const uint32_t a = load32(w + m), b = load32(s + m);
-        acc = __smlad(even(a), even(b), acc);
-        acc = __smlad(odd(a), odd(b), acc);
+        const uint32_t a = mb_load32(w + m), b = mb_load32(s + m);
+        acc = __smlad(mb_even16(a), mb_even16(b), acc);
+        acc = __smlad(mb_odd16(a), mb_odd16(b), acc);
     }
     for (; m < memory; m++) {
         acc = wrap_add(acc, (int32_t)w[m] * (int32_t)s[m]);
@@ -146,7 +126,7 @@ static void feature_group_mve(const int8_t *w, const void *x, int32_t cols, int3
         const int32_t per_word = (int32_t)(4 / sizeof(T));                                      \
         int32_t i = 0;                                                                           \
         for (; i + per_word < size; i += per_word) {                                             \
-            store32(state + i, load32(state + i + 1));                                           \
+            store32(state + i, mb_load32(state + i + 1));                                           \
         }                                                                                        \
         for (; i + 1 < size; i++) {                                                              \
             state[i] = state[i + 1];                                                             \
