@@ -118,8 +118,12 @@ def main(argv: list[str]) -> int:
 
 def _write(rows: dict) -> list[dict]:
     """recurrent.json and .md from the rows, models then boards in the order above."""
-    ordered = [rows[k] for k in sorted(rows, key=lambda k: (
-        MODELS.index(k[1]) if k[1] in MODELS else 99, BOARDS.index(k[0]) if k[0] in BOARDS else 99))]
+    def order(key: tuple[str, str]) -> tuple[int, int]:
+        board, model = key
+        return (MODELS.index(model) if model in MODELS else 99,
+                BOARDS.index(board) if board in BOARDS else 99)
+
+    ordered = [rows[k] for k in sorted(rows, key=order)]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "recurrent.json").write_text(json.dumps(ordered, indent=1) + "\n")
     (RESULTS / "recurrent.md").write_text(markdown(ordered))

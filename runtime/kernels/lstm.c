@@ -153,11 +153,11 @@ MB_LSTM_HIDDEN(int16_t, -32768, 32767)
                 x = prepare(x, p->input_size, x_buffer);                                         \
                 hv = prepare(hv, p->units, h_buffer);                                            \
             }                                                                                    \
-            gate_##T(p, MB_LSTM_FORGET, x, hv, weights, bias, g0, dot);                                \
-            gate_##T(p, MB_LSTM_INPUT, x, hv, weights, bias, g1, dot);                                 \
-            gate_##T(p, MB_LSTM_CELL, x, hv, weights, bias, g2, dot);                                  \
+            gate_##T(p, MB_LSTM_FORGET, x, hv, weights, bias, g0, dot);                          \
+            gate_##T(p, MB_LSTM_INPUT, x, hv, weights, bias, g1, dot);                           \
+            gate_##T(p, MB_LSTM_CELL, x, hv, weights, bias, g2, dot);                            \
             update_cell(p, g0, g1, g2, c);                                                       \
-            gate_##T(p, MB_LSTM_OUTPUT, x, hv, weights, bias, g1, dot);                                \
+            gate_##T(p, MB_LSTM_OUTPUT, x, hv, weights, bias, g1, dot);                          \
             mb_tanh_s16(p->tanh_multiplier, p->tanh_shift, c, g0, p->units);                     \
             hidden_##T(p, g0, g1, h, output + row * p->units);                                   \
         }                                                                                        \

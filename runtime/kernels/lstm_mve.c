@@ -5,8 +5,8 @@
  * - int8: the weights pre-arranged as FULLY_CONNECTED's mve variant has them (arrange_rows(4,
  *   16): a group of four rows 16-byte chunk by chunk, one pointer), VLDRB of 16 int8 values,
  *   VMLADAVA (16 products summed into an int32 scalar) per row: 9 instructions per 64 MACs;
- * - 16x8: weights as stored (4 row pointers), VLDRH of 8 int16 values, the rows' 8 weights widened by VLDRB.S16, VMLALDAVA into the
- *   reference's int64 sums.
+ * - 16x8: weights as stored (4 row pointers), VLDRH of 8 int16 values, the rows' 8 weights
+ *   widened by VLDRB.S16, VMLALDAVA into the reference's int64 sums.
  * The tail is tail-predicated (VCTP): masked lanes are neither read nor summed. Sums are exact,
  * so the order does not matter. */
 #if defined(__ARM_FEATURE_MVE)

@@ -126,7 +126,7 @@ static void feature_group_mve(const int8_t *w, const void *x, int32_t cols, int3
         const int32_t per_word = (int32_t)(4 / sizeof(T));                                      \
         int32_t i = 0;                                                                           \
         for (; i + per_word < size; i += per_word) {                                             \
-            store32(state + i, mb_load32(state + i + 1));                                           \
+            store32(state + i, mb_load32(state + i + 1));                                        \
         }                                                                                        \
         for (; i + 1 < size; i++) {                                                              \
             state[i] = state[i + 1];                                                             \
