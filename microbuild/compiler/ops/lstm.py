@@ -30,11 +30,17 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.fully_connected import (
+    arrange_dsp_wide,
+    arrange_rows,
+    arrange_rows_s16,
+)
 from microbuild.compiler.ops.sigmoid16 import HEADER as SIGMOID16_HEADER
 from microbuild.compiler.ops.sigmoid16 import KERNEL_SOURCES as SIGMOID16_SOURCES
 from microbuild.compiler.ops.sigmoid16 import checked_log2
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import c_struct
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # Input indices (TFLite's lstm_shared.h).
@@ -86,12 +92,63 @@ def _quantized_cell_clip(cell_clip: float, cell_scale: float) -> int:
     return int(value)  # static_cast<int16_t>: truncation toward zero
 
 
+def _prepared_scratch(op: Operator, graph: Graph) -> int:
+    """The gates' scratch, 8 bytes of alignment and the input row and hidden state widened to
+    int16 once per time step (lstm.h: mb_lstm_prepared_bytes)."""
+    x = graph.tensor(op.inputs[INPUT])
+    units = graph.tensor(op.inputs[RECURRENT_WEIGHTS["forget"]]).shape[-1]
+
+    def prepared(cols: int) -> int:
+        return (2 * cols + 7) & ~7
+
+    return 3 * 2 * units + 8 + prepared(int(x.shape[-1])) + prepared(int(units))
+
+
 @register
 class UnidirectionalSequenceLstm(OpLowering):
     opcode = "UNIDIRECTIONAL_SEQUENCE_LSTM"
     kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES
     headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER)
     dtypes = frozenset({"int8", "int16"})
+    # The same body (lstm.c) around faster row products; same arguments as the reference, whose
+    # scratch they share (runtime/kernels/lstm_dsp.c, lstm_mve.c).
+    variants = (
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp", function="mb_lstm_s8_dsp",
+            sources=("lstm_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            scratch=_prepared_scratch,
+            description="Arm DSP: the gates' input and recurrent row products with SXTB16 + "
+                        "SMLAD, 4 rows per pass, the input and hidden state widened once per "
+                        "time step"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp_wide",
+            function="mb_lstm_s8_dsp_wide", sources=("lstm_dsp.c",),
+            features=frozenset({"dsp"}), rank=25, scratch=_prepared_scratch, compact="dsp",
+            description="Arm DSP on weights widened to int16 at compile time: no SXTB16 in the "
+                        "loop (15 instructions per 16 MACs instead of 21) for twice the "
+                        "weights' flash"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp_s16", function="mb_lstm_s16_dsp",
+            sources=("lstm_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            activation_dtype="int16",
+            description="16x8, Arm DSP: int16 pairs against SXTB16-widened weights, SMLALD "
+                        "into int64, 4 rows per pass"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve", function="mb_lstm_s8_mve",
+            sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
+            description="Helium: VMLADAVA on 16 int8 lanes, 4 rows per pass, tail-predicated"),
+        KernelVariant(
+            opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve_s16", function="mb_lstm_s16_mve",
+            sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
+            activation_dtype="int16",
+            description="16x8, Helium: VMLALDAVA on 8 int16 lanes against VLDRB.S16-widened "
+                        "weights, 4 rows per pass, tail-predicated"),
+    )
+
+    # How each variant wants the 8 weight matrices laid out (the kernel files say why): the
+    # arranged copies replace the model's, and each group of 4 rows starts where it did.
+    arrangements = {"dsp": arrange_rows(4, 4), "dsp_wide": arrange_dsp_wide,
+                    "dsp_s16": arrange_rows_s16, "mve": arrange_rows(4, 16)}
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 24 or len(op.outputs) != 1:
@@ -261,14 +318,26 @@ class UnidirectionalSequenceLstm(OpLowering):
                   ("cell_clip", clip), ("tanh_multiplier", tanh_m), ("tanh_shift", tanh_s)]
         params = ctx.symbol("params")
         ctx.static(f"static const mb_lstm_params {params} = {c_struct(fields)};")
-        weight_ptrs = [ctx.ptr(op.inputs[INPUT_WEIGHTS[g]]) for g in GATES] + [
-            ctx.ptr(op.inputs[RECURRENT_WEIGHTS[g]]) for g in GATES]
+        variant = getattr(ctx, "variant", None)
+        arrange = self.arrangements.get(variant.name) if variant is not None else None
+        weight_ptrs = []
+        for index in [op.inputs[INPUT_WEIGHTS[g]] for g in GATES] + [
+                op.inputs[RECURRENT_WEIGHTS[g]] for g in GATES]:
+            if arrange is None:
+                weight_ptrs.append(ctx.ptr(index))
+            else:  # only the arranged copy is stored
+                arranged = np.ascontiguousarray(arrange(graph.tensors[index].data, op, graph))
+                ctype = "int16_t" if arranged.dtype == np.int16 else "int8_t"
+                symbol = ctx.const_array(ctx.symbol(f"weights_{variant.name}"), arranged, ctype)
+                weight_ptrs.append(symbol if ctype == "int8_t"
+                                   else f"(const int8_t *)(const void *){symbol}")
         weights = ctx.symbol("weights")
         ctx.static(f"static const int8_t *const {weights}[8] = {{{', '.join(weight_ptrs)}}};")
         s16 = x.dtype == "int16"
         bias_type = "int64_t" if s16 else "int32_t"
         bias = ctx.const_array(ctx.symbol("bias"), self._biases(op, graph), bias_type)
-        function = "mb_lstm_s16" if s16 else "mb_lstm_s8"
+        function = (variant.function if variant is not None
+                    else "mb_lstm_s16" if s16 else "mb_lstm_s8")
         return (f"{function}(&{params}, {ctx.ptr(op.inputs[INPUT])}, {weights}, {bias}, "
                 f"{ctx.ptr(op.inputs[HIDDEN_STATE])}, {ctx.ptr(op.inputs[CELL_STATE])}, "
                 f"{ctx.ptr(op.outputs[0])}, {ctx.scratch_ptr()});")

@@ -14,8 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.fully_connected import arrange_rows
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import c_struct
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 _STATE_TYPES = ("int16", "int8")
@@ -26,12 +28,45 @@ def _effective_scale(a: float, b: float, c: float) -> float:
     return float(np.float32(np.float32(np.float32(a) * np.float32(b)) / np.float32(c)))
 
 
+def _fast_scratch(op: Operator, graph: Graph) -> int:
+    """The DSP variant's input row widened to int16 pairs (svdf_fast.c)."""
+    return 2 * int(graph.tensor(op.inputs[0]).shape[-1]) + 8
+
+
+def _folds(op: Operator, graph: Graph) -> np.ndarray:
+    """svdf_fast.c's per-filter constants: -input zero point x each filter's feature-weight sum,
+    then -state zero point x each filter's time-weight sum, wrapped to int32 as the kernel's
+    sums wrap (TFLM's int32 sums, modulo 2^32)."""
+    x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+    feature = -int(x.zero_point) * wf.data.astype(np.int64).sum(axis=1)
+    time = -int(state.zero_point) * wt.data.astype(np.int64).sum(axis=1)
+    folds = np.concatenate([feature, time]) % (1 << 32)
+    return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
+
+
 @register
 class Svdf(OpLowering):
     opcode = "SVDF"
     kernel_sources = ("svdf.c",)
     headers = ("microbuild/kernels/svdf.h",)
     dtypes = frozenset({"int8", "int16"})
+    # The same arithmetic with the zero points folded out of the loops and the dot products on
+    # the DSP / Helium instructions (runtime/kernels/svdf_fast.c); the function is chosen by the
+    # state type at emit time (an _s16 or _s8 suffix of the name below).
+    variants = (
+        KernelVariant(
+            opcode="SVDF", name="dsp", function="mb_svdf_s8_{state}_dsp",
+            sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"dsp"}), rank=20,
+            scratch=_fast_scratch, arrange=arrange_rows(4, 4),
+            description="Arm DSP: the input widened once, SMLAD feature and time dot products, "
+                        "zero points folded at compile time, word-wise state shift"),
+        KernelVariant(
+            opcode="SVDF", name="mve", function="mb_svdf_s8_{state}_mve",
+            sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"mve"}), rank=30,
+            scratch=_fast_scratch,
+            description="Helium: VMLADAVA feature (16 int8 lanes) and time (8 int16 lanes) dot "
+                        "products, tail-predicated, zero points folded at compile time"),
+    )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 5 or len(op.outputs) != 1 or min(op.inputs[:3] + op.inputs[4:]) < 0:
@@ -103,7 +138,16 @@ class Svdf(OpLowering):
                   ("scale1_shift", s1), ("scale2_multiplier", m2), ("scale2_shift", s2)]
         ctx.static(f"static const mb_svdf_params {params} = {c_struct(fields)};")
         bias = ctx.ptr(op.inputs[3])
-        function = "mb_svdf_s8_s16" if state.dtype == "int16" else "mb_svdf_s8_s8"
-        return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
-                f"{ctx.ptr(op.inputs[2])}, {bias}, {ctx.ptr(op.inputs[4])}, "
-                f"{ctx.ptr(op.outputs[0])}, {ctx.scratch_ptr()});")
+        args = [f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),
+                ctx.ptr(op.inputs[2]), bias, ctx.ptr(op.inputs[4]), ctx.ptr(op.outputs[0])]
+        state_type = "s16" if state.dtype == "int16" else "s8"
+        variant = getattr(ctx, "variant", None)
+        if variant is not None:
+            if variant.arrange is not None:  # only the arranged feature weights are stored
+                args[2] = ctx.const_array(ctx.symbol(f"weights_{variant.name}"),
+                                          variant.arrange(wf.data, op, graph), "int8_t")
+            args.append(ctx.const_array(ctx.symbol("folds"), _folds(op, graph), "int32_t"))
+            function = variant.function.format(state=state_type)
+        else:
+            function = f"mb_svdf_s8_{state_type}"
+        return f"{function}({', '.join(args + [ctx.scratch_ptr()])});"

@@ -56,4 +56,70 @@ void mb_lstm_s16(const mb_lstm_params *params, const int16_t *input,
                  const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
                  int16_t *cell, int16_t *output, void *scratch);
 
+/* The kernel variants (lstm_dsp.c, lstm_mve.c): the same arithmetic, so the same bytes out, with
+ * the gates' row products on the Arm DSP (SMLAD / SMLALD) or Helium (VMLADAVA / VMLALDAVA) dot
+ * products. Same arguments as the reference. */
+void mb_lstm_s8_dsp(const mb_lstm_params *params, const int8_t *input,
+                    const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                    int16_t *cell, int8_t *output, void *scratch);
+void mb_lstm_s16_dsp(const mb_lstm_params *params, const int16_t *input,
+                     const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                     int16_t *cell, int16_t *output, void *scratch);
+void mb_lstm_s8_mve(const mb_lstm_params *params, const int8_t *input,
+                    const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                    int16_t *cell, int8_t *output, void *scratch);
+void mb_lstm_s16_mve(const mb_lstm_params *params, const int16_t *input,
+                     const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                     int16_t *cell, int16_t *output, void *scratch);
+/* "dsp_wide": the dsp variant on weights widened to int16 at compile time (weights[] point at
+ * int16 arrays). */
+void mb_lstm_s8_dsp_wide(const mb_lstm_params *params, const int8_t *input,
+                         const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                         int16_t *cell, int8_t *output, void *scratch);
+
+/* What a variant plugs into the shared body (lstm.c).
+ * prepare (optional, 0 for none): once per time step, turns the input row and the hidden state
+ * (cols values each) into the form dot reads, in `buffer` (at most mb_lstm_prepared_bytes(cols),
+ * 8-byte aligned, in the scratch), and returns what dot is given (the buffer, or the vector).
+ * dot: acc[r] += row first + r of matrix m (one of the 8 weight matrices, as the variant has them
+ * arranged) . the prepared vector, for r < n <= 4; first is a multiple of 4. Sums are exact (the
+ * compiler bounds them), so any order gives the reference's result. */
+typedef const void *mb_lstm_prepare(const void *vector, int32_t cols, void *buffer);
+typedef void mb_lstm_dot_s8(const void *m, int32_t first, int32_t cols, const void *vector,
+                            int32_t n, int32_t *acc);
+typedef void mb_lstm_dot_s16(const void *m, int32_t first, int32_t cols, const void *vector,
+                             int32_t n, int64_t *acc);
+
+/* A prepared vector of cols values: at most cols int16 values, rounded up to 8 bytes. */
+static inline int32_t mb_lstm_prepared_bytes(int32_t cols)
+{
+    return (2 * cols + 7) & ~7;
+}
+
+/* The shared body: gates, cell update and hidden state around the given row products. Scratch:
+ * 3 x units int16 gates, then with a prepare step 8 bytes of alignment and the two prepared
+ * vectors. */
+void mb_lstm_s8_with(const mb_lstm_params *params, const int8_t *input,
+                     const int8_t *const weights[8], const int32_t *bias, int8_t *hidden,
+                     int16_t *cell, int8_t *output, void *scratch, mb_lstm_prepare *prepare,
+                     mb_lstm_dot_s8 *dot);
+void mb_lstm_s16_with(const mb_lstm_params *params, const int16_t *input,
+                      const int8_t *const weights[8], const int64_t *bias, int16_t *hidden,
+                      int16_t *cell, int16_t *output, void *scratch, mb_lstm_prepare *prepare,
+                      mb_lstm_dot_s16 *dot);
+
+/* The DSP row products of lstm_dsp.c, which svdf_fast.c shares.
+ * mb_dsp_widen_s8: an int8 vector of cols values widened for SMLAD: every whole 4-byte chunk as
+ * the words SXTB16 makes of it, (x0, x2) and (x1, x3); then the last cols % 4 values as int16
+ * (2 x cols bytes in buffer, word-aligned). Returns buffer.
+ * mb_lstm_dsp_chunks: acc[0..3] += the whole chunks of a group of four int8 rows arranged as
+ * arrange_rows(4, 4) stores them (w word-aligned) . the widened vector from x to x_end (two
+ * words a chunk); returns where the group's tail (cols % 4 bytes of each row) starts.
+ * mb_lstm_dsp_wide_chunks: the same on arrange_dsp_wide's int16 weights. */
+const void *mb_dsp_widen_s8(const void *vector, int32_t cols, void *buffer);
+const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x_end,
+                               int32_t *acc);
+const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32_t *x_end,
+                                    int32_t *acc);
+
 #endif

@@ -1,0 +1,34 @@
+/* Word loads and SXTB16 splits shared by the recurrent kernels' DSP code (lstm_dsp.c,
+ * svdf_fast.c): one 32-bit load brings 4 int8 values; SXTB16 sign-extends bytes 0 and 2 into
+ * two int16 halves ("even"), SXTB16 with ROR #8 bytes 1 and 3 ("odd"), the operands of SMLAD. */
+#ifndef MICROBUILD_DSP_WORDS_H
+#define MICROBUILD_DSP_WORDS_H
+
+#if defined(__ARM_FEATURE_DSP)
+
+#include <arm_acle.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint32_t mb_load32(const void *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
+    return v;
+}
+
+static inline int32_t mb_even16(uint32_t v)
+{
+    return (int32_t)__sxtb16((int32_t)v);
+}
+
+/* SXTB16 with its own ROR #8 (GCC would not fold a separate rotate). */
+static inline int32_t mb_odd16(uint32_t v)
+{
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+#endif
+#endif
