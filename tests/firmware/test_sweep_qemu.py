@@ -24,7 +24,10 @@ from compiler_support import differences_on_device  # noqa: E402
 BOARD = "mps2-an500"
 SWEEP = sorted((Path(__file__).resolve().parent.parent / "models" / "ops").glob("*.tflite"))
 # The sweep's models microbuild refuses on purpose (their tests check the messages).
-REFUSED = {"float_dense", "while_loop"}
+REFUSED = {"while_loop"}
+# float32 models are compared on Arm with TFLM built for Arm (tests/firmware/
+# test_float_sweep_qemu.py), not with TFLM-Python: fused multiply-adds differ from x86's.
+FLOAT = {"float_dense"}
 CHUNKS = 4
 INPUT_SETS = 3
 
@@ -32,6 +35,8 @@ INPUT_SETS = 3
 def _compilable() -> list[Path]:
     models, refused = [], set()
     for path in SWEEP:
+        if path.stem in FLOAT:
+            continue
         try:
             compile_model(path)
         except ModelError:
