@@ -104,6 +104,63 @@ def lstm(name, batch, steps, depth, units, cell_clip=0.0, time_major=False, seed
     save(f"float/{name}.tflite", b.build([x], [y]))
 
 
+PADDING = {"SAME": 0, "VALID": 1}
+
+
+def conv(name, opcode, in_shape, filter_hw, out_c, stride=1, padding="SAME", dilation=1,
+         activation="NONE", bias=True, groups=1, seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, c = in_shape
+    b = ModelBuilder()
+    x = b.tensor("x", in_shape, "float32")
+    fh, fw = filter_hw
+    if opcode == "CONV_2D":
+        f = b.constant("f", _weights(rng, (out_c, fh, fw, c // groups), 1 / np.sqrt(fh * fw * c)))
+    else:
+        f = b.constant("f", _weights(rng, (1, fh, fw, out_c), 1 / np.sqrt(fh * fw)))
+    bias_t = b.constant("bias", _weights(rng, (out_c,), 0.3)) if bias else -1
+    eff_h, eff_w = (fh - 1) * dilation + 1, (fw - 1) * dilation + 1
+    if padding == "SAME":
+        oh, ow = -(-h // stride), -(-w // stride)
+    else:
+        oh, ow = (h - eff_h) // stride + 1, (w - eff_w) // stride + 1
+    y = b.tensor("y", (n, oh, ow, out_c), "float32")
+    common = dict(padding=PADDING[padding], strideH=stride, strideW=stride,
+                  dilationHFactor=dilation, dilationWFactor=dilation,
+                  fusedActivationFunction=ACT[activation])
+    if opcode == "CONV_2D":
+        b.operator(opcode, [x, f, bias_t], [y], "Conv2DOptions", **common)
+    else:
+        b.operator(opcode, [x, f, bias_t], [y], "DepthwiseConv2DOptions",
+                   depthMultiplier=out_c // c, **common)
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
+def pool(name, opcode, in_shape, window, stride, padding="SAME", activation="NONE"):
+    n, h, w, c = in_shape
+    b = ModelBuilder()
+    x = b.tensor("x", in_shape, "float32")
+    if padding == "SAME":
+        oh, ow = -(-h // stride), -(-w // stride)
+    else:
+        oh, ow = (h - window) // stride + 1, (w - window) // stride + 1
+    y = b.tensor("y", (n, oh, ow, c), "float32")
+    b.operator(opcode, [x], [y], "Pool2DOptions", padding=PADDING[padding], strideH=stride,
+               strideW=stride, filterHeight=window, filterWidth=window,
+               fusedActivationFunction=ACT[activation])
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
+def concatenation(name):
+    b = ModelBuilder()
+    a = b.tensor("a", (2, 3, 4), "float32")
+    c = b.tensor("c", (2, 5, 4), "float32")
+    y = b.tensor("y", (2, 8, 4), "float32")
+    b.operator("CONCATENATION", [a, c], [y], "ConcatenationOptions", axis=1,
+               fusedActivationFunction=0)
+    save(f"float/{name}.tflite", b.build([a, c], [y]))
+
+
 def reshape(name):
     b = ModelBuilder()
     x = b.tensor("x", (2, 3, 4), "float32")
@@ -135,6 +192,24 @@ def models() -> None:
     cast("cast_s16_f32", "int16", "float32")
     cast("cast_f32_s32", "float32", "int32")
     reshape("reshape")
+    concatenation("concatenation")
+    conv("conv_same_relu", "CONV_2D", (1, 7, 6, 3), (3, 3), 5, activation="RELU", seed=11)
+    conv("conv_valid_stride2_nobias", "CONV_2D", (2, 9, 8, 4), (3, 2), 6, stride=2,
+         padding="VALID", bias=False, seed=12)
+    conv("conv_dilated_relu6", "CONV_2D", (1, 8, 8, 2), (3, 3), 4, dilation=2,
+         activation="RELU6", seed=13)
+    conv("conv_pointwise_grouped", "CONV_2D", (1, 4, 5, 8), (1, 1), 6, groups=2, seed=14)
+    conv("depthwise_same", "DEPTHWISE_CONV_2D", (1, 6, 7, 4), (3, 3), 4, seed=15)
+    conv("depthwise_mult2_stride2_relu", "DEPTHWISE_CONV_2D", (1, 9, 9, 3), (3, 3), 6,
+         stride=2, activation="RELU", seed=16)
+    # With a bias: TFLM-Python's float DEPTHWISE_CONV_2D without one crashes (segmentation
+    # fault) on this model.
+    conv("depthwise_valid_dilated", "DEPTHWISE_CONV_2D", (1, 8, 7, 2), (2, 3), 2, dilation=2,
+         padding="VALID", seed=17)
+    pool("average_pool_same", "AVERAGE_POOL_2D", (1, 7, 7, 3), 3, 2)
+    pool("average_pool_valid_relu6", "AVERAGE_POOL_2D", (2, 6, 6, 2), 2, 2, "VALID", "RELU6")
+    pool("max_pool_same", "MAX_POOL_2D", (1, 5, 6, 4), 3, 2)
+    pool("max_pool_valid", "MAX_POOL_2D", (1, 8, 8, 2), 2, 2, "VALID")
     lstm("lstm", 1, 6, 5, 7, seed=8)
     lstm("lstm_batch2_clip", 2, 4, 3, 6, cell_clip=0.75, seed=9)
     lstm("lstm_time_major", 2, 3, 4, 5, time_major=True, seed=10)
