@@ -183,6 +183,7 @@ def models() -> None:
     binary("div", "DIV", (2, 9), (2, 9), (2, 9))
     binary("minimum_broadcast", "MINIMUM", (3, 4), (4,), (3, 4), constant_b=True, seed=7)
     binary("maximum", "MAXIMUM", (12,), (12,), (12,))
+    binary("squared_difference_broadcast", "SQUARED_DIFFERENCE", (2, 5), (1, 5), (2, 5))
     unary("logistic", "LOGISTIC", (3, 21), scale=20.0)
     unary("tanh", "TANH", (50,), scale=6.0)
     unary("relu", "RELU", (2, 10))
