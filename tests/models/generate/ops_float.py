@@ -187,6 +187,12 @@ def models() -> None:
     unary("logistic", "LOGISTIC", (3, 21), scale=20.0)
     unary("tanh", "TANH", (50,), scale=6.0)
     unary("relu", "RELU", (2, 10))
+    unary("exp", "EXP", (3, 11), scale=12.0)
+    unary("neg", "NEG", (9,))
+    unary("abs", "ABS", (4, 6))
+    # LOG and RSQRT of |x| (and of x < 0 too: NaN, as TFLM's).
+    unary("log", "LOG", (40,), scale=50.0)
+    unary("rsqrt", "RSQRT", (33,), scale=3.0)
     unary("relu6", "RELU6", (2, 10), scale=8.0)
     unary("softmax", "SOFTMAX", (3, 10), scale=30.0, options="SoftmaxOptions", beta=1.0)
     unary("softmax_beta", "SOFTMAX", (2, 17), scale=4.0, options="SoftmaxOptions", beta=0.37)
