@@ -199,7 +199,8 @@ class UnidirectionalSequenceLstm(OpLowering):
                 reasons.append(f"{role} '{tensor.name}' is not a variable tensor; TFLM requires "
                                "one")
         if len(x.shape) != 3:
-            return reasons + [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a rank-3 input"]
+            return reasons + [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a "
+                              "rank-3 input"]
         batches, steps, units, depth = self._sizes(op, graph)
         for gate in GATES:
             for w, shape in ((t[INPUT_WEIGHTS[gate]], (units, depth)),
