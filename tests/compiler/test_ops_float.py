@@ -18,7 +18,7 @@ MODELS = sorted(FLOAT_DIR.glob("*.tflite"))
 def test_the_float_sweep_covers_every_float_kernel():
     names = {p.stem for p in MODELS}
     for prefix in ("fc_", "add", "sub", "mul", "div", "minimum", "maximum", "logistic", "tanh",
-                   "relu", "softmax", "cast_", "reshape", "lstm", "concatenation", "squared_difference", "exp", "log", "neg", "abs", "rsqrt", "conv_",
+                   "relu", "softmax", "cast_", "reshape", "lstm", "concatenation", "pad", "squared_difference", "exp", "log", "neg", "abs", "rsqrt", "conv_",
                    "depthwise_", "average_pool", "max_pool"):
         assert any(n.startswith(prefix) for n in names), prefix
 

@@ -161,6 +161,19 @@ def concatenation(name):
     save(f"float/{name}.tflite", b.build([a, c], [y]))
 
 
+def pad(name, opcode, in_shape, paddings, value=None):
+    b = ModelBuilder()
+    x = b.tensor("x", in_shape, "float32")
+    pads = b.constant("paddings", np.array(paddings, np.int32))
+    out_shape = tuple(d + lo + hi for d, (lo, hi) in zip(in_shape, paddings))
+    inputs = [x, pads]
+    if value is not None:
+        inputs.append(b.constant("value", np.array(value, np.float32)))
+    y = b.tensor("y", out_shape, "float32")
+    b.operator(opcode, inputs, [y])
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
 def reshape(name):
     b = ModelBuilder()
     x = b.tensor("x", (2, 3, 4), "float32")
@@ -200,6 +213,8 @@ def models() -> None:
     cast("cast_f32_s32", "float32", "int32")
     reshape("reshape")
     concatenation("concatenation")
+    pad("pad", "PAD", (1, 4, 5, 3), [[0, 0], [1, 2], [2, 0], [0, 1]])
+    pad("padv2_value", "PADV2", (3, 4), [[1, 1], [0, 3]], value=-2.5)
     conv("conv_same_relu", "CONV_2D", (1, 7, 6, 3), (3, 3), 5, activation="RELU", seed=11)
     conv("conv_valid_stride2_nobias", "CONV_2D", (2, 9, 8, 4), (3, 2), 6, stride=2,
          padding="VALID", bias=False, seed=12)
