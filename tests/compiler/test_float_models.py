@@ -68,3 +68,28 @@ def test_float_model_header_types_its_tensors_float(tmp_path):
     # The LSTM's two states (20 floats each) live in the state buffer.
     assert compiled.state_bytes >= 2 * 20 * 4
 
+
+
+def test_run_command_takes_a_float_input_file_and_gives_tflms_floats(tmp_path, capsys):
+    """`microbuild run --input x.npy` on the host board with a float model: the outputs are TFLM's
+    floats; a float64 file is refused in one line that does not talk about quantizing."""
+    import json
+
+    from microbuild import cli
+
+    model = shared_model("hello_world_float")
+    x = np.array([[1.25]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    status = cli.main(["run", "--board", "host", "--model", str(model), "--executor", "aot",
+                       "--input", str(tmp_path / "x.npy"), "--json", "-o", str(tmp_path / "fw")])
+    document = json.loads(capsys.readouterr().out)
+    assert status == 0
+    (output,) = document["run"]["models"][model.stem]["outputs"]
+    want = run_tflm_many(model, [[x]])[0][0]
+    assert np.array_equal(np.array(output["values"], np.float32), want.reshape(-1))
+    np.save(tmp_path / "wide.npy", x.astype(np.float64))
+    assert cli.main(["run", "--board", "host", "--model", str(model), "--executor", "aot",
+                     "--input", str(tmp_path / "wide.npy"), "-o", str(tmp_path / "fw")]) != 0
+    err = capsys.readouterr().err
+    assert "dtype is float64, but input" in err and "float32" in err
+    assert "quantize" not in err and "Traceback" not in err
