@@ -22,9 +22,7 @@ from microbuild.compiler.tflm_ops import TFLM_BUILTIN_OPS, TFLM_CUSTOM_OPS
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
-# Float tensors of an integer operator are allowed at the graph's edges, where QUANTIZE and
-# DEQUANTIZE convert them; float32 operators (lowerings whose dtypes have float32) take them
-# anywhere.
+# Float tensors are only allowed at the edges, where QUANTIZE/DEQUANTIZE convert them.
 _FLOAT_EDGE_OPS = {"input": "QUANTIZE", "output": "DEQUANTIZE"}
 
 # Operators whose second input is a weight tensor: float weights mean a float model, int8 weights
