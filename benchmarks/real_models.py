@@ -13,6 +13,11 @@ on the command line, it records:
 - instructions per inference on mps2-an500 (`-icount shift=0`: timer ticks x 1e9 / timer Hz)
   with the reference kernels and the defaults.
 
+A float32 model (the "float32" column) is compared on mps2-an500 with TFLM built for the Cortex-M7
+(the anchor firmware in ../shared/anchors/tflm, whose fused multiply-adds differ from x86's), each
+input set from reset state as that firmware runs it; its instructions per inference are shown
+beside ours.
+
 Writes benchmarks/results/real_models.json and .md and prints the table.
 
     .venv/bin/python benchmarks/real_models.py [FOLDER_OR_MODEL ...] [--no-qemu] [--sets N]
@@ -44,7 +49,23 @@ from microbuild.model.reader import read_model  # noqa: E402
 
 RESULTS = HERE / "results"
 SHARED = ROOT.parent / "shared" / "models"
+ANCHORS = ROOT.parent / "shared" / "anchors" / "tflm"
 BOARD = "mps2-an500"
+
+
+def _computes_in_float32(graph) -> bool:
+    return any(graph.tensors[t].dtype == "float32" for op in graph.operators
+               if op.opcode not in ("QUANTIZE", "DEQUANTIZE") for t in op.outputs)
+
+
+def _tflm_on_arm(model: Path, sets) -> tuple[list, int]:
+    """TFLM's outputs for each input set (each from a fresh interpreter) and its instructions
+    per inference, from the anchor firmware with TFLM's reference kernels on mps2-an500."""
+    sys.path.insert(0, str(ANCHORS))
+    import run as anchor
+
+    results = [anchor.run(str(model), BOARD, "ref", inputs=x) for x in sets]
+    return [r["outputs"] for r in results], min(r["instructions"] for r in results)
 
 
 def find_models(args: list[str]) -> list[Path]:
@@ -60,15 +81,18 @@ def _equal(got: list[list[np.ndarray]], want: list[list[np.ndarray]]) -> bool:
                for gs, ws in zip(got, want) for a, b in zip(gs, ws))
 
 
-def _on_board(model: Path, sets, expected, kernels: str, work: Path) -> dict:
+def _on_board(model: Path, sets, expected, kernels: str, work: Path,
+              from_reset: bool = False) -> dict:
     """Outputs equal to TFLM's, and instructions of one inference, with 'reference' or
-    'default' kernels."""
+    'default' kernels; ``from_reset``: each input set starts from reset state."""
     variants = {"m": {"*": "reference"}} if kernels == "reference" else None
     build = api.build_firmware(BOARD, {"m": str(model)}, work / kernels, executor="rpc",
                                model_variants=variants)
     with api.connect(BOARD, build, timeout=120) as dev:
         got, ticks = [], None
         for x in sets:
+            if from_reset:
+                dev.reset("m")
             outputs, t = dev.run_timed("m", x)
             got.append(outputs)
             ticks = t if ticks is None else min(ticks, t)
@@ -89,15 +113,20 @@ def measure(model: Path, n_sets: int, qemu: bool) -> dict:
         row["why"] = " / ".join(line.strip() for line in str(err).splitlines()[1:4])
         return row
     row.update(compiled=True, workspace=compiled.workspace_bytes, weights=compiled.weights_bytes,
-               state=compiled.state_bytes, notes=compiled.summary()["notes"])
+               state=compiled.state_bytes, notes=compiled.summary()["notes"],
+               float32=_computes_in_float32(graph))
     sets = random_inputs(model, n_sets, seed=0)
     expected = run_tflm_many(model, sets)
     with tempfile.TemporaryDirectory(prefix="mb-real-") as tmp:
         row["host_bit_exact"] = _equal(run_on_host(model, sets, workdir=Path(tmp)), expected)
+        on_arm = expected
+        if qemu and row["float32"] and (ANCHORS / "run.py").is_file():
+            on_arm, row["tflm_an500_instructions"] = _tflm_on_arm(model, sets)
         if qemu:
             for kernels in ("reference", "default"):
                 try:
-                    result = _on_board(model, sets, expected, kernels, Path(tmp))
+                    result = _on_board(model, sets, on_arm, kernels, Path(tmp),
+                                       from_reset=on_arm is not expected)
                 except MicrobuildError as err:
                     result = {"error": str(err).splitlines()[0]}
                 row[f"an500_{kernels}"] = result
@@ -120,13 +149,14 @@ def markdown(rows: list[dict]) -> str:
         for r in rows)
     lines = [f"# Real models: {compiled} of {len(rows)} compile, {exact} bit-exact with TFLM "
              f"on host and {BOARD}", "",
-             "| model | operators | compiled | bit-exact host / an500 ref / an500 default | "
-             "RAM: workspace + state / TFLM arena | instructions reference -> default (an500) |",
-             "|---|---|---|---|---|---|"]
+             "| model | operators | compiled | float32 | bit-exact host / an500 ref / an500 "
+             "default | RAM: workspace + state / TFLM arena | instructions reference -> default "
+             "(an500) | TFLM float instructions (an500) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ops = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in r.get("operators", {}).items())
         if not r.get("compiled"):
-            lines.append(f"| {r['model']} | {ops} | no: {r.get('why', '')} | | | |")
+            lines.append(f"| {r['model']} | {ops} | no: {r.get('why', '')} | | | | | |")
             continue
         ref, default = r.get("an500_reference", {}), r.get("an500_default", {})
         exact = " / ".join(_yes(v) for v in (r.get("host_bit_exact"), ref.get("bit_exact"),
@@ -141,7 +171,12 @@ def markdown(rows: list[dict]) -> str:
                      f"({default['instructions'] / ref['instructions']:.3f}x)")
         else:
             speed = ref.get("error") or default.get("error") or "-"
-        lines.append(f"| {r['model']} | {ops} | yes | {exact} | {memory} | {speed} |")
+        tflm = r.get("tflm_an500_instructions")
+        versus = "-"
+        if tflm and "instructions" in default:
+            versus = f"{tflm:,} (default {default['instructions'] / tflm:.2f}x)"
+        lines.append(f"| {r['model']} | {ops} | yes | {'yes' if r.get('float32') else ''} | "
+                     f"{exact} | {memory} | {speed} | {versus} |")
     return "\n".join(lines) + "\n"
 
 

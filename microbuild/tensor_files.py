@@ -29,10 +29,14 @@ def _describe(spec: TensorSpec) -> str:
 
 def _check(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
     if array.dtype != np.dtype(spec.dtype):
+        # A float32 input (a float model) takes the values as they are; an integer one wants
+        # float data quantized first.
+        how = ("" if spec.dtype.startswith("float") or not spec.scale else
+               f" — quantize float data with scale {spec.scale:g} and zero point "
+               f"{spec.zero_point}")
         raise TensorFileError(
             f"{where}: dtype is {array.dtype}, but input '{spec.name}' is {_describe(spec)}; "
-            f"convert it (e.g. numpy: x.astype(np.{spec.dtype})) — quantize float data with "
-            f"scale {spec.scale:g} and zero point {spec.zero_point}")
+            f"convert it (e.g. numpy: x.astype(np.{spec.dtype})){how}")
     if tuple(array.shape) != tuple(spec.shape):
         raise TensorFileError(
             f"{where}: shape is {list(array.shape)}, but input '{spec.name}' is "

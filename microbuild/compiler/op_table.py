@@ -31,9 +31,15 @@ class OperatorRow:
     variants: tuple[str, ...]  # fast kernel variants beside the reference
     in_tflm: bool
 
+    @property
+    def float32(self) -> bool:
+        """The kernel runs float32 models' operators (the lowering takes float32 tensors)."""
+        return self.status == "kernel" and "float32" in self.dtypes
+
     def to_dict(self) -> dict:
         return {"opcode": self.opcode, "status": self.status, "dtypes": list(self.dtypes),
-                "folds": self.folds, "variants": list(self.variants), "in_tflm": self.in_tflm}
+                "float32": self.float32, "folds": self.folds, "variants": list(self.variants),
+                "in_tflm": self.in_tflm}
 
 
 def operator_rows() -> list[OperatorRow]:
@@ -61,12 +67,14 @@ def markdown_table(rows: list[OperatorRow] | None = None) -> str:
              f"{counts['kernel']} operators compile to a kernel, {counts['compile time']} are "
              f"evaluated at compile time, {counts['not yet']} are not supported yet.",
              "",
-             "| operator | microbuild | run-time types | folded when constant | fast variants |",
-             "|---|---|---|---|---|"]
+             "| operator | microbuild | run-time types | float32 | folded when constant | "
+             "fast variants |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         status = r.status + ("" if r.in_tflm else " (not in TFLM)")
         lines.append(f"| {r.opcode} | {status} | {', '.join(r.dtypes)} | "
-                     f"{'yes' if r.folds else ''} | {', '.join(r.variants)} |")
+                     f"{'yes' if r.float32 else ''} | {'yes' if r.folds else ''} | "
+                     f"{', '.join(r.variants)} |")
     lines.append(README_END)
     return "\n".join(lines)
 

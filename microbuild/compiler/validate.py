@@ -3,8 +3,9 @@
 Every problem is collected first and reported in one :class:`ModelError`, so a user fixing a model
 sees the whole list at once rather than one error per attempt:
 
-- a float or hybrid (dynamic-range) quantized model gets one short message saying how to
-  quantize it, not one line per tensor;
+- a hybrid (dynamic-range) quantized model, which TFLM refuses too, gets one short message
+  saying how to quantize it fully, not one line per tensor (float32 models compile: every
+  operator whose lowering takes float32);
 - an operator microbuild has no kernel for is named once per opcode with the indices of its
   operators, and the message says whether TFLM has a kernel for it (if not, the model would not
   run on a microcontroller in TFLM either);
@@ -26,6 +27,12 @@ from microbuild.model.ir import Graph, Operator
 _WEIGHTED_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV",
                            "BATCH_MATMUL", "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF"})
 
+# When some operator of a float model has no float32 kernel here.
+_FLOAT_HINT = ("hint: `microbuild ops` lists the operators microbuild compiles in float32; "
+               "quantizing the model to int8 (converter.optimizations = [tf.lite.Optimize.DEFAULT] "
+               "with a representative dataset) also makes it smaller and faster on a "
+               "microcontroller")
+
 _QUANTIZE_HINT = (
     "hint: convert with full integer quantization: converter.optimizations = "
     "[tf.lite.Optimize.DEFAULT], converter.representative_dataset = <a generator of ~100 real "
@@ -39,9 +46,10 @@ def check_graph(graph: Graph) -> None:
     if graph.subgraph_count > 1:
         _refuse(where, [f"the model has {graph.subgraph_count} subgraphs; only single-subgraph "
                         "models are supported (control flow such as WHILE/IF needs more)"])
-    float_kind = _float_model_kind(graph)
-    if float_kind is not None:
-        raise ModelError(f"{where}: {float_kind}; microbuild compiles int8-quantized models.\n"
+    hybrid = _hybrid_model_kind(graph)
+    if hybrid is not None:
+        raise ModelError(f"{where}: {hybrid}; TFLM refuses such models and so does microbuild: "
+                         "it compiles float32 and integer-quantized models.\n"
                          f"{_QUANTIZE_HINT}")
 
     missing: dict[str, list[int]] = {}  # opcode (or custom code) -> model op indices
@@ -75,7 +83,7 @@ def check_graph(graph: Graph) -> None:
         hints.append("hint: `microbuild ops` lists every TFLM operator and whether microbuild "
                      "compiles it")
     if float_problem:
-        hints.append(_QUANTIZE_HINT)
+        hints.append(_FLOAT_HINT)
     _refuse(where, lines, hints)
 
 
@@ -123,8 +131,9 @@ def _missing_line(name: str, indices: list[int]) -> str:
     return f"{name} ({where}): {tflm}"
 
 
-def _float_model_kind(graph: Graph) -> str | None:
-    """'this is a float model (...)' or the hybrid equivalent, or None for a quantized model."""
+def _hybrid_model_kind(graph: Graph) -> str | None:
+    """'this is a dynamic-range ("hybrid") quantized model ...', or None for a float32 or an
+    integer-quantized model."""
     computing = [op for op in graph.operators if op.opcode not in ("QUANTIZE", "DEQUANTIZE")]
     if not computing:
         return None
@@ -143,9 +152,6 @@ def _float_model_kind(graph: Graph) -> str | None:
     if hybrid:
         return (f"this is a dynamic-range (\"hybrid\") quantized model: {len(hybrid)} operators "
                 "have int8 weights but compute on float32 activations")
-    if len(float_ops) * 2 >= len(computing):
-        return (f"this is a float model: {len(float_ops)} of its {len(computing)} operators "
-                "compute in float32")
     return None
 
 

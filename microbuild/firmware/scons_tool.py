@@ -660,7 +660,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{link_map.abspath}"]
     # Archives after the objects that use them: the linker pulls members in one pass.
     elf = fenv.Program(out_dir.File(elf_name), runtime[:-1] + objects + runtime[-1:] + extra,
-                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="",
+                       LINKFLAGS=linkflags, LIBS=list(setup.system_libs), PROGSUFFIX="",
                        MICROBUILD_NOTE_MODELS=list(models), MICROBUILD_NOTE_EXECUTOR=executor,
                        **link)
     # The firmware's note (board, build id, models, executor): added to the ELF right after the

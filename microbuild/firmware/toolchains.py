@@ -68,6 +68,9 @@ class ToolchainSetup:
     asflags: list[str]
     linkflags: list[str]
     libs: list[str] = field(default_factory=list)  # library names or absolute paths of archives
+    # Libraries linked by name (-l) after everything else: the C library's libm, for the
+    # float32 kernels' expf/tanhf/logf (TFLM's std::exp and friends are the same functions).
+    system_libs: list[str] = field(default_factory=lambda: ["m"])
     startup: list[str] = field(default_factory=list)  # runtime/-relative start-up sources
     uses_linker_script: bool = True
     # With uses_linker_script False: the toolchain's own default linker script is kept, and
@@ -234,7 +237,8 @@ class ClangArm(_Family):
             cflags=cpu + includes + COMMON_CFLAGS + list(tc.cflags),
             asflags=cpu,
             linkflags=cpu + ["-fuse-ld=lld", "-nostdlib", "-Wl,--gc-sections"] + list(tc.ldflags),
-            libs=[str(libc), str(libgcc)],
+            libs=[str(libc), str(libgcc)],  # picolibc's libc.a has the math functions
+            system_libs=[],
             startup=list(STARTUP_SOURCES[self.name]))
 
 

@@ -274,7 +274,7 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     if ld is not None:
         linkflags += [f"-T{ld.abspath}", f"-Wl,-Map,{benv.File(target + '.map').abspath}"]
     elf = benv.Program(elf_path, objects + [benv.File(lib) for lib in setup.libs],
-                       LINKFLAGS=linkflags, LIBS=[], PROGSUFFIX="")
+                       LINKFLAGS=linkflags, LIBS=list(setup.system_libs), PROGSUFFIX="")
     if ld is not None:
         benv.Depends(elf, ld)
         benv.SideEffect(f"{target}.map", elf)
@@ -406,7 +406,8 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
 
     env.Append(CCFLAGS=flags(setup.cflags), ASFLAGS=flags(setup.asflags),
                ASPPFLAGS=flags(setup.asflags), LINKFLAGS=flags(setup.linkflags),
-               CPPDEFINES=list(setup.cppdefines), LIBS=list(setup.libs),
+               CPPDEFINES=list(setup.cppdefines),
+               LIBS=list(setup.libs) + list(setup.system_libs),
                CPPPATH=[str(folder), f"{runtime}/include"])
     if "ld" in generated:
         # -Wl,-T: PlatformIO then adds no -T of its own (the official board's default script).

@@ -156,7 +156,7 @@ def generate(spec, files: ProjectFiles):
         objcopy=setup.objcopy or "objcopy", generated=GENERATED_DIR, runtime=runtime,
         cflags=_flags(setup.cflags + [f"-D{d}" for d in setup.cppdefines]),
         asflags=_flags(setup.asflags), ldflags=_flags(ldflags),
-        ldlibs=_flags(setup.libs),
+        ldlibs=_flags(list(setup.libs) + [f"-l{lib}" for lib in setup.system_libs]),
         sources=" \\\n".join(f"    {s}" for s in sources),
         firmware=firmware, firmware_file=firmware.replace("$(BUILD)", "build"),
         images_note=(" (+ .bin, .hex and .uf2)" if images and uf2 else

@@ -186,7 +186,7 @@ def build_on_host(model_path: str | Path, cc: str = "gcc", workdir: str | Path |
     sources.append(out / "main.c")
     binary = out / "model_test"
     command = [cc, *CFLAGS, f"-I{out}", *(f"-I{d}" for d in model.include_dirs),
-               *map(str, sources), "-o", str(binary)]
+               *map(str, sources), "-o", str(binary), "-lm"]  # expf/tanhf of float kernels
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise AssertionError(f"{cc} failed to compile the C generated for {model_path} "

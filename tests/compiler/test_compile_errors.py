@@ -55,11 +55,21 @@ def test_every_unsupported_op_is_listed_once_per_opcode_with_tflms_status():
     assert lines[-1].startswith("hint: `microbuild ops`")
 
 
-def test_float_model_is_refused_in_one_short_message_with_a_quantization_hint():
-    message = _message(OPS_DIR / "float_dense.tflite")
-    lines = message.splitlines()
-    assert "this is a float model: 1 of its 1 operators compute in float32" in lines[0]
-    assert len(lines) == 2 and "TFLITE_BUILTINS_INT8" in lines[1]
+def test_float_model_compiles_with_float_tensors_in_its_header():
+    model = compile_model(OPS_DIR / "float_dense.tflite")
+    assert [s.dtype for s in model.inputs + model.outputs] == ["float32", "float32"]
+
+
+def test_float_op_without_a_float_kernel_is_named_with_a_float_hint():
+    b = ModelBuilder()
+    x = b.tensor("x", (1, 8), "float32")
+    y = b.tensor("y", (1, 8), "float32")
+    b.operator("HARD_SWISH", [x], [y])
+    lines = _message(b.build([x], [y])).splitlines()
+    assert any(line.startswith("  HARD_SWISH (op 0): has float32 tensors at run time")
+               for line in lines), lines
+    assert lines[-1].startswith("hint: `microbuild ops` lists the operators microbuild compiles "
+                                "in float32")
 
 
 def test_hybrid_model_is_named_as_such():

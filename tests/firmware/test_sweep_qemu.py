@@ -30,7 +30,10 @@ from ops_quantize import model_names as _quantize_models  # noqa: E402
 
 SWEEP = [p for p in SWEEP if p.stem not in _quantize_models()]
 # The sweep's models microbuild refuses on purpose (their tests check the messages).
-REFUSED = {"float_dense", "while_loop"}
+REFUSED = {"while_loop"}
+# float32 models are compared on Arm with TFLM built for Arm (tests/firmware/
+# test_float_sweep_qemu.py), not with TFLM-Python: fused multiply-adds differ from x86's.
+FLOAT = {"float_dense"}
 CHUNKS = 4
 INPUT_SETS = 3
 
@@ -38,6 +41,8 @@ INPUT_SETS = 3
 def _compilable() -> list[Path]:
     models, refused = [], set()
     for path in SWEEP:
+        if path.stem in FLOAT:
+            continue
         try:
             compile_model(path)
         except ModelError:

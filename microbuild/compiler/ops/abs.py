@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.elementwise import f32, same_shape_reasons
+from microbuild.compiler.f32 import is_float32, unary as unary_f32
 from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import LutLowering
 from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
@@ -41,11 +42,13 @@ def abs_values(values: np.ndarray, src: Tensor, dst: Tensor) -> np.ndarray:
 @register
 class Abs(LutLowering):
     opcode = "ABS"
-    dtypes = frozenset({"int8", "int16"})
-    kernel_sources = LutLowering.kernel_sources + ("abs.c",)
-    headers = LutLowering.headers + ("microbuild/kernels/abs.h",)
+    dtypes = frozenset({"int8", "int16", "float32"})
+    kernel_sources = unary_f32.KERNEL_SOURCES + LutLowering.kernel_sources + ("abs.c",)
+    headers = LutLowering.headers + (unary_f32.HEADER, "microbuild/kernels/abs.h")
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return unary_f32.reasons(op, graph)
         if op.inputs and op.inputs[0] >= 0 and graph.tensor(op.inputs[0]).dtype == "int16":
             if len(op.inputs) != 1 or len(op.outputs) != 1:
                 return ["expects one input and one output"]
@@ -74,6 +77,8 @@ class Abs(LutLowering):
         return [abs_values(src.data, src, dst).reshape(dst.shape)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return unary_f32.emit(op, graph, ctx)
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         if src.dtype != "int16":
             return super().emit(op, graph, ctx)

@@ -16,6 +16,7 @@ from microbuild.compiler.elementwise import (
     plan_broadcast,
 )
 from microbuild.compiler import int32_arith
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier_smaller_than_one
 from microbuild.compiler.variants import KernelVariant
@@ -51,8 +52,9 @@ def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 class Add(OpLowering):
     opcode = "ADD"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = ("add.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    headers = ("microbuild/kernels/add.h", int32_arith.HEADER)
+    kernel_sources = (("add.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+                      + arith_f32.KERNEL_SOURCES)
+    headers = ("microbuild/kernels/add.h", int32_arith.HEADER, arith_f32.HEADER)
     # Every variant walks broadcasts like the reference (a stride-0 operand is rescaled once per
     # run); their exactness argument needs LEFT_SHIFT < 23 (add_portable.c).
     variants = (
@@ -71,11 +73,13 @@ class Add(OpLowering):
             description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
     )
 
-    dtypes = frozenset({"int8", "int16", "int32"})
+    dtypes = frozenset({"int8", "int16", "int32", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if int32_arith.is_int32(op, graph):
             return int32_arith.int32_reasons(op, graph)
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -97,6 +101,8 @@ class Add(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if int32_arith.is_int32(op, graph):
             return int32_arith.emit_int32(op, graph, ctx)
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,

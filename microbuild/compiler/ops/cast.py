@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import cast as cast_f32
 from microbuild.compiler.ops.base import ANY_DTYPE, EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
@@ -22,8 +23,8 @@ RUNTIME_TYPES = {"int8": -1, "uint8": 1, "int16": -2, "int32": -4, "uint32": 4}
 @register
 class Cast(OpLowering):
     opcode = "CAST"
-    kernel_sources = ("cast.c",)
-    headers = ("microbuild/kernels/cast.h",)
+    kernel_sources = ("cast.c",) + cast_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/cast.h", cast_f32.HEADER)
     # Every type passes the generic check; check() names what cannot run on the device.
     dtypes = ANY_DTYPE
 
@@ -34,16 +35,20 @@ class Cast(OpLowering):
         src, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons = []
         for role, t in (("input", src), ("output", out)):
-            if t.dtype not in RUNTIME_TYPES:
+            if t.dtype not in RUNTIME_TYPES and t.dtype != "float32":
                 reasons.append(f"{role} is {t.dtype}; microbuild casts between "
-                               f"{', '.join(RUNTIME_TYPES)} at run time (other types only on "
-                               "constants, at compile time)")
+                               f"{', '.join(RUNTIME_TYPES)} and float32 at run time (other "
+                               "types only on constants, at compile time)")
         if src.num_elements != out.num_elements:
             reasons.append(f"input has {src.num_elements} elements, output {out.num_elements}")
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         src, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+        if "float32" in (src.dtype, out.dtype):
+            return cast_f32.emit(ctx.ptr(op.inputs[0]), RUNTIME_TYPES.get(src.dtype),
+                                 ctx.ptr(op.outputs[0]), RUNTIME_TYPES.get(out.dtype),
+                                 out.num_elements)
         return (f"mb_cast_int({ctx.ptr(op.inputs[0])}, {RUNTIME_TYPES[src.dtype]}, "
                 f"{ctx.ptr(op.outputs[0])}, {RUNTIME_TYPES[out.dtype]}, {out.num_elements});")
 

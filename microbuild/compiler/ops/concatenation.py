@@ -31,7 +31,8 @@ class Concatenation(OpLowering):
     headers = ("microbuild/kernels/concatenation.h",)
     # The kernel moves bytes: int16 (16x8 models) and int32 (non-quantized, e.g. the audio
     # front end's spectrum) blocks are passed in bytes.
-    dtypes = frozenset({"int8", "int16", "int32"})
+    # float32 (a float model's) blocks too: TFLM copies them as they are.
+    dtypes = frozenset({"int8", "int16", "int32", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = []
@@ -42,11 +43,12 @@ class Concatenation(OpLowering):
         if reasons:
             return reasons
         out = graph.tensor(op.outputs[0])
-        raw = out.dtype == "int32"  # plain integers: TFLM copies them, nothing is quantized
+        # Plain integers and floats: TFLM copies them, nothing is quantized.
+        raw = out.dtype in ("int32", "float32")
         if raw:
             reasons += [f"input {k} '{graph.tensor(i).name}' is {graph.tensor(i).dtype}; the "
-                        "output is int32" for k, i in enumerate(op.inputs)
-                        if graph.tensor(i).dtype != "int32"]
+                        f"output is {out.dtype}" for k, i in enumerate(op.inputs)
+                        if graph.tensor(i).dtype != out.dtype]
         else:
             reasons += activation_reasons("output", out, dtypes=("int8", "int16"))
             for k, i in enumerate(op.inputs):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.fusion import RESIDUAL_ADD
+from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
@@ -219,15 +220,17 @@ VARIANTS = (
 @register
 class Conv2D(OpLowering):
     opcode = "CONV_2D"
-    kernel_sources = ("conv2d.c", "conv2d_s16.c")
-    headers = ("microbuild/kernels/conv2d.h",)
+    kernel_sources = ("conv2d.c", "conv2d_s16.c") + spatial_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/conv2d.h", spatial_f32.HEADER)
     variants = VARIANTS
-    dtypes = frozenset({"int8", "int16"})
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (2, 3))
         if reasons or op.inputs[0] < 0 or op.inputs[1] < 0:
             return reasons or ["input or filter is missing"]
+        if is_float32(op, graph):
+            return spatial_f32.reasons(op, graph)
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
@@ -254,10 +257,14 @@ class Conv2D(OpLowering):
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """Every CONV_2D kernel walks output pixels in order (the GEMM ones two at a time): the
         output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
+        if is_float32(op, graph):
+            return None  # the float kernel is not analysed for overlapping buffers
         w = graph.tensor(op.inputs[1])
         return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return spatial_f32.emit(op, graph, ctx)
         if graph.tensor(op.inputs[0]).dtype == "int16":
             return emit_s16(self, op, graph, ctx, "mb_conv2d_s16", "mb_conv2d_s8_params",
                             depthwise=False)

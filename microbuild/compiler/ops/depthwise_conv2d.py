@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.variants import KernelVariant, Refusal
@@ -146,15 +147,17 @@ VARIANTS = (
 @register
 class DepthwiseConv2D(OpLowering):
     opcode = "DEPTHWISE_CONV_2D"
-    kernel_sources = ("depthwise_conv2d.c", "conv2d_s16.c")
-    dtypes = frozenset({"int8", "int16"})
-    headers = ("microbuild/kernels/depthwise_conv2d.h",)
+    kernel_sources = ("depthwise_conv2d.c", "conv2d_s16.c") + spatial_f32.KERNEL_SOURCES
+    dtypes = frozenset({"int8", "int16", "float32"})
+    headers = ("microbuild/kernels/depthwise_conv2d.h", spatial_f32.HEADER)
     variants = VARIANTS
 
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """The reference, portable and Helium kernels walk output pixels in order; the DSP
         kernel walks them once per block of 4 channels, so its output must start a whole number
         of pixels below the input (microbuild/compiler/overlap.py)."""
+        if is_float32(op, graph):
+            return None  # the float kernel is not analysed for overlapping buffers
         w = graph.tensor(op.inputs[1])
         return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 
@@ -162,6 +165,8 @@ class DepthwiseConv2D(OpLowering):
         reasons = operand_count_reasons(op, (2, 3))
         if reasons or op.inputs[0] < 0 or op.inputs[1] < 0:
             return reasons or ["input or filter is missing"]
+        if is_float32(op, graph):
+            return spatial_f32.reasons(op, graph)
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
@@ -199,6 +204,8 @@ class DepthwiseConv2D(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return spatial_f32.emit(op, graph, ctx)
         if graph.tensor(op.inputs[0]).dtype == "int16":
             from microbuild.compiler.ops.conv2d import emit_s16
 

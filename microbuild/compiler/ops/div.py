@@ -13,6 +13,7 @@ import numpy as np
 
 from microbuild.compiler.elementwise import fold_arithmetic
 from microbuild.compiler import int32_arith
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import CompileTimeLowering, EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
@@ -47,11 +48,13 @@ def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @register
 class Div(OpLowering):
     opcode = "DIV"
-    kernel_sources = int32_arith.KERNEL_SOURCES
-    headers = (int32_arith.HEADER,)
-    dtypes = frozenset({"int32"})
+    kernel_sources = int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    headers = (int32_arith.HEADER, arith_f32.HEADER)
+    dtypes = frozenset({"int32", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)  # x / 0 is an infinity or NaN, as in TFLM
         reasons = int32_arith.int32_reasons(op, graph)
         if not reasons:
             divisor = graph.tensor(op.inputs[1])
@@ -61,6 +64,8 @@ class Div(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         return int32_arith.emit_int32(op, graph, ctx)
 
     def fold(self, op: Operator, graph: Graph):

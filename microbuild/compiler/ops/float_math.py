@@ -2,26 +2,36 @@
 alone, neg.cc too), although the converter emits int8 EXP and LOG (TFLite's own interpreter has
 table kernels for them) and an int8 model may keep a float NEG between DEQUANTIZE and QUANTIZE.
 No TFLM kernel means no reference result to match, so microbuild refuses them on quantized
-run-time values, saying so, and evaluates them only on float32 constants: NEG exactly, EXP and
-LOG in double rounded to float32, the correctly rounded result (a libm whose expf/logf is not
-correctly rounded, which TFLM's float kernel calls, can differ from it by one float32 step)."""
+run-time values, saying so. On float32 run-time values they run microbuild/compiler/f32/unary.py's
+kernel (the C library's expf/logf, as TFLM's); on float32 constants they are evaluated here: NEG
+exactly, EXP and LOG in double rounded to float32, the correctly rounded result (a libm whose
+expf/logf is not correctly rounded, which TFLM's float kernel calls, can differ from it by one
+float32 step)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.ops.base import CompileTimeLowering, register
+from microbuild.compiler.f32 import unary as unary_f32
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
 
-class _FloatOnly(CompileTimeLowering):
+class _FloatOnly(OpLowering):
     function = staticmethod(np.negative)
+    kernel_sources = unary_f32.KERNEL_SOURCES
+    headers = (unary_f32.HEADER,)
+    dtypes = frozenset({"float32"})
+
+    def dtype_note(self, dtype: str) -> str | None:
+        return (f"TFLM's {self.opcode} kernel computes in float32 only; it has no kernel for "
+                f"{dtype} either, so no microcontroller runtime runs this operator as it is")
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        dtypes = sorted({graph.tensor(t).dtype for t in [*op.inputs, *op.outputs] if t >= 0})
-        return [f"TFLM's {self.opcode} kernel computes in float32 only; it has no kernel for "
-                f"{' and '.join(dtypes)} either, so no microcontroller runtime runs this "
-                f"operator as it is (microbuild evaluates {self.opcode} only on constants)"]
+        return unary_f32.reasons(op, graph)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        return unary_f32.emit(op, graph, ctx)
 
     def fold(self, op: Operator, graph: Graph):
         if len(op.inputs) != 1 or len(op.outputs) != 1:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler import f32
+from microbuild.compiler.f32 import fully_connected as fc_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
 from microbuild.compiler.spatial import c_struct
@@ -164,9 +166,9 @@ def arrange_dsp_wide(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndar
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
-    kernel_sources = ("fully_connected.c", "fully_connected_s16.c")
-    headers = ("microbuild/kernels/fully_connected.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("fully_connected.c", "fully_connected_s16.c") + fc_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/fully_connected.h", fc_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
     variants = (
         KernelVariant(
             opcode="FULLY_CONNECTED", name="rows4", function="mb_fully_connected_s8_rows4",
@@ -204,6 +206,8 @@ class FullyConnected(OpLowering):
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) < 2 or op.inputs[0] < 0 or op.inputs[1] < 0 or len(op.outputs) != 1:
             return ["expected an input, weights, an optional bias and one output"]
+        if f32.is_float32(op, graph):
+            return fc_f32.reasons(op, graph)
         x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
         bias = graph.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
         reasons = []
@@ -263,6 +267,8 @@ class FullyConnected(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+        if x.dtype == "float32":
+            return fc_f32.emit(op, graph, ctx)
         if x.dtype == "int16":
             return self._emit_s16(op, graph, ctx)
         out_depth, depth = w.shape

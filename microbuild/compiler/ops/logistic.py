@@ -17,6 +17,7 @@ from microbuild.compiler import fixedpoint
 from microbuild.compiler.elementwise import f32
 from microbuild.compiler.elementwise import same_shape_reasons
 from microbuild.compiler.ops import sigmoid16
+from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import LutLowering
 from microbuild.compiler.quant import (
@@ -86,16 +87,21 @@ class Logistic(LutLowering):
     (microbuild/compiler/ops/sigmoid16.py)."""
 
     opcode = "LOGISTIC"
-    dtypes = frozenset({"int8", "int16"})
-    kernel_sources = LutLowering.kernel_sources + sigmoid16.KERNEL_SOURCES
-    headers = LutLowering.headers + (sigmoid16.HEADER,)
+    dtypes = frozenset({"int8", "int16", "float32"})
+    kernel_sources = (LutLowering.kernel_sources + sigmoid16.KERNEL_SOURCES
+                      + activations_f32.KERNEL_SOURCES)
+    headers = LutLowering.headers + (sigmoid16.HEADER, activations_f32.HEADER)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
         if op.inputs and op.inputs[0] >= 0 and graph.tensor(op.inputs[0]).dtype == "int16":
             return same_shape_reasons(op, graph) + sigmoid16.s16_reasons(op, graph)
         return super().check(op, graph)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         if graph.tensor(op.inputs[0]).dtype == "int16":
             return sigmoid16.emit_s16(op, graph, ctx)
         return super().emit(op, graph, ctx)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import lstm as lstm_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.fully_connected import (
     arrange_dsp_wide,
@@ -107,9 +108,9 @@ def _prepared_scratch(op: Operator, graph: Graph) -> int:
 @register
 class UnidirectionalSequenceLstm(OpLowering):
     opcode = "UNIDIRECTIONAL_SEQUENCE_LSTM"
-    kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES
-    headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES + lstm_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER, lstm_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
     # The same body (lstm.c) around faster row products; same arguments as the reference, whose
     # scratch they share (runtime/kernels/lstm_dsp.c, lstm_mve.c).
     variants = (
@@ -179,6 +180,13 @@ class UnidirectionalSequenceLstm(OpLowering):
         x, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
         y = graph.tensor(op.outputs[0])
         act = x.dtype
+        if act == "float32":
+            reasons = [f"{role} '{tensor.name}' is {tensor.dtype}; TFLM's float LSTM needs float32"
+                       for role, tensor in (("output", y), ("output state", hidden),
+                                            ("cell state", cell)) if tensor.dtype != act]
+            reasons += lstm_f32.reasons(op, graph, t, GATES,
+                                        (INPUT_WEIGHTS, RECURRENT_WEIGHTS, BIASES))
+            return reasons + self._shape_reasons(op, graph, t)
         if act not in _BIAS_TYPE:
             return [f"input is {act}; TFLM's LSTM runs int8 or int16 (16x8) activations"]
         for role, tensor in (("output", y), ("output state", hidden)):
@@ -188,10 +196,6 @@ class UnidirectionalSequenceLstm(OpLowering):
         if cell.dtype != "int16":
             reasons.append(f"cell state '{cell.name}' is {cell.dtype}; TFLM's quantized LSTM only "
                            "supports an int16 cell state")
-        for role, tensor in (("output state", hidden), ("cell state", cell)):
-            if not tensor.is_variable:
-                reasons.append(f"{role} '{tensor.name}' is not a variable tensor; TFLM requires "
-                               "one")
         for tensor in (x, hidden, cell, y):
             if tensor.quant is None or tensor.quant.per_channel or not tensor.scale > 0:
                 reasons.append(f"'{tensor.name}' must be quantized per tensor with a positive "
@@ -228,10 +232,32 @@ class UnidirectionalSequenceLstm(OpLowering):
                            ">= 0")
         if reasons:
             return reasons
+        reasons = self._shape_reasons(op, graph, t)
+        if reasons:
+            return reasons
+        batches, steps, units, depth = self._sizes(op, graph)
+        if act == "int8":
+            # The int32 sums (TFLM's, and the kernel's with the zero point folded in) must not
+            # overflow, which only absurd sizes or biases could make them.
+            biases = self._biases(op, graph)
+            bound = int(np.max(np.abs(biases))) + max(depth, units) * 128 * 128
+            if bound >= 2 ** 31:
+                reasons.append(f"{max(depth, units)} inputs per unit with these biases can "
+                               "overflow the int32 sums")
+        return reasons
 
-        # Shapes, as TFLM's ValidateTensorSize checks them.
+    def _shape_reasons(self, op: Operator, graph: Graph, t: dict) -> list[str]:
+        """Shapes, as TFLM's ValidateTensorSize checks them."""
+        x, hidden, cell = t[INPUT], t[HIDDEN_STATE], t[CELL_STATE]
+        y = graph.tensor(op.outputs[0])
+        reasons = []
+        for role, tensor in (("output state", hidden), ("cell state", cell)):
+            if not tensor.is_variable:
+                reasons.append(f"{role} '{tensor.name}' is not a variable tensor; TFLM requires "
+                               "one")
         if len(x.shape) != 3:
-            return [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a rank-3 input"]
+            return reasons + [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a "
+                              "rank-3 input"]
         batches, steps, units, depth = self._sizes(op, graph)
         for gate in GATES:
             for w, shape in ((t[INPUT_WEIGHTS[gate]], (units, depth)),
@@ -248,16 +274,6 @@ class UnidirectionalSequenceLstm(OpLowering):
         if len(y.shape) != 3 or tuple(y.shape) != (x.shape[0], x.shape[1], units):
             reasons.append(f"output '{y.name}' has shape {y.shape}, expected "
                            f"{(x.shape[0], x.shape[1], units)}")
-        if reasons:
-            return reasons
-        if act == "int8":
-            # The int32 sums (TFLM's, and the kernel's with the zero point folded in) must not
-            # overflow, which only absurd sizes or biases could make them.
-            biases = self._biases(op, graph)
-            bound = int(np.max(np.abs(biases))) + max(depth, units) * 128 * 128
-            if bound >= 2 ** 31:
-                reasons.append(f"{max(depth, units)} inputs per unit with these biases can "
-                               "overflow the int32 sums")
         return reasons
 
     def _sizes(self, op: Operator, graph: Graph) -> tuple[int, int, int, int]:
@@ -289,12 +305,22 @@ class UnidirectionalSequenceLstm(OpLowering):
         return np.concatenate(rows)
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
+        if graph.tensor(op.inputs[INPUT]).dtype == "float32":
+            return lstm_f32.scratch_bytes(self._sizes(op, graph)[2])
         return 3 * 2 * self._sizes(op, graph)[2]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x = graph.tensor(op.inputs[INPUT])
         hidden = graph.tensor(op.inputs[HIDDEN_STATE])
         cell = graph.tensor(op.inputs[CELL_STATE])
+        if x.dtype == "float32":
+            return lstm_f32.emit(
+                op, ctx, self._sizes(op, graph),
+                [ctx.ptr(op.inputs[INPUT_WEIGHTS[g]]) for g in GATES]
+                + [ctx.ptr(op.inputs[RECURRENT_WEIGHTS[g]]) for g in GATES],
+                [ctx.ptr(op.inputs[BIASES[g]]) for g in GATES], ctx.ptr(op.inputs[INPUT]),
+                ctx.ptr(op.inputs[HIDDEN_STATE]), ctx.ptr(op.inputs[CELL_STATE]),
+                ctx.ptr(op.outputs[0]))
         batches, steps, units, depth = self._sizes(op, graph)
         in_fc = [_fc_multiplier(x.scale, graph.tensor(op.inputs[INPUT_WEIGHTS[g]]).scale)
                  for g in GATES]

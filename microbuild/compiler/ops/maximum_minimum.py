@@ -23,6 +23,7 @@ from microbuild.compiler.elementwise import (
     input0_not_broadcast,
     plan_broadcast,
 )
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
@@ -74,15 +75,18 @@ def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
 
 
 class _MaximumMinimum(OpLowering):
-    kernel_sources = ("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER)
-    dtypes = frozenset({"int8", "int16", "int32"})
+    kernel_sources = (("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+                      + arith_f32.KERNEL_SOURCES)
+    headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER, arith_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "int32", "float32"})
     function: str
     compute = None
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if int32_arith.is_int32(op, graph):
             return int32_arith.int32_reasons(op, graph)
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -99,6 +103,8 @@ class _MaximumMinimum(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if int32_arith.is_int32(op, graph):
             return int32_arith.emit_int32(op, graph, ctx)
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         shape = ctx.symbol("shape")

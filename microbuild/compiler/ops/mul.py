@@ -16,6 +16,7 @@ from microbuild.compiler.elementwise import (
     plan_broadcast,
 )
 from microbuild.compiler import int32_arith
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -38,14 +39,16 @@ def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 class Mul(OpLowering):
     opcode = "MUL"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    headers = ("microbuild/kernels/mul.h", int32_arith.HEADER)
+    kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/mul.h", int32_arith.HEADER, arith_f32.HEADER)
 
-    dtypes = frozenset({"int8", "int16", "int32"})
+    dtypes = frozenset({"int8", "int16", "int32", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if int32_arith.is_int32(op, graph):
             return int32_arith.int32_reasons(op, graph)
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -68,6 +71,8 @@ class Mul(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if int32_arith.is_int32(op, graph):
             return int32_arith.emit_int32(op, graph, ctx)
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.elementwise import c_float
+from microbuild.compiler.f32 import is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.spatial import (
     activation_reasons,
@@ -29,9 +31,9 @@ def _paddings(op: Operator, graph: Graph) -> np.ndarray:
 
 
 class _Pad(OpLowering):
-    kernel_sources = ("pad.c",)
-    headers = ("microbuild/kernels/pad.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("pad.c", "pad_f32.c")
+    headers = ("microbuild/kernels/pad.h", "microbuild/kernels/pad_f32.h")
+    dtypes = frozenset({"int8", "int16", "float32"})
     input_counts: tuple[int, ...]
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -40,8 +42,12 @@ class _Pad(OpLowering):
             return reasons or ["input or paddings is missing"]
         x, pads, out = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
-        reasons += activation_reasons("output", out, dtypes=(x.dtype,))
+        if x.dtype == "float32":  # a float model's: nothing quantized
+            reasons += [f"output '{out.name}' is {out.dtype}; the input is float32"
+                        for _ in [0] if out.dtype != "float32"]
+        else:
+            reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
+            reasons += activation_reasons("output", out, dtypes=(x.dtype,))
         rank = len(x.shape)
         if not 1 <= rank <= MAX_DIMS:
             reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
@@ -59,7 +65,7 @@ class _Pad(OpLowering):
             return reasons
         expected = tuple(int(d + b + a) for d, (b, a) in zip(x.shape, p))
         reasons += shape_reason("output", out, expected)
-        if not same_quantization(x, out):
+        if x.dtype != "float32" and not same_quantization(x, out):
             reasons.append(
                 f"input (scale {x.scale}, zero point {x.zero_point}) and output (scale "
                 f"{out.scale}, zero point {out.zero_point}) are quantized differently; TFLM copies "
@@ -73,13 +79,17 @@ class _Pad(OpLowering):
     def pad_value(self, op: Operator, graph: Graph) -> int:
         return graph.tensor(op.outputs[0]).zero_point
 
+    def float_pad_value(self, op: Operator, graph: Graph) -> float:
+        """PAD fills a float tensor with 0.0; PADV2 with its constant."""
+        return 0.0
+
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """The kernel walks the output in order, reading each input element just before writing
         it: the output may lie over the dying input, shifted down by the padding written ahead
         of the input's bytes (microbuild/compiler/overlap.py)."""
         from microbuild.compiler.overlap import Overlap, pad_distance
 
-        if k != 0:
+        if k != 0 or is_float32(op, graph):
             return None
         x = graph.tensor(op.inputs[0])
         return Overlap(pad_distance(x.shape, _paddings(op, graph),
@@ -95,7 +105,11 @@ class _Pad(OpLowering):
         after = [0] * lead + [int(a) for _, a in p]
         params = ctx.symbol("params")
         fields = [("input_dims", dims), ("pad_before", before), ("pad_after", after),
-                  ("pad_value", self.pad_value(op, graph))]
+                  ("pad_value", 0 if x.dtype == "float32" else self.pad_value(op, graph))]
+        if x.dtype == "float32":
+            ctx.static(f"static const mb_pad_s8_params {params} = {c_struct(fields)};")
+            return (f"mb_pad_f32(&{params}, {c_float(self.float_pad_value(op, graph))}, "
+                    f"{ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});")
         ctx.static(f"static const mb_pad_s8_params {params} = {c_struct(fields)};")
         function = "mb_pad_s16" if x.dtype == "int16" else "mb_pad_s8"
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
@@ -126,7 +140,7 @@ class PadV2(_Pad):
         if not c.is_constant or c.dtype != out.dtype or c.num_elements != 1:
             reasons.append(f"constant_values '{c.name}' must be one constant {out.dtype} value, is "
                            f"{c.dtype} {c.shape}{'' if c.is_constant else ' (not constant)'}")
-        elif not same_quantization(c, out):
+        elif out.dtype != "float32" and not same_quantization(c, out):
             reasons.append(f"constant_values '{c.name}' is quantized differently from the output; "
                            "TFLM requires the same scale and zero point")
         return reasons
@@ -136,3 +150,7 @@ class PadV2(_Pad):
         if c is None:
             return super().pad_value(op, graph)
         return int(np.asarray(c.data).reshape(-1)[0])
+
+    def float_pad_value(self, op: Operator, graph: Graph) -> float:
+        c = self._constant(op, graph)
+        return 0.0 if c is None else float(np.asarray(c.data).reshape(-1)[0])

@@ -8,6 +8,7 @@ than reproduced. The window geometry and the fused activation's clamp are comput
 
 from __future__ import annotations
 
+from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
@@ -41,15 +42,17 @@ def _empty_windows(win: Window2D, options: dict, in_h: int, in_w: int) -> bool:
 
 
 class _Pool2D(OpLowering):
-    kernel_sources = ("pooling.c",)
-    headers = ("microbuild/kernels/pooling.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("pooling.c",) + spatial_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/pooling.h", spatial_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
     function: str
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = operand_count_reasons(op, (1,))
         if reasons:
             return reasons
+        if is_float32(op, graph):
+            return spatial_f32.reasons(op, graph)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
         reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
@@ -76,11 +79,15 @@ class _Pool2D(OpLowering):
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """Every pooling kernel walks output pixels in order, reading only that pixel's window:
         the output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
+        if is_float32(op, graph):
+            return None  # the float kernel is not analysed for overlapping buffers
         o = op.options
         return sliding_window_overlap(op, graph, k, int(o.get("filter_height", 1)),
                                       int(o.get("filter_width", 1)), variant)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return spatial_f32.emit(op, graph, ctx)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         o = op.options
         batches, in_h, in_w, channels = x.shape

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.elementwise import c_designated, f32
+from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import UnaryInt8Lowering
 from microbuild.compiler.quant import quantize_multiplier, tflite_round
@@ -65,14 +66,22 @@ def relu6_bounds(input_scale: float, input_zero_point: int) -> tuple[int, int]:
 @register
 class Relu(UnaryInt8Lowering):
     opcode = "RELU"
-    kernel_sources = ("requantize.c",)
-    headers = ("microbuild/kernels/requantize.h",)
+    kernel_sources = ("requantize.c",) + activations_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/requantize.h", activations_f32.HEADER)
+    dtypes = frozenset({"int8", "float32"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
+        return super().check(op, graph)
 
     def param_reasons(self, op: Operator, graph: Graph) -> list[str]:
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         return requantize_shift_reasons(src.scale, dst.scale)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         p = relu_params(src.scale, src.zero_point, dst.scale, dst.zero_point)
         return emit_requantize(op, ctx, p, src.num_elements)
@@ -81,10 +90,18 @@ class Relu(UnaryInt8Lowering):
 @register
 class Relu6(UnaryInt8Lowering):
     opcode = "RELU6"
-    kernel_sources = ("clamp.c",)
-    headers = ("microbuild/kernels/clamp.h",)
+    kernel_sources = ("clamp.c",) + activations_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/clamp.h", activations_f32.HEADER)
+    dtypes = frozenset({"int8", "float32"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
+        return super().check(op, graph)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         src = graph.tensor(op.inputs[0])
         zero, six = relu6_bounds(src.scale, src.zero_point)
         return (f"mb_clamp_s8({zero}, {six}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "

@@ -20,6 +20,7 @@ import numpy as np
 
 from microbuild.compiler import fixedpoint
 from microbuild.compiler.elementwise import f32, same_shape_reasons
+from microbuild.compiler.f32 import is_float32, unary as unary_f32
 from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import LutLowering
 from microbuild.compiler.quant import (
@@ -83,11 +84,13 @@ def rsqrt_values(values: np.ndarray, src: Tensor, dst: Tensor) -> np.ndarray:
 @register
 class Rsqrt(LutLowering):
     opcode = "RSQRT"
-    dtypes = frozenset({"int8", "int16"})
-    kernel_sources = LutLowering.kernel_sources + ("rsqrt.c", "inv_sqrt.c")
-    headers = LutLowering.headers + ("microbuild/kernels/rsqrt.h",)
+    dtypes = frozenset({"int8", "int16", "float32"})
+    kernel_sources = unary_f32.KERNEL_SOURCES + LutLowering.kernel_sources + ("rsqrt.c", "inv_sqrt.c")
+    headers = LutLowering.headers + (unary_f32.HEADER, "microbuild/kernels/rsqrt.h")
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return unary_f32.reasons(op, graph)
         if op.inputs and op.inputs[0] >= 0 and graph.tensor(op.inputs[0]).dtype == "int16":
             if len(op.inputs) != 1 or len(op.outputs) != 1:
                 return ["expects one input and one output"]
@@ -111,6 +114,8 @@ class Rsqrt(LutLowering):
         return rsqrt_values(np.arange(-128, 128), src, dst)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return unary_f32.emit(op, graph, ctx)
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         if src.dtype != "int16":
             return super().emit(op, graph, ctx)

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -71,13 +72,15 @@ def _s16_reasons(op: Operator, x, y) -> list[str]:
 @register
 class Softmax(OpLowering):
     opcode = "SOFTMAX"
-    kernel_sources = ("softmax.c", "softmax16_tables.c")
-    headers = ("microbuild/kernels/softmax.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("softmax.c", "softmax16_tables.c") + activations_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
             return ["expected one input and one output"]
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons = []
         if x.dtype not in ("int8", "int16"):
@@ -113,6 +116,8 @@ class Softmax(OpLowering):
         return True  # the kernel reads each element before writing it (see softmax.h)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         if x.dtype == "int16":
             multiplier, shift = softmax_s16_params(x.scale, op.options.get("beta", 1.0))

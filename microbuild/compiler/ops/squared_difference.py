@@ -22,6 +22,7 @@ from microbuild.compiler.elementwise import (
     input0_not_broadcast,
     plan_broadcast,
 )
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
 from microbuild.compiler.quant import (
@@ -69,11 +70,13 @@ def _largest_difference(p: dict[str, int], dtype: str) -> int:
 @register
 class SquaredDifference(OpLowering):
     opcode = "SQUARED_DIFFERENCE"
-    kernel_sources = ("squared_difference.c", "broadcast.c")
-    headers = ("microbuild/kernels/squared_difference.h",)
-    dtypes = frozenset({"int8", "int16"})
+    kernel_sources = ("squared_difference.c", "broadcast.c") + arith_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/squared_difference.h", arith_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -97,6 +100,8 @@ class SquaredDifference(OpLowering):
         return fold_arithmetic(op, graph, lambda a, b: (a - b) * (a - b))
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = squared_difference_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,

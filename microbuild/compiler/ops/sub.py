@@ -31,6 +31,7 @@ from microbuild.compiler.elementwise import (
     plan_broadcast,
 )
 from microbuild.compiler.ops.add import LEFT_SHIFT, LEFT_SHIFT_INT16, add_params
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
@@ -43,13 +44,15 @@ _INT32_ACTIVATION_RANGE = {"NONE": (_INT32_MIN, _INT32_MAX), "RELU": (0, _INT32_
 class Sub(OpLowering):
     opcode = "SUB"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    headers = ("microbuild/kernels/sub.h", int32_arith.HEADER)
-    dtypes = frozenset({"int8", "int16", "int32"})
+    kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/sub.h", int32_arith.HEADER, arith_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "int32", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if int32_arith.is_int32(op, graph):
             return int32_arith.int32_reasons(op, graph)
+        if is_float32(op, graph):
+            return arith_f32.reasons(op, graph)
         dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
         reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
         if reasons:
@@ -77,6 +80,8 @@ class Sub(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if int32_arith.is_int32(op, graph):
             return int32_arith.emit_int32(op, graph, ctx)
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,

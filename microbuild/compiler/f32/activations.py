@@ -1,0 +1,43 @@
+"""Float32 LOGISTIC, TANH, RELU, RELU6 and SOFTMAX (``runtime/kernels/activations_f32.c``),
+bit-exact with TFLM's float reference kernels: the C library's expf and tanhf, as TFLM's
+std::exp/std::tanh on float call them."""
+
+from __future__ import annotations
+
+from microbuild.compiler.elementwise import c_float
+from microbuild.compiler.f32 import FLT_MAX, all_float32_reasons
+from microbuild.model.ir import Graph, Operator
+
+KERNEL_SOURCES = ("activations_f32.c",)
+HEADER = "microbuild/kernels/activations_f32.h"
+# TFLM's ReluFloat / Relu6Float bounds.
+_RELU_RANGES = {"RELU": (0.0, FLT_MAX), "RELU6": (0.0, 6.0)}
+
+
+def reasons(op: Operator, graph: Graph) -> list[str]:
+    if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
+        return [f"expects 1 input and 1 output, has {op.inputs} and {op.outputs}"]
+    found = all_float32_reasons(op, graph)
+    x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    if not found and x.num_elements != y.num_elements:
+        found.append(f"input has {x.num_elements} values, output {y.num_elements}")
+    if not found and op.opcode == "SOFTMAX" and not x.shape:
+        found.append("input is a scalar; TFLM's SOFTMAX needs at least one dimension")
+    return found
+
+
+def emit(op: Operator, graph: Graph, ctx) -> str:
+    x, y = ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])
+    tensor = graph.tensor(op.inputs[0])
+    size = tensor.num_elements
+    if op.opcode == "LOGISTIC":
+        return f"mb_logistic_f32({x}, {y}, {size});"
+    if op.opcode == "TANH":
+        return f"mb_tanh_f32({x}, {y}, {size});"
+    if op.opcode in _RELU_RANGES:
+        low, high = (c_float(v) for v in _RELU_RANGES[op.opcode])
+        return f"mb_relu_f32({x}, {y}, {size}, {low}, {high});"
+    # SOFTMAX: TFLM casts the model's beta (a float) to double and back: the same float.
+    depth = tensor.shape[-1]
+    beta = float(op.options.get("beta", 1.0))
+    return f"mb_softmax_f32({x}, {y}, {size // depth}, {depth}, {c_float(beta)});"

@@ -1,0 +1,21 @@
+/* Float32 activations, bit-exact with TFLM's reference kernels: LOGISTIC (reference_ops::
+ * Logistic: 1 when x > 16.619047, expf(x) when x < -9, else 1 / (1 + expf(-x))), TANH (tanhf),
+ * RELU family (min/max against the range, as ActivationFunctionWithMinMax), and SOFTMAX
+ * (reference_ops::Softmax on float: per row the maximum, then expf((x - max) * beta) summed in
+ * order, then each divided by the sum). */
+#ifndef MICROBUILD_KERNELS_ACTIVATIONS_F32_H
+#define MICROBUILD_KERNELS_ACTIVATIONS_F32_H
+
+#include <stdint.h>
+
+#include "microbuild/kernels/f32.h"
+
+float mb_logistic_f32_one(float x);
+
+void mb_logistic_f32(const float *input, float *output, int32_t size);
+void mb_tanh_f32(const float *input, float *output, int32_t size);
+/* RELU, RELU6, RELU_N1_TO_1: lo <= x <= hi. */
+void mb_relu_f32(const float *input, float *output, int32_t size, float lo, float hi);
+void mb_softmax_f32(const float *input, float *output, int32_t rows, int32_t depth, float beta);
+
+#endif
