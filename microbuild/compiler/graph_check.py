@@ -12,8 +12,9 @@ opcode), rather than reaching the planner's bookkeeping.
 
 from __future__ import annotations
 
+from microbuild.compiler.ops import REGISTRY
 from microbuild.errors import ModelError
-from microbuild.model.ir import Graph
+from microbuild.model.ir import Graph, Operator
 
 # At most this many problems are listed; a badly damaged file could otherwise list thousands.
 _SHOWN = 20
@@ -77,7 +78,7 @@ def data_flow_problems(graph: Graph) -> list[str]:
             if t < 0 or t in reported or t in inputs:
                 continue
             tensor = tensors[t]
-            if tensor.is_constant or tensor.is_variable:
+            if tensor.is_constant or tensor.is_variable or _is_state_input(op, t):
                 continue
             written_at = producer.get(t)
             if written_at is not None and written_at < position:
@@ -98,3 +99,11 @@ def data_flow_problems(graph: Graph) -> list[str]:
         problems.append(f"{name(t)} is a model output but no operator produces it and it is not "
                         "a model input or constant")
     return problems
+
+
+def _is_state_input(op: Operator, t: int) -> bool:
+    """Whether ``t`` is one of the op's state inputs (``OpLowering.state_inputs``): one that is not
+    a variable tensor is the operator's check to refuse, which says what TFLM requires of it."""
+    lowering = REGISTRY.get(op.opcode)
+    return lowering is not None and any(
+        k < len(op.inputs) and op.inputs[k] == t for k in lowering.state_inputs)

@@ -198,7 +198,8 @@ def check_generated_c(compiled, out: Path) -> tuple[str, str] | None:
         [compiled.runtime_dir / k for k in compiled.kernel_sources] + [out / "main.c"]
     binary = out / "mutant"
     build = subprocess.run(["gcc", *_CFLAGS, f"-I{out}", f"-I{compiled.runtime_dir / 'include'}",
-                            *map(str, sources), "-o", str(binary)], capture_output=True, text=True)
+                            *map(str, sources), "-o", str(binary), "-lm"],  # float kernels: libm
+                           capture_output=True, text=True)
     if build.returncode != 0:
         return "c-build", build.stderr[-2000:]
     try:

@@ -79,6 +79,10 @@ class OpLowering:
     # Inputs read only at compile time (sizes, paddings, block shapes): the generic dtype check
     # skips them, so a non-constant one gets the lowering's own message from ``check``.
     parameter_inputs: ClassVar[tuple[int, ...]] = ()
+    # Inputs TFLM requires to be variable tensors (state kept between invocations: an LSTM's
+    # hidden and cell state, SVDF's memory). The data-flow check (compiler/graph_check.py) leaves a
+    # non-variable one to ``check``, whose refusal says what TFLM requires of it.
+    state_inputs: ClassVar[tuple[int, ...]] = ()
     # False for operators that are only ever evaluated at compile time (SHAPE): no kernel exists.
     runs_on_device: ClassVar[bool] = True
     # True for a TFLite CUSTOM operator's lowering: ``opcode`` is then its custom code (e.g.

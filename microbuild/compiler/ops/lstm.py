@@ -111,6 +111,7 @@ class UnidirectionalSequenceLstm(OpLowering):
     kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES + lstm_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER, lstm_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
+    state_inputs = (HIDDEN_STATE, CELL_STATE)
     # The same body (lstm.c) around faster row products; same arguments as the reference, whose
     # scratch they share (runtime/kernels/lstm_dsp.c, lstm_mve.c).
     variants = (

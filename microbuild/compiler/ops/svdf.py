@@ -50,6 +50,7 @@ class Svdf(OpLowering):
     kernel_sources = ("svdf.c",)
     headers = ("microbuild/kernels/svdf.h",)
     dtypes = frozenset({"int8", "int16"})
+    state_inputs = (4,)
     # The same arithmetic with the zero points folded out of the loops and the dot products on
     # the DSP / Helium instructions (runtime/kernels/svdf_fast.c); the function is chosen by the
     # state type at emit time (an _s16 or _s8 suffix of the name below).
