@@ -11,7 +11,8 @@ on the command line, it records:
 - workspace bytes against the smallest arena TFLM works with (found by trial in child processes,
   benchmarks/tflm_reference.py);
 - instructions per inference on mps2-an500 (`-icount shift=0`: timer ticks x 1e9 / timer Hz)
-  with the reference kernels and the defaults.
+  with the reference kernels and the defaults, beside TFLM + CMSIS-NN's on the same board and
+  input (../shared/anchors/tflm, run in the same run: benchmarks/tflm_anchor.py), with the ratio.
 
 Writes benchmarks/results/real_models.json and .md and prints the table.
 
@@ -35,6 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "compiler"))
 
 from compiler_support import random_inputs, run_on_host, run_tflm_many  # noqa: E402
+from tflm_anchor import run_anchor  # noqa: E402
 from tflm_reference import smallest_tflm_arena  # noqa: E402
 
 from microbuild import api  # noqa: E402
@@ -101,6 +103,11 @@ def measure(model: Path, n_sets: int, qemu: bool) -> dict:
                 except MicrobuildError as err:
                     result = {"error": str(err).splitlines()[0]}
                 row[f"an500_{kernels}"] = result
+            # TFLM + CMSIS-NN on the same board and first input set, in the same run.
+            try:
+                row["an500_tflm_cmsis_nn"] = run_anchor(BOARD, model, sets[0], expected[0])
+            except Exception as err:  # noqa: BLE001 - the anchor failing is a row entry
+                row["an500_tflm_cmsis_nn"] = {"error": str(err).splitlines()[0]}
     try:
         row["tflm_arena"] = smallest_tflm_arena(model)
     except Exception as err:  # noqa: BLE001 - TFLM failing is a row entry, not a crash
@@ -121,12 +128,13 @@ def markdown(rows: list[dict]) -> str:
     lines = [f"# Real models: {compiled} of {len(rows)} compile, {exact} bit-exact with TFLM "
              f"on host and {BOARD}", "",
              "| model | operators | compiled | bit-exact host / an500 ref / an500 default | "
-             "RAM: workspace + state / TFLM arena | instructions reference -> default (an500) |",
-             "|---|---|---|---|---|---|"]
+             "RAM: workspace + state / TFLM arena | instructions reference -> default (an500) "
+             "| TFLM + CMSIS-NN instructions (default / TFLM), arena used, outputs equal |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         ops = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in r.get("operators", {}).items())
         if not r.get("compiled"):
-            lines.append(f"| {r['model']} | {ops} | no: {r.get('why', '')} | | | |")
+            lines.append(f"| {r['model']} | {ops} | no: {r.get('why', '')} | | | | |")
             continue
         ref, default = r.get("an500_reference", {}), r.get("an500_default", {})
         exact = " / ".join(_yes(v) for v in (r.get("host_bit_exact"), ref.get("bit_exact"),
@@ -141,7 +149,14 @@ def markdown(rows: list[dict]) -> str:
                      f"({default['instructions'] / ref['instructions']:.3f}x)")
         else:
             speed = ref.get("error") or default.get("error") or "-"
-        lines.append(f"| {r['model']} | {ops} | yes | {exact} | {memory} | {speed} |")
+        anchor = r.get("an500_tflm_cmsis_nn", {})
+        if "instructions" in anchor and "instructions" in default:
+            side = (f"{anchor['instructions']:,} "
+                    f"({default['instructions'] / anchor['instructions']:.2f}x), "
+                    f"{anchor['arena_used_bytes']:,} B, {_yes(anchor.get('outputs_equal'))}")
+        else:
+            side = anchor.get("error", "-")
+        lines.append(f"| {r['model']} | {ops} | yes | {exact} | {memory} | {speed} | {side} |")
     return "\n".join(lines) + "\n"
 
 
