@@ -4,8 +4,8 @@
  * Like conv2d_gemm.c, each output pixel's window becomes a column (im2col) whose padding taps hold
  * the input zero point (they then add filter * (zero_point + input_offset) = 0, as the reference's
  * skipping does), padded with zeros to kp, a multiple of 16 taps; every pixel is then
- * sum(filter * column) + interior_bias. A 1x1 filter on a depth that is a multiple of 16 needs no
- * copy: the column is the input pixel itself.
+ * sum(filter * column) + interior_bias. A 1x1 filter needs no copy: the column is the input
+ * pixel itself, its last depth % 16 taps read with tail predication.
  *
  * Blocks of 2 pixels x 4 output channels, summed 2 channels at a time: per 16 taps, 2 column
  * loads, 2 filter loads and 4 VMLADAVA (64 multiply-accumulates in 8 instructions). The
@@ -123,13 +123,24 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const int32_
  * filter: chunks 4 rows x 16 taps apart): 4 dot products of 16 * chunks taps. Per 16 taps, 4
  * loads and 4 VMLADAVA for 64 multiply-accumulates. */
 static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_t *w,
-                                 int32_t chunks, int32_t *a00, int32_t *a01, int32_t *a10,
-                                 int32_t *a11)
+                                 int32_t chunks, int32_t tail, int32_t *a00, int32_t *a01,
+                                 int32_t *a10, int32_t *a11)
 {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     for (int32_t i = 0; i < chunks; i++, x0 += 16, x1 += 16, w += CB * 16) {
         const int8x16_t v0 = vldrbq_s8(x0);
         const int8x16_t v1 = vldrbq_s8(x1);
+        const int8x16_t f0 = vldrbq_s8(w);
+        const int8x16_t f1 = vldrbq_s8(w + 16);
+        s00 = vmladavaq_s8(s00, v0, f0);
+        s10 = vmladavaq_s8(s10, v1, f0);
+        s01 = vmladavaq_s8(s01, v0, f1);
+        s11 = vmladavaq_s8(s11, v1, f1);
+    }
+    if (tail > 0) { /* a pixel read in place: its last taps, the lanes after them zeroed (VCTP) */
+        const mve_pred16_t p = vctp8q((uint32_t)tail);
+        const int8x16_t v0 = vldrbq_z_s8(x0, p);
+        const int8x16_t v1 = vldrbq_z_s8(x1, p);
         const int8x16_t f0 = vldrbq_s8(w);
         const int8x16_t f1 = vldrbq_s8(w + 16);
         s00 = vmladavaq_s8(s00, v0, f0);
@@ -143,22 +154,32 @@ static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_
     *a11 = s11;
 }
 
-/* The whole convolution; full_range is a constant in each of the two calls. */
+/* A 1x1 filter without padding: pixels are read in place, no column is built. */
+static int is_direct(const mb_conv2d_s8_params *p)
+{
+    return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0;
+}
+
+/* The whole convolution; with_tail (a pixel read in place whose depth is not a multiple of 16)
+ * is a constant in each of the two calls, so the usual case carries no tail code in its
+ * blocks. */
 static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
                               const int8_t *filter, const int32_t *interior_bias,
                               const int32_t *multipliers, const int32_t *shifts,
                               const mb_residual_add_s8 *residual, int8_t *output, void *scratch,
-                              int full_range)
+                              int with_tail)
 {
     const int32_t k = p->filter_h * p->filter_w * p->input_c;
     const int32_t kp = (k + 15) & ~(int32_t)15;
-    const int32_t chunks = kp / 16;
     const int32_t oc = p->output_c;
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t total = p->batches * pixels_per_image;
     const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
-    const int direct = p->filter_h == 1 && p->filter_w == 1 && kp == p->input_c &&
-                       p->pad_top == 0 && p->pad_left == 0;
+    const int direct = is_direct(p);
+    /* Whole 16-tap chunks, then (a pixel read in place) the depth's last k % 16 taps. */
+    const int32_t chunks = direct ? k / 16 : kp / 16;
+    const int32_t tail = with_tail ? k % 16 : 0;
+    const int full_range = p->activation_min == -128 && p->activation_max == 127;
     int8_t *cols = (int8_t *)scratch;
     int8_t *dummy = (int8_t *)scratch + (direct ? 0 : PX * kp);
     const int32_t out_offset = p->output_offset;
@@ -205,8 +226,8 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
              * accumulates only into even registers: 4 sums fit in registers with the
              * pointers, 8 would spill). */
             int32_t a00, a01, a02, a03, a10, a11, a12, a13;
-            dot2x2(col[0], col[1], w, chunks, &a00, &a01, &a10, &a11);
-            dot2x2(col[0], col[1], w + 32, chunks, &a02, &a03, &a12, &a13);
+            dot2x2(col[0], col[1], w, chunks, tail, &a00, &a01, &a10, &a11);
+            dot2x2(col[0], col[1], w + 32, chunks, tail, &a02, &a03, &a12, &a13);
             w += CB * kp;
             if (add != 0) { /* the fused ADD: channel by channel */
                 const int32_t a0[CB] = {a00, a01, a02, a03};
@@ -245,7 +266,7 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch)
 {
     (void)bias;
-    if (p->activation_min == -128 && p->activation_max == 127) {
+    if (is_direct(p) && p->input_c % 16 != 0) {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
     } else {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 0);

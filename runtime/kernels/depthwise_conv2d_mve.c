@@ -2,8 +2,8 @@
  *
  * Channels innermost, int32x4 vectors: VLDRB.S32 loads 4 input (and 4 filter) bytes of one tap
  * sign-extended into the lanes, VMUL + VADD accumulate in int32 exactly as the reference (the
- * same products summed in another order). Blocks of 16 channels keep 4 accumulators in
- * registers over all the taps (dw_pixel16); the channels left over go 4 at a time, the last group
+ * same products summed in another order). Blocks of 16, 8 and 4 channels keep their
+ * accumulators in registers over all the taps (dw_block); the last 1-3 channels are
  * tail-predicated (VCTP32: zeroing loads, predicated store), so any channel count works.
  * Interior pixels start from interior_bias and sum plain products; border pixels start from
  * bias, visit only the taps inside the input and add the input offset to the input lanes.
@@ -33,42 +33,59 @@ static ALWAYS_INLINE int32x4_t mac4(int32x4_t acc, const int8_t *x, const int8_t
     return vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f)));
 }
 
-/* 16 channels of one output pixel (4 accumulators in registers, the taps walked once): per tap
- * 4 input and 4 filter loads (VLDRB.S32 with immediate offsets from one pointer each), 4 VMUL
- * and 4 VADD for 16 multiply-accumulates. Taps as in dw_pixel; channels a multiple of 16. */
-static ALWAYS_INLINE void dw_pixel16(const int8_t *x, const int8_t *f, int32_t nky, int32_t nkx,
-                                     int32_t row, int32_t frow, int32_t xstep, int32_t fstep,
-                                     const int32_t *init, int32_t offset,
-                                     const int32_t *multipliers, const int32_t *shifts,
-                                     int32_t out_offset, int32x4_t amin, int32x4_t amax,
-                                     int8_t *out)
+/* Requantize 4 channels' accumulators and store them. */
+static ALWAYS_INLINE void finish4(int32x4_t acc, const int32_t *multipliers,
+                                  const int32_t *shifts, int32_t out_offset, int32x4_t amin,
+                                  int32x4_t amax, int8_t *out)
 {
+    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_s32(shifts));
+    vstrbq_s32(out, mb_mve_requantize(acc, vldrwq_s32(multipliers), s, out_offset, amin, amax));
+}
+
+/* G x 4 channels of one output pixel (G accumulators in registers, the taps walked once; G is a
+ * constant 4, 2 or 1 in each copy): per tap G input and G filter loads (VLDRB.S32 with immediate
+ * offsets from one pointer each), G VMUL and G VADD for 4 * G multiply-accumulates. Taps as in
+ * dw_pixel. */
+static ALWAYS_INLINE void dw_block(const int8_t *x, const int8_t *f, int32_t nky, int32_t nkx,
+                                   int32_t row, int32_t frow, int32_t xstep, int32_t fstep,
+                                   const int32_t *init, int32_t offset,
+                                   const int32_t *multipliers, const int32_t *shifts,
+                                   int32_t out_offset, int32x4_t amin, int32x4_t amax,
+                                   int8_t *out, const int groups)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
     int32x4_t acc0 = vldrwq_s32(init);
-    int32x4_t acc1 = vldrwq_s32(init + 4);
-    int32x4_t acc2 = vldrwq_s32(init + 8);
-    int32x4_t acc3 = vldrwq_s32(init + 12);
+    int32x4_t acc1 = groups >= 2 ? vldrwq_s32(init + 4) : zero;
+    int32x4_t acc2 = groups >= 4 ? vldrwq_s32(init + 8) : zero;
+    int32x4_t acc3 = groups >= 4 ? vldrwq_s32(init + 12) : zero;
     for (int32_t ky = 0; ky < nky; ky++, x += row, f += frow) {
         const int8_t *xt = x;
         const int8_t *ft = f;
         for (int32_t kx = 0; kx < nkx; kx++, xt += xstep, ft += fstep) {
             acc0 = mac4(acc0, xt, ft, offset);
-            acc1 = mac4(acc1, xt + 4, ft + 4, offset);
-            acc2 = mac4(acc2, xt + 8, ft + 8, offset);
-            acc3 = mac4(acc3, xt + 12, ft + 12, offset);
+            if (groups >= 2) {
+                acc1 = mac4(acc1, xt + 4, ft + 4, offset);
+            }
+            if (groups >= 4) {
+                acc2 = mac4(acc2, xt + 8, ft + 8, offset);
+                acc3 = mac4(acc3, xt + 12, ft + 12, offset);
+            }
         }
     }
-    const int32x4_t accs[4] = {acc0, acc1, acc2, acc3};
-    for (int32_t j = 0; j < 4; j++) {
-        const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_s32(shifts + 4 * j));
-        vstrbq_s32(out + 4 * j, mb_mve_requantize(accs[j], vldrwq_s32(multipliers + 4 * j), s,
-                                                  out_offset, amin, amax));
+    finish4(acc0, multipliers, shifts, out_offset, amin, amax, out);
+    if (groups >= 2) {
+        finish4(acc1, multipliers + 4, shifts + 4, out_offset, amin, amax, out + 4);
+    }
+    if (groups >= 4) {
+        finish4(acc2, multipliers + 8, shifts + 8, out_offset, amin, amax, out + 8);
+        finish4(acc3, multipliers + 12, shifts + 12, out_offset, amin, amax, out + 12);
     }
 }
 
 /* One output pixel: nky x nkx taps from input `x` and filter `f` (filter rows `row` and `frow`
  * bytes apart, taps channels * dilation_w and channels bytes apart), accumulators from `init`,
- * `offset` added to each input value (0 for an interior pixel). Blocks of 16 channels with
- * dw_pixel16, the rest 4 channels at a time, the last group tail-predicated (VCTP32). */
+ * `offset` added to each input value (0 for an interior pixel). Blocks of 16 channels, then one
+ * of 8 and one of 4 (dw_block), then the last 1-3 channels tail-predicated (VCTP32). */
 static ALWAYS_INLINE void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const int8_t *x,
                                    const int8_t *f, int32_t nky, int32_t nkx, int32_t row,
                                    int32_t frow, const int32_t *init, int32_t offset,
@@ -81,10 +98,20 @@ static ALWAYS_INLINE void dw_pixel(const mb_depthwise_conv2d_s8_params *p, const
     const int32x4_t amax = vdupq_n_s32(p->activation_max);
     int32_t c = 0;
     for (; c + 16 <= channels; c += 16) {
-        dw_pixel16(x + c, f + c, nky, nkx, row, frow, xstep, channels, init + c, offset,
-                   multipliers + c, shifts + c, p->output_offset, amin, amax, out + c);
+        dw_block(x + c, f + c, nky, nkx, row, frow, xstep, channels, init + c, offset,
+                 multipliers + c, shifts + c, p->output_offset, amin, amax, out + c, 4);
     }
-    for (; c < channels; c += 4) {
+    if (c + 8 <= channels) {
+        dw_block(x + c, f + c, nky, nkx, row, frow, xstep, channels, init + c, offset,
+                 multipliers + c, shifts + c, p->output_offset, amin, amax, out + c, 2);
+        c += 8;
+    }
+    if (c + 4 <= channels) {
+        dw_block(x + c, f + c, nky, nkx, row, frow, xstep, channels, init + c, offset,
+                 multipliers + c, shifts + c, p->output_offset, amin, amax, out + c, 1);
+        c += 4;
+    }
+    if (c < channels) {
         const mve_pred16_t pred = vctp32q((uint32_t)(channels - c));
         int32x4_t acc = vldrwq_z_s32(init + c, pred);
         const int8_t *xr = x + c;

@@ -186,10 +186,12 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
 
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:
-    """The 2 pixels' int8 columns unless read in place, and a dummy output row."""
+    """The 2 pixels' int8 columns unless read in place (a 1x1 filter: the kernel reads a depth
+    that is not a multiple of 16 with tail predication), and a dummy output row."""
     oc, k, _ = _dims(op, graph)
-    kp = _round_up(k, 16)
-    return (0 if _is_direct(op, graph, kp) else 2 * kp) + _round_up(oc, 4)
+    w = graph.tensor(op.inputs[1])
+    direct = w.shape[1] == 1 and w.shape[2] == 1
+    return (0 if direct else 2 * _round_up(k, 16)) + _round_up(oc, 4)
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
