@@ -119,6 +119,18 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const int32_
     out1[c] = (int8_t)v1;
 }
 
+/* One chunk: the 2 pixels' 16 taps v0, v1 by the 2 filter rows' (w, w + 16). */
+static ALWAYS_INLINE void chunk2x2(int8x16_t v0, int8x16_t v1, const int8_t *w, int32_t *s00,
+                                   int32_t *s01, int32_t *s10, int32_t *s11)
+{
+    const int8x16_t f0 = vldrbq_s8(w);
+    const int8x16_t f1 = vldrbq_s8(w + 16);
+    *s00 = vmladavaq_s8(*s00, v0, f0);
+    *s10 = vmladavaq_s8(*s10, v1, f0);
+    *s01 = vmladavaq_s8(*s01, v0, f1);
+    *s11 = vmladavaq_s8(*s11, v1, f1);
+}
+
 /* 2 pixels' columns x0, x1 by 2 filter rows (w, and w + 16 in each chunk of the arranged
  * filter: chunks 4 rows x 16 taps apart): 4 dot products of 16 * chunks taps. Per 16 taps, 4
  * loads and 4 VMLADAVA for 64 multiply-accumulates. */
@@ -128,25 +140,11 @@ static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_
 {
     int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
     for (int32_t i = 0; i < chunks; i++, x0 += 16, x1 += 16, w += CB * 16) {
-        const int8x16_t v0 = vldrbq_s8(x0);
-        const int8x16_t v1 = vldrbq_s8(x1);
-        const int8x16_t f0 = vldrbq_s8(w);
-        const int8x16_t f1 = vldrbq_s8(w + 16);
-        s00 = vmladavaq_s8(s00, v0, f0);
-        s10 = vmladavaq_s8(s10, v1, f0);
-        s01 = vmladavaq_s8(s01, v0, f1);
-        s11 = vmladavaq_s8(s11, v1, f1);
+        chunk2x2(vldrbq_s8(x0), vldrbq_s8(x1), w, &s00, &s01, &s10, &s11);
     }
     if (tail > 0) { /* a pixel read in place: its last taps, the lanes after them zeroed (VCTP) */
         const mve_pred16_t p = vctp8q((uint32_t)tail);
-        const int8x16_t v0 = vldrbq_z_s8(x0, p);
-        const int8x16_t v1 = vldrbq_z_s8(x1, p);
-        const int8x16_t f0 = vldrbq_s8(w);
-        const int8x16_t f1 = vldrbq_s8(w + 16);
-        s00 = vmladavaq_s8(s00, v0, f0);
-        s10 = vmladavaq_s8(s10, v1, f0);
-        s01 = vmladavaq_s8(s01, v0, f1);
-        s11 = vmladavaq_s8(s11, v1, f1);
+        chunk2x2(vldrbq_z_s8(x0, p), vldrbq_z_s8(x1, p), w, &s00, &s01, &s10, &s11);
     }
     *a00 = s00;
     *a01 = s01;
