@@ -12,8 +12,13 @@ tuned"; one that does not fit the board at all gets a row saying so. Under QEMU'
 time, so `ticks * 1e9 / timer_hz` is the number of instructions executed, repeatable run to run.
 The host row is wall-clock time (ns, the fastest of several runs), for scale only.
 
+On the boards with a TFLM + CMSIS-NN anchor firmware (../shared/anchors/tflm: mps2-an386,
+mps2-an500, mps3-an547) every model also runs on it, on the same input, in the same run: a second
+table puts each figure beside TFLM's with the ratio (instructions, workspace against TFLM's
+arena_used_bytes, code against the anchor's .text; how each is counted is under the table).
+
 Writes benchmarks/results/kernels.json and .md (with the tuning logs as tune-<board>.json) and
-prints the table.
+prints the tables.
 
     .venv/bin/python benchmarks/kernels.py [BOARD ...]   (named boards: only their rows change)
     MB_BENCH_MODELS=ds_cnn,resnet8 ...                   (only those models' rows change)
@@ -28,8 +33,12 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from tflm_anchor import ANCHOR_BOARDS, run_anchor  # noqa: E402
 RESULTS = HERE / "results"
 # The MLPerf Tiny look-alikes, then TFLM's example models (../shared/models/: real, trained).
 MODELS = [ROOT / "tests" / "models" / f"{name}.tflite"
@@ -58,7 +67,7 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
             for _ in range(rounds):
                 outputs, ticks = dev.run_timed(prefix, x)
                 best = ticks if best is None else min(best, ticks)
-            out[prefix] = {"ticks": best, "outputs": outputs, "timer_hz": hz}
+            out[prefix] = {"ticks": best, "outputs": outputs, "timer_hz": hz, "inputs": x}
     return out
 
 
@@ -158,6 +167,10 @@ def measure_board(board: str) -> list[dict]:
                     "on_reference": _left_on_reference(sizes[key]["ops"]),
                 }
             row["tflm_arena"] = _tflm_arena(model)
+            if board in ANCHOR_BOARDS:
+                row["anchor"] = run_anchor(board, model, reference["inputs"],
+                                           expected=reference["outputs"])
+                row["code_bytes"] = _code_bytes(board, model, work / "aot")
             rows.append(row)
             _record([row])
     return rows
@@ -175,6 +188,16 @@ def _left_on_reference(ops: list[dict]) -> list[str]:
         refused = "; ".join(f"{v}: {why}" for v, why in op.get("variants_refused", {}).items())
         left.append(f"#{op['index']} {op['opcode']}" + (f" ({refused})" if refused else ""))
     return left
+
+
+def _code_bytes(board: str, model: Path, out_dir: Path) -> int:
+    """microbuild's code for the model with the default kernels, weights excluded: .text +
+    .rodata of a standalone (AOT) firmware of it, less the input it embeds in .rodata."""
+    from microbuild import api
+
+    build = api.build_firmware(board, {"def": str(model)}, out_dir, executor="aot")
+    inputs = sum(np.asarray(x).nbytes for x in build.inputs("def"))
+    return build.size["totals"]["text"] + build.size["totals"]["rodata"] - inputs
 
 
 _ARENAS: dict[str, int] = {}
@@ -228,6 +251,7 @@ def markdown(rows: list[dict]) -> str:
                  "arena: its smallest working arena (tflite-micro wheel, x86-64). Layers left "
                  "on reference: layers with fast variants for the CPU that none of them took (not "
                  "counted: one the tuner timed fastest on the reference kernel).")
+    lines += side_by_side(rows)
     left = [(r["board"], r["model"], c, layer) for r in rows if "skipped" not in r
             for c in ("default", "tuned") if r.get(c)
             for layer in r[c].get("on_reference", ())]
@@ -235,6 +259,44 @@ def markdown(rows: list[dict]) -> str:
         lines += ["", "Layers left on the reference kernel, and why:", ""]
         lines += [f"- {board} {model} ({config}): {layer}" for board, model, config, layer in left]
     return "\n".join(lines) + "\n"
+
+
+def side_by_side(rows: list[dict]) -> list[str]:
+    """The rows measured beside TFLM + CMSIS-NN, each figure with its ratio to TFLM's."""
+    rows = [r for r in rows if r.get("anchor")]
+    if not rows:
+        return []
+    header = ["board", "model", "TFLM + CMSIS-NN instructions", "default (/ TFLM)",
+              "tuned (/ TFLM)", "workspace (/ TFLM arena used)", "code (/ TFLM .text)",
+              "outputs = TFLM + CMSIS-NN"]
+    lines = ["", "Side by side with TFLM + CMSIS-NN (../shared/anchors/tflm, same board, model "
+             "and input, in the same run):", "",
+             "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        a = r["anchor"]
+        last = "tuned" if r.get("tuned") else "default"
+
+        def ratio(mine: int, theirs: int) -> str:
+            return f"{mine:,} ({mine / theirs:.2f})"
+
+        lines.append("| " + " | ".join([
+            r["board"], r["model"], f"{a['instructions']:,}",
+            ratio(r["default"]["instructions"], a["instructions"]),
+            ratio(r["tuned"]["instructions"], a["instructions"]) if r.get("tuned") else "-",
+            ratio(r[last]["workspace_bytes"], a["arena_used_bytes"]),
+            ratio(r["code_bytes"], a["text_bytes"]),
+            "yes" if a["outputs_equal"] else "NO",
+        ]) + " |")
+    lines += ["", "Instructions per inference under QEMU `-icount shift=0`, both. Workspace: "
+              "microbuild's activation workspace with every kernel's scratch (tuned kernels, or "
+              "the defaults when not tuned) against TFLM's `arena_used_bytes` (its arena: "
+              "tensors, scratch and its own bookkeeping). Code: microbuild's .text + .rodata of "
+              "a standalone (AOT) firmware of the model with the default kernels, weights and "
+              "the embedded input excluded (startup, executor and the model's kernels only), "
+              "against the `text` of `arm-none-eabi-size` of the anchor firmware (TFLM's "
+              "interpreter with every operator it registers and CMSIS-NN; weights are not in "
+              "it, the model is loaded at run time)."]
+    return lines
 
 
 def _record(new_rows: list[dict]) -> str:

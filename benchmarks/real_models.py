@@ -11,12 +11,12 @@ on the command line, it records:
 - workspace bytes against the smallest arena TFLM works with (found by trial in child processes,
   benchmarks/tflm_reference.py);
 - instructions per inference on mps2-an500 (`-icount shift=0`: timer ticks x 1e9 / timer Hz)
-  with the reference kernels and the defaults.
+  with the reference kernels and the defaults, beside TFLM + CMSIS-NN's on the same board and
+  input (../shared/anchors/tflm, run in the same run: benchmarks/tflm_anchor.py), with the ratio.
 
 A float32 model (the "float32" column) is compared on mps2-an500 with TFLM built for the Cortex-M7
-(the anchor firmware in ../shared/anchors/tflm, whose fused multiply-adds differ from x86's), each
-input set from reset state as that firmware runs it; its instructions per inference are shown
-beside ours.
+(the anchor firmware with TFLM's reference kernels, whose fused multiply-adds differ from x86's),
+each input set from reset state as that firmware runs it.
 
 Writes benchmarks/results/real_models.json and .md and prints the table.
 
@@ -40,6 +40,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tests" / "compiler"))
 
 from compiler_support import random_inputs, run_on_host, run_tflm_many  # noqa: E402
+from tflm_anchor import run_anchor  # noqa: E402
 from tflm_reference import smallest_tflm_arena  # noqa: E402
 
 from microbuild import api  # noqa: E402
@@ -58,14 +59,14 @@ def _computes_in_float32(graph) -> bool:
                if op.opcode not in ("QUANTIZE", "DEQUANTIZE") for t in op.outputs)
 
 
-def _tflm_on_arm(model: Path, sets) -> tuple[list, int]:
-    """TFLM's outputs for each input set (each from a fresh interpreter) and its instructions
-    per inference, from the anchor firmware with TFLM's reference kernels on mps2-an500."""
+def _tflm_on_arm(model: Path, sets) -> list:
+    """TFLM's outputs for each input set (each from a fresh interpreter), from the anchor
+    firmware with TFLM's reference kernels on mps2-an500."""
     sys.path.insert(0, str(ANCHORS))
     import run as anchor
 
     results = [anchor.run(str(model), BOARD, "ref", inputs=x) for x in sets]
-    return [r["outputs"] for r in results], min(r["instructions"] for r in results)
+    return [r["outputs"] for r in results]
 
 
 def find_models(args: list[str]) -> list[Path]:
@@ -121,7 +122,7 @@ def measure(model: Path, n_sets: int, qemu: bool) -> dict:
         row["host_bit_exact"] = _equal(run_on_host(model, sets, workdir=Path(tmp)), expected)
         on_arm = expected
         if qemu and row["float32"] and (ANCHORS / "run.py").is_file():
-            on_arm, row["tflm_an500_instructions"] = _tflm_on_arm(model, sets)
+            on_arm = _tflm_on_arm(model, sets)
         if qemu:
             for kernels in ("reference", "default"):
                 try:
@@ -130,6 +131,11 @@ def measure(model: Path, n_sets: int, qemu: bool) -> dict:
                 except MicrobuildError as err:
                     result = {"error": str(err).splitlines()[0]}
                 row[f"an500_{kernels}"] = result
+            # TFLM + CMSIS-NN on the same board and first input set, in the same run.
+            try:
+                row["an500_tflm_cmsis_nn"] = run_anchor(BOARD, model, sets[0], on_arm[0])
+            except Exception as err:  # noqa: BLE001 - the anchor failing is a row entry
+                row["an500_tflm_cmsis_nn"] = {"error": str(err).splitlines()[0]}
     try:
         row["tflm_arena"] = smallest_tflm_arena(model)
     except Exception as err:  # noqa: BLE001 - TFLM failing is a row entry, not a crash
@@ -151,7 +157,7 @@ def markdown(rows: list[dict]) -> str:
              f"on host and {BOARD}", "",
              "| model | operators | compiled | float32 | bit-exact host / an500 ref / an500 "
              "default | RAM: workspace + state / TFLM arena | instructions reference -> default "
-             "(an500) | TFLM float instructions (an500) |",
+             "(an500) | TFLM + CMSIS-NN instructions (default / TFLM), arena used, outputs equal |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ops = ", ".join(f"{k} x{v}" if v > 1 else k for k, v in r.get("operators", {}).items())
@@ -171,12 +177,15 @@ def markdown(rows: list[dict]) -> str:
                      f"({default['instructions'] / ref['instructions']:.3f}x)")
         else:
             speed = ref.get("error") or default.get("error") or "-"
-        tflm = r.get("tflm_an500_instructions")
-        versus = "-"
-        if tflm and "instructions" in default:
-            versus = f"{tflm:,} (default {default['instructions'] / tflm:.2f}x)"
+        anchor = r.get("an500_tflm_cmsis_nn", {})
+        if "instructions" in anchor and "instructions" in default:
+            side = (f"{anchor['instructions']:,} "
+                    f"({default['instructions'] / anchor['instructions']:.2f}x), "
+                    f"{anchor['arena_used_bytes']:,} B, {_yes(anchor.get('outputs_equal'))}")
+        else:
+            side = anchor.get("error", "-")
         lines.append(f"| {r['model']} | {ops} | yes | {'yes' if r.get('float32') else ''} | "
-                     f"{exact} | {memory} | {speed} | {versus} |")
+                     f"{exact} | {memory} | {speed} | {side} |")
     return "\n".join(lines) + "\n"
 
 

@@ -4,24 +4,30 @@
  * Like conv2d_gemm.c, each output pixel's window becomes a column (im2col) whose padding taps hold
  * the input zero point (they then add filter * (zero_point + input_offset) = 0, as the reference's
  * skipping does), padded with zeros to kp, a multiple of 16 taps; every pixel is then
- * sum(filter * column) + interior_bias. A 1x1 filter on a depth that is a multiple of 16 needs no
- * copy: the column is the input pixel itself.
+ * sum(filter * column) + interior_bias. A 1x1 filter needs no copy: the column is the input
+ * pixel itself, its last depth % 16 taps read with tail predication.
  *
- * Blocks of 2 pixels x 2 output channels: per 16 taps, 2 column loads, 2 filter loads and 4
- * VMLADAVA (64 multiply-accumulates in 8 instructions). The filter is arranged at compile time
- * (microbuild/compiler/ops/conv2d.py, _arrange_mve): rows padded with zeros to kp taps, channels
- * padded with a zero row to an even count. Scratch: the 2 pixels' int8 columns (unless read in
- * place), then a dummy output row for the missing second pixel of an odd pixel count. */
+ * Blocks of 2 pixels x 4 output channels, summed 2 channels at a time: per 16 taps, 2 column
+ * loads, 2 filter loads and 4 VMLADAVA (64 multiply-accumulates in 8 instructions). The
+ * filter is arranged at compile time (microbuild/compiler/ops/conv2d.py, _arrange_mve): rows
+ * padded with zeros to kp taps and to a multiple of 4 channels, then per block of 4 channels
+ * chunk by chunk, the 4 rows' 16 taps one after the other (one pointer walks the block, with
+ * the immediate offsets VLDRB takes). The 4 channels of a pixel are requantized together on 4
+ * lanes (requantize_mve.h; the compiler checks its bounds), the last block tail-predicated. With
+ * a fused residual ADD, channel by channel in scalar code (finish()). Scratch: the 2 pixels'
+ * int8 columns (unless read in place), then a dummy output row for the missing second pixel of
+ * an odd pixel count. */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
 
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/kernels/conv2d_column.h"
+#include "microbuild/kernels/requantize_mve.h"
 #include "microbuild/quant_fast.h"
 
 #define PX 2 /* output pixels per block */
-#define CB 2 /* output channels per block */
+#define CB 4 /* output channels per block */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* mb_requantize_fast(x, m, -r) for r in [1, 31], given x2 = 2 * x (the compiler accepts only
@@ -113,12 +119,53 @@ static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const int32_
     out1[c] = (int8_t)v1;
 }
 
-/* The whole convolution; full_range is a constant in each of the two calls. */
+/* One chunk: the 2 pixels' 16 taps v0, v1 by the 2 filter rows' (w, w + 16). */
+static ALWAYS_INLINE void chunk2x2(int8x16_t v0, int8x16_t v1, const int8_t *w, int32_t *s00,
+                                   int32_t *s01, int32_t *s10, int32_t *s11)
+{
+    const int8x16_t f0 = vldrbq_s8(w);
+    const int8x16_t f1 = vldrbq_s8(w + 16);
+    *s00 = vmladavaq_s8(*s00, v0, f0);
+    *s10 = vmladavaq_s8(*s10, v1, f0);
+    *s01 = vmladavaq_s8(*s01, v0, f1);
+    *s11 = vmladavaq_s8(*s11, v1, f1);
+}
+
+/* 2 pixels' columns x0, x1 by 2 filter rows (w, and w + 16 in each chunk of the arranged
+ * filter: chunks 4 rows x 16 taps apart): 4 dot products of 16 * chunks taps. Per 16 taps, 4
+ * loads and 4 VMLADAVA for 64 multiply-accumulates. */
+static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_t *w,
+                                 int32_t chunks, int32_t tail, int32_t *a00, int32_t *a01,
+                                 int32_t *a10, int32_t *a11)
+{
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+    for (int32_t i = 0; i < chunks; i++, x0 += 16, x1 += 16, w += CB * 16) {
+        chunk2x2(vldrbq_s8(x0), vldrbq_s8(x1), w, &s00, &s01, &s10, &s11);
+    }
+    if (tail > 0) { /* a pixel read in place: its last taps, the lanes after them zeroed (VCTP) */
+        const mve_pred16_t p = vctp8q((uint32_t)tail);
+        chunk2x2(vldrbq_z_s8(x0, p), vldrbq_z_s8(x1, p), w, &s00, &s01, &s10, &s11);
+    }
+    *a00 = s00;
+    *a01 = s01;
+    *a10 = s10;
+    *a11 = s11;
+}
+
+/* A 1x1 filter without padding: pixels are read in place, no column is built. */
+static int is_direct(const mb_conv2d_s8_params *p)
+{
+    return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0;
+}
+
+/* The whole convolution; with_tail (a pixel read in place whose depth is not a multiple of 16)
+ * is a constant in each of the two calls, so the usual case carries no tail code in its
+ * blocks. */
 static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
                               const int8_t *filter, const int32_t *interior_bias,
                               const int32_t *multipliers, const int32_t *shifts,
                               const mb_residual_add_s8 *residual, int8_t *output, void *scratch,
-                              int full_range)
+                              int with_tail)
 {
     const int32_t k = p->filter_h * p->filter_w * p->input_c;
     const int32_t kp = (k + 15) & ~(int32_t)15;
@@ -126,13 +173,18 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
     const int32_t pixels_per_image = p->output_h * p->output_w;
     const int32_t total = p->batches * pixels_per_image;
     const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
-    const int direct = p->filter_h == 1 && p->filter_w == 1 && kp == p->input_c &&
-                       p->pad_top == 0 && p->pad_left == 0;
+    const int direct = is_direct(p);
+    /* Whole 16-tap chunks, then (a pixel read in place) the depth's last k % 16 taps. */
+    const int32_t chunks = direct ? k / 16 : kp / 16;
+    const int32_t tail = with_tail ? k % 16 : 0;
+    const int full_range = p->activation_min == -128 && p->activation_max == 127;
     int8_t *cols = (int8_t *)scratch;
     int8_t *dummy = (int8_t *)scratch + (direct ? 0 : PX * kp);
     const int32_t out_offset = p->output_offset;
     const int32_t act_min = p->activation_min;
     const int32_t act_max = p->activation_max;
+    const int32x4_t amin = vdupq_n_s32(act_min);
+    const int32x4_t amax = vdupq_n_s32(act_max);
     /* A local copy: the output stores (int8) cannot alias it, so its fields stay in registers. */
     static const mb_add_s8_params no_add = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     mb_add_s8_params add_params = no_add;
@@ -166,29 +218,42 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
         int8_t *out1 = np > 1 ? out0 + oc : dummy;
         const int8_t *other0 = residual != 0 ? residual->other + n * oc : 0;
         const int8_t *other1 = residual != 0 && np > 1 ? other0 + oc : other0;
-        const int8_t *f0 = filter;
+        const int8_t *w = filter;
         for (int32_t c = 0; c < oc; c += CB) {
-            const int8_t *f1 = f0 + kp;
-            const int8_t *x0 = col[0];
-            const int8_t *x1 = col[1];
-            int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
-            for (int32_t i = 0; i < kp; i += 16) {
-                const int8x16_t v0 = vldrbq_s8(x0 + i);
-                const int8x16_t v1 = vldrbq_s8(x1 + i);
-                const int8x16_t w0 = vldrbq_s8(f0 + i);
-                const int8x16_t w1 = vldrbq_s8(f1 + i);
-                a00 = vmladavaq_s8(a00, v0, w0);
-                a01 = vmladavaq_s8(a01, v0, w1);
-                a10 = vmladavaq_s8(a10, v1, w0);
-                a11 = vmladavaq_s8(a11, v1, w1);
+            /* a<pixel><channel>: the block's 8 dot products, two channels at a time (VMLADAVA
+             * accumulates only into even registers: 4 sums fit in registers with the
+             * pointers, 8 would spill). */
+            int32_t a00, a01, a02, a03, a10, a11, a12, a13;
+            dot2x2(col[0], col[1], w, chunks, tail, &a00, &a01, &a10, &a11);
+            dot2x2(col[0], col[1], w + 32, chunks, tail, &a02, &a03, &a12, &a13);
+            w += CB * kp;
+            if (add != 0) { /* the fused ADD: channel by channel */
+                const int32_t a0[CB] = {a00, a01, a02, a03};
+                const int32_t a1[CB] = {a10, a11, a12, a13};
+                for (int32_t j = 0; j < CB && c + j < oc; j++) {
+                    finish(a0[j], a1[j], c + j, interior_bias, multipliers, shifts, out_offset,
+                           act_min, act_max, full_range, add, other0, other1, out0, out1);
+                }
+                continue;
             }
-            finish(a00, a10, c, interior_bias, multipliers, shifts, out_offset, act_min,
-                   act_max, full_range, add, other0, other1, out0, out1);
-            if (c + 1 < oc) {
-                finish(a01, a11, c + 1, interior_bias, multipliers, shifts, out_offset,
-                       act_min, act_max, full_range, add, other0, other1, out0, out1);
-            }
-            f0 += CB * kp;
+            /* 4 channels at once: the vector requantization (requantize_mve.h); the last block
+             * of a channel count that is not a multiple of 4 is tail-predicated. */
+            const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
+            const int32x4_t ib = vldrwq_z_s32(interior_bias + c, pred);
+            const int32x4_t m = vldrwq_z_s32(multipliers + c, pred);
+            const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(shifts + c, pred));
+            int32x4_t acc0 = vsetq_lane_s32(a00, vdupq_n_s32(0), 0);
+            acc0 = vsetq_lane_s32(a01, acc0, 1);
+            acc0 = vsetq_lane_s32(a02, acc0, 2);
+            acc0 = vsetq_lane_s32(a03, acc0, 3);
+            int32x4_t acc1 = vsetq_lane_s32(a10, vdupq_n_s32(0), 0);
+            acc1 = vsetq_lane_s32(a11, acc1, 1);
+            acc1 = vsetq_lane_s32(a12, acc1, 2);
+            acc1 = vsetq_lane_s32(a13, acc1, 3);
+            vstrbq_p_s32(out0 + c, mb_mve_requantize(vaddq_s32(acc0, ib), m, s, out_offset,
+                                                     amin, amax), pred);
+            vstrbq_p_s32(out1 + c, mb_mve_requantize(vaddq_s32(acc1, ib), m, s, out_offset,
+                                                     amin, amax), pred);
         }
     }
 }
@@ -199,7 +264,7 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch)
 {
     (void)bias;
-    if (p->activation_min == -128 && p->activation_max == 127) {
+    if (is_direct(p) && p->input_c % 16 != 0) {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
     } else {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 0);

@@ -47,6 +47,18 @@ def _dims(op: Operator, graph: Graph) -> tuple[int, int, int]:
     return int(w.shape[0]), int(np.prod(w.shape[1:])), int(np.prod(out.shape[:3]))
 
 
+def _value_bound(op: Operator, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """(bias, bound) per output channel: bound is the largest |sum(filter * column) +
+    interior_bias| any pixel can reach."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
+    bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
+            if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))
+    interior = bias + (-x.zero_point) * flat.sum(axis=1)
+    # Column values (the input, or the zero point in the padding) are int8: |value| <= 128.
+    return bias, np.abs(flat).sum(axis=1) * 128 + np.abs(interior)
+
+
 def _plain(op: Operator, graph: Graph) -> bool | Refusal:
     """What every variant handles: one group (any dilation: the im2col column gathers the
     dilated taps), and every value before
@@ -58,12 +70,7 @@ def _plain(op: Operator, graph: Graph) -> bool | Refusal:
         return Refusal("the filter is not a constant 4-D tensor")
     if x.shape[3] != w.shape[3]:
         return Refusal(f"grouped convolution ({x.shape[3] // w.shape[3]} groups)")
-    flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
-    bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
-            if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))
-    interior = bias + (-x.zero_point) * flat.sum(axis=1)
-    # Column values (the input, or the zero point in the padding) are int8: |value| <= 128.
-    bound = np.abs(flat).sum(axis=1) * 128 + np.abs(interior)
+    bias, bound = _value_bound(op, graph)
     if bound.max() >= (1 << 30):
         c = int(bound.argmax())
         return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach {int(bound[c]):,} "
@@ -141,18 +148,51 @@ def _scratch_dsp(op: Operator, graph: Graph) -> int:
             + (_RESIDUAL_TABLES if op.options.get(RESIDUAL_ADD) else 0))
 
 
+_MVE_CB, _MVE_CHUNK = 4, 16
+
+
 def _arrange_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
-    """conv2d_mve.c's layout: rows padded with zeros to a multiple of 16 taps, an even count of
-    rows."""
+    """conv2d_mve.c's layout: rows padded with zeros to a multiple of 16 taps and of 4
+    channels; per block of 4 channels, chunk by chunk (16 taps), the 4 rows' chunk one after
+    the other."""
     oc, k, _ = _dims(op, graph)
-    return _padded_rows(weights, _round_up(oc, 2), _round_up(k, 16)).reshape(-1)
+    kp = _round_up(k, _MVE_CHUNK)
+    rows = _padded_rows(weights, _round_up(oc, _MVE_CB), kp)
+    blocks = rows.reshape(-1, _MVE_CB, kp // _MVE_CHUNK, _MVE_CHUNK).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(blocks).reshape(-1)
+
+
+def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """What the Helium variant adds to _plain: its 4-lane requantization
+    (runtime/include/microbuild/kernels/requantize_mve.h) needs every value before
+    requantization, shifted left by its channel's left shift, below 2^30 in magnitude and no
+    right shift over 28."""
+    plain = _plain(op, graph)
+    if not plain:
+        return plain
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
+    _, bound = _value_bound(op, graph)
+    for c, shift in enumerate(int(s) for s in shifts):
+        left, right = max(shift, 0), max(-shift, 0)
+        if int(bound[c]) << left >= 1 << 30:
+            return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach "
+                           f"{int(bound[c]):,}, which shifted left by {left} is over the 2^30 "
+                           "the 4-lane requantization allows")
+        if right > 28:
+            return Refusal(f"channel {c}: right shift {right} is over the 28 the 4-lane "
+                           "requantization allows")
+    return True
 
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:
-    """The 2 pixels' int8 columns unless read in place, and a dummy output row."""
+    """The 2 pixels' int8 columns unless read in place (a 1x1 filter: the kernel reads a depth
+    that is not a multiple of 16 with tail predication), and a dummy output row."""
     oc, k, _ = _dims(op, graph)
-    kp = _round_up(k, 16)
-    return (0 if _is_direct(op, graph, kp) else 2 * kp) + _round_up(oc, 4)
+    w = graph.tensor(op.inputs[1])
+    direct = w.shape[1] == 1 and w.shape[2] == 1
+    return (0 if direct else 2 * _round_up(k, 16)) + _round_up(oc, 4)
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
@@ -202,10 +242,11 @@ VARIANTS = (
                     "picks it when it measures faster)"),
     KernelVariant(
         opcode="CONV_2D", name="mve", function="mb_conv2d_s8_mve",
-        sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_plain,
+        sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_mve_fits,
         arrange=_arrange_mve, scratch=_scratch_mve,
         overlap_group=2,
-        description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 2 channels"),
+        description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 4 channels, "
+                    "4-lane VQRDMULH requantization"),
     KernelVariant(
         opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
         sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
