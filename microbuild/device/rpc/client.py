@@ -42,6 +42,9 @@ SHRINK_AFTER = 2
 GROW_AFTER = 32
 # While a reply is arriving, this long without a byte means part of it was lost: ask again.
 REPLY_GAP = 0.02
+# ``retries`` counts the attempts that met silence. An attempt answered by damaged packets shows
+# the device alive and the link noisy: it is not counted, up to this many times the retries.
+NOISY_ATTEMPTS = 8
 
 
 def _name(opcode: int) -> str:
@@ -176,13 +179,15 @@ class RpcClient:
         """Start a session (START_INIT / START_REPLY, which agree the packet size) and read the
         device's INFO. If the link is too noisy for INFO's pages at that size, start again with
         packets a quarter as long."""
+        previous = 0
         while True:
             try:
                 return self._open_session_once()
             except (DeviceTimeoutError, DeviceGarbageError):
                 tried = self._agreed if self.session_id is not None else 0
-                if not tried or tried <= MIN_PACKET or (self._wanted and self._wanted < tried):
+                if not tried or tried <= MIN_PACKET or tried == previous:
                     raise  # no session at all, or the device would not go any smaller
+                previous = tried
                 self._wanted = max(MIN_PACKET, tried // 4)
 
     def _open_session_once(self) -> DeviceInfo:
@@ -247,7 +252,8 @@ class RpcClient:
                 + 2 * (len(frame) + reply_bytes) / self.transport.bytes_per_second)
         bytes_before, packets_before = self.stats.bytes_in, self._packets_in
         start = time.monotonic()
-        for attempt in range(self.retries + 1):
+        silent = attempt = 0
+        while silent <= self.retries and attempt <= NOISY_ATTEMPTS * (self.retries + 1):
             if attempt:
                 self.stats.retransmissions += 1
                 if attempt == 1:
@@ -260,6 +266,7 @@ class RpcClient:
             self.stats.bytes_out += len(frame)
             deadline = time.monotonic() + wait
             damage_mark = self.decoder.stats.damaged()
+            heard = self.stats.bytes_in
             while (packet := self._next_packet(deadline, damage_mark)) is not None:
                 kind, psid, pbody = packet
                 if kind == SessionType.TERMINATE:
@@ -284,6 +291,9 @@ class RpcClient:
                     raise RpcError(f"{_name(opcode)} failed on the device: {status}: "
                                    f"{reply.message}", reply.status, reply.message)
                 return reply.result
+            if self.stats.bytes_in == heard:
+                silent += 1
+            attempt += 1
         self._note_link(clean=False, gave_up=True)
         raise self._silence(f"{_name(opcode)} (seq {seq})", bytes_before, packets_before,
                             time.monotonic() - start)
@@ -292,14 +302,16 @@ class RpcClient:
     def _note_link(self, clean: bool, gave_up: bool = False) -> None:
         """Adapt the packet size to how the last request went (the change is agreed with the
         device before the next request)."""
-        if self._negotiating or self.packet_bytes is None or self.info is None:
+        if self._negotiating or self.packet_bytes is None:
             return
         if clean:
             self._failed_streak = 0
             self._clean_streak += 1
-            if self._clean_streak >= GROW_AFTER and self._wanted < self.info.max_packet:
+            # Before INFO's device record arrived, the size START_REPLY agreed is the ceiling.
+            most = self.info.max_packet if self.info else self._agreed
+            if self._clean_streak >= GROW_AFTER and self._wanted < most:
                 self._clean_streak = 0
-                self._wanted = min(self.info.max_packet, self._wanted * 2)
+                self._wanted = min(most, self._wanted * 2)
             return
         self._clean_streak = 0
         self._failed_streak += 1
