@@ -149,7 +149,8 @@ def markdown(links: list[dict], faults: list[dict]) -> str:
             lines.append(f"| {r['board']} | not measured: {r['error']} | | | | | |")
             continue
         lines.append(f"| {r['board']} | {r['transport']} | {r['upload_bytes'] >> 10} KiB | "
-                     f"{r['raw_bytes_per_s'] / 1024:,.0f} | {r['framed_bytes_per_s'] / 1024:,.0f} | "
+                     f"{r['raw_bytes_per_s'] / 1024:,.0f} | "
+                     f"{r['framed_bytes_per_s'] / 1024:,.0f} | "
                      f"{r['fraction_of_raw']:.3f} | {r['round_trip_us']:,.0f} |")
     lines += ["", "| fault | rate | frames sent | requests | faults injected | retransmissions | "
               "errors reported | corrupted accepted | data KiB/s | packet size at the end | "

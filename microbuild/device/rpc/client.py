@@ -35,11 +35,16 @@ from microbuild.device.rpc.protocol import (MIN_PACKET, PROTOCOL_VERSION, REPLY_
 from microbuild.device.transports.base import Transport
 
 MIN_CHUNK = 256
-# The packet size is halved after SHRINK_AFTER requests in a row needed a retransmission, and
-# doubled after GROW_AFTER requests in a row went through at the first attempt: quick to back off,
-# slow to try again, so a link at a steady error rate settles near the size that passes best.
-SHRINK_AFTER = 2
-GROW_AFTER = 32
+# The packet size is judged every WINDOW requests: halved if more than SHRINK_SHARE of them needed
+# a retransmission, doubled if fewer than GROW_SHARE did. A packet of P bytes carries P - 15 bytes
+# of data and arrives whole with probability (1 - e)^P at e errors per byte, so the data moved per
+# byte sent peaks where about 10-40 % of attempts fail (at 1e-3: 128-256 bytes; at 1e-2 the floor,
+# 64). A request that needed SHRINK_ATTEMPTS attempts or gave up halves it at once: at 1e-2 a
+# 512-byte packet almost never arrives whole, and waiting for a window would cost minutes.
+WINDOW = 16
+SHRINK_SHARE = 0.4
+GROW_SHARE = 0.1
+SHRINK_ATTEMPTS = 4
 # While a reply is arriving, this long without a byte means part of it was lost: ask again.
 REPLY_GAP = 0.02
 # ``retries`` counts the attempts that met silence. An attempt answered by damaged packets shows
@@ -94,8 +99,8 @@ class RpcClient:
         self._agreed = 0
         self._wanted = 0
         self._negotiating = False
-        self._clean_streak = 0
-        self._failed_streak = 0
+        self._judged = 0  # requests in the current window
+        self._troubled = 0  # of them, those that needed a retransmission
 
     # ---- receiving ------------------------------------------------------------------------------
     def _next_packet(self, deadline: float, damage_mark: int | None = None
@@ -212,7 +217,7 @@ class RpcClient:
                             f"{PROTOCOL_VERSION}; rebuild the firmware with this microbuild")
                     self.session_id = sid
                     self.packet_bytes = self._agreed = self._wanted = packet_bytes
-                    self._clean_streak = self._failed_streak = 0
+                    self._judged = self._troubled = 0
                     self.info = self._info()
                     return self.info
             self.stats.retransmissions += 1
@@ -282,7 +287,7 @@ class RpcClient:
                 if reply is None or reply.seq != seq or reply.opcode != opcode:
                     self.stats.stale_replies += 1
                     continue
-                self._note_link(clean=attempt == 0)
+                self._note_link(attempts=attempt + 1)
                 if reply.status != Status.OK:
                     try:
                         status = Status(reply.status).name
@@ -294,33 +299,34 @@ class RpcClient:
             if self.stats.bytes_in == heard:
                 silent += 1
             attempt += 1
-        self._note_link(clean=False, gave_up=True)
+        self._note_link(attempts=attempt, gave_up=True)
         raise self._silence(f"{_name(opcode)} (seq {seq})", bytes_before, packets_before,
                             time.monotonic() - start)
 
     # ---- the packet size ------------------------------------------------------------------------
-    def _note_link(self, clean: bool, gave_up: bool = False) -> None:
+    def _note_link(self, attempts: int, gave_up: bool = False) -> None:
         """Adapt the packet size to how the last request went (the change is agreed with the
         device before the next request)."""
         if self._negotiating or self.packet_bytes is None:
             return
-        if clean:
-            self._failed_streak = 0
-            self._clean_streak += 1
+        self._judged += 1
+        self._troubled += attempts > 1
+        if gave_up or attempts >= SHRINK_ATTEMPTS or (
+                self._judged >= WINDOW and self._troubled > SHRINK_SHARE * self._judged):
+            self._resize(max(MIN_PACKET, self._wanted // 2))
+        elif self._judged >= WINDOW and self._troubled < GROW_SHARE * self._judged:
             # Before INFO's device record arrived, the size START_REPLY agreed is the ceiling.
             most = self.info.max_packet if self.info else self._agreed
-            if self._clean_streak >= GROW_AFTER and self._wanted < most:
-                self._clean_streak = 0
-                self._wanted = min(most, self._wanted * 2)
-            return
-        self._clean_streak = 0
-        self._failed_streak += 1
-        if (self._failed_streak >= SHRINK_AFTER or gave_up) and self._wanted > MIN_PACKET:
-            self._failed_streak = 0
-            self._wanted = max(MIN_PACKET, self._wanted // 2)
-            # Smaller at once on this side (READs, TIMED_CALL batches, WRITE chunks): the device
-            # keeps to the larger size until it agrees, which this host accepts meanwhile.
-            self.packet_bytes = min(self.packet_bytes, self._wanted)
+            self._resize(min(most, self._wanted * 2))
+        elif self._judged >= WINDOW:
+            self._judged = self._troubled = 0
+
+    def _resize(self, wanted: int) -> None:
+        self._judged = self._troubled = 0
+        self._wanted = wanted
+        # Smaller at once on this side (READs, TIMED_CALL batches, WRITE chunks): the device
+        # keeps to the larger size until it agrees, which this host accepts meanwhile.
+        self.packet_bytes = min(self.packet_bytes or wanted, wanted)
 
     def _negotiate_packet(self) -> None:
         """PACKET_SIZE: ask the device for ``_wanted``; both sides use what it answers."""
