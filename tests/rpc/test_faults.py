@@ -13,7 +13,7 @@ import pytest
 
 from microbuild.device.errors import RpcError
 from microbuild.device.rpc.client import RpcClient
-from microbuild.device.rpc.protocol import REPLY_OVERHEAD, Opcode, Status
+from microbuild.device.rpc.protocol import REPLY_OVERHEAD, Opcode, Status, TimedEntry
 from microbuild.device.rpc.soak import soak
 from microbuild.device.transports.faults import FAULT_KINDS, FaultyTransport
 from microbuild.device.runners import runner_for
@@ -92,6 +92,10 @@ def test_at_1e_2_faults_per_byte_the_packet_size_adapts_and_nothing_corrupt_gets
         assert set(result.errors) <= {"DeviceTimeoutError"}, result.to_dict()
         assert sum(result.errors.values()) <= 2, result.to_dict()
         assert client.packet_bytes == 64  # the size that passes best at this rate
+        # 9 timed runs need 83 bytes of reply: timed in parts that fit 64.
+        entry = TimedEntry(function=1, warmup=1, repeat=9)
+        client.timed_call([entry])
+        assert entry.status == 0 and len(entry.ticks) == 9 and all(entry.ticks), entry
 
         # The line clears: the packet size climbs back to the device's largest, and the device
         # agreed to every step (a READ one byte longer than the size is refused).
