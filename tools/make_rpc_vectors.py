@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from microbuild.device.rpc.framing import crc16, encode_packet  # noqa: E402
 from microbuild.device.rpc.protocol import (  # noqa: E402
-    Opcode, SessionType, request_body, session_payload, write_payload)
+    Opcode, SessionType, request_body, session_payload, start_init_body, write_payload)
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "rpc-vectors.json"
 
@@ -36,10 +36,13 @@ def vectors() -> dict:
         b"\x01\xff",
         bytes([0xFF] * 6),
         bytes([0xFF, 0xFD, 0xFF, 0xFE]),  # control sequences as data must arrive intact
-        session_payload(SessionType.START_INIT, 0x2A00, b"\x01"),
+        session_payload(SessionType.START_INIT, 0x2A00, start_init_body(128)),
+        session_payload(SessionType.START_REPLY, 0x2A7C, struct.pack("<BI", 2, 128)),
         session_payload(SessionType.TERMINATE, 0),
         session_payload(SessionType.LOG, 0, b"microbuild rpc: board host"),
         session_payload(SessionType.NORMAL, sid, request_body(Opcode.INFO, 1, b"\0\0")),
+        session_payload(SessionType.NORMAL, sid, request_body(Opcode.PACKET_SIZE, 2,
+                                                              struct.pack("<I", 64))),
         session_payload(SessionType.NORMAL, sid, request_body(Opcode.READ, 0xFFFF,
                                                               struct.pack("<II", 64, 16))),
         write_payload(sid, 0x1FF, 0xFF, bytes(range(250, 256)) + bytes(range(6))),

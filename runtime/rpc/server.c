@@ -43,6 +43,7 @@ enum {
     OP_RUN = 0x08,
     OP_RESET = 0x09,
     OP_RAW_RECEIVE = 0x0A,
+    OP_PACKET_SIZE = 0x0B,
     OP_REPLY = 0x80
 };
 
@@ -61,6 +62,9 @@ enum {
 #define WRITE_HEADER 16u              /* request header, offset u32, length u32, header crc u16 */
 #define WRITE_HEADER_CRC_OFFSET 14u
 #define MAX_PACKET ((uint32_t)(MB_RPC_MAX_PACKET))
+/* The smallest packet size a host may negotiate: a RUN reply (19 bytes) and the start of an error
+ * message fit. */
+#define MIN_PACKET 64u
 
 /* What the receiver does with the bytes of the packet being received. */
 enum {
@@ -106,6 +110,10 @@ static uint16_t cache_seq;
 static uint32_t cache_length;
 
 static uint16_t session_id; /* 0: no session */
+/* The session's packet size: no reply payload is longer. The host lowers it when frames keep
+ * failing (a long packet is the one a noisy link damages) and raises it when they pass; START_INIT
+ * and PACKET_SIZE negotiate it, between MIN_PACKET (or what one INFO item needs) and MAX_PACKET. */
+static uint32_t packet_limit = MAX_PACKET;
 
 /* Not reset by a RESET, so a restarted server still hands out a nonce different from the last. */
 static uint32_t nonce_counter;
@@ -201,7 +209,7 @@ static void send_streamed(void (*produce)(void))
 
 static void put_u8(uint8_t value)
 {
-    if (reply_used < MAX_PACKET) {
+    if (reply_used < packet_limit) {
         reply[reply_used++] = value;
     }
 }
@@ -249,7 +257,7 @@ static void send_terminate(void)
 
 static int is_idempotent(uint8_t opcode)
 {
-    return opcode == OP_INFO || opcode == OP_READ || opcode == OP_WRITE;
+    return opcode == OP_INFO || opcode == OP_READ || opcode == OP_WRITE || opcode == OP_PACKET_SIZE;
 }
 
 /* Starts a reply in reply[]. Idempotent requests are never cached, and building one overwrites
@@ -281,7 +289,7 @@ static void finish_reply(void)
 static const char *opcode_name(uint8_t opcode)
 {
     static const char *const names[] = {"?",    "INFO",       "ALLOC", "FREE",  "WRITE",      "READ",
-                                        "CALL", "TIMED_CALL", "RUN",   "RESET", "RAW_RECEIVE"};
+                                        "CALL", "TIMED_CALL", "RUN",   "RESET", "RAW_RECEIVE", "PACKET_SIZE"};
     return opcode < sizeof names / sizeof names[0] ? names[opcode] : "?";
 }
 
@@ -415,6 +423,9 @@ static uint8_t next_nonce(void)
     return nonce;
 }
 
+static uint32_t agreed_packet(uint32_t proposed);
+
+/* START_INIT's body: version u8, then (optional) the packet size the host proposes, u32. */
 static void start_session(const uint8_t *payload, uint32_t length)
 {
     const uint16_t id = get_u16(&payload[1]);
@@ -425,9 +436,11 @@ static void start_session(const uint8_t *payload, uint32_t length)
     session_id = (uint16_t)((unsigned)host_nonce << 8 | next_nonce());
     /* A new session's seq numbers owe nothing to the old one's. */
     cache_valid = 0;
-    mb_frame_encode_begin(&encoder, SESSION_HEADER + 1u);
+    packet_limit = agreed_packet(length >= SESSION_HEADER + 5u ? get_u32(&payload[SESSION_HEADER + 1u]) : 0u);
+    mb_frame_encode_begin(&encoder, SESSION_HEADER + 5u);
     out_session_header(TYPE_START_REPLY, session_id);
     out_u8((uint8_t)MB_RPC_PROTOCOL_VERSION);
+    out_le(packet_limit, 4);
     (void)mb_frame_encode_end(&encoder);
 }
 
@@ -465,10 +478,15 @@ static void send_boot_sequence(void)
 /* ---- RPC handlers: each gets the arguments after opcode and seq ---- */
 
 static uint16_t info_seq;
-/* INFO lists one table of items, the models first, then the functions; a reply carries the
- * items [info_first, info_end). */
+/* INFO lists one table of items: the device record (item 0), the models, then the functions; a
+ * reply carries the items [info_first, info_end). */
 static uint32_t info_first;
 static uint32_t info_end;
+
+static uint32_t info_items(void)
+{
+    return 1u + listed_models() + function_count();
+}
 
 static void produce_info_header(void)
 {
@@ -476,26 +494,34 @@ static void produce_info_header(void)
     out_u8(OP_INFO | OP_REPLY);
     out_le(info_seq, 2);
     out_u8(STATUS_OK);
-    out_u8((uint8_t)MB_RPC_PROTOCOL_VERSION);
-    out_le(MAX_PACKET, 4);
-    out_le(mb_rpc_arena_bytes, 4);
-    out_le((uint64_t)(MB_TIMER_HZ), 8);
-    out_bytes(mb_rpc_build_id, sizeof mb_rpc_build_id);
-    out_str8(MB_BOARD_NAME);
-    out_u8((uint8_t)listed_models());
-    out_le(function_count(), 2);
+    out_le(info_items(), 2);
     out_le(info_first, 2);
 }
+
+/* The reply header and the page header above. */
+#define INFO_PAGE_HEADER (REPLY_HEADER + 4u)
 
 static const char *function_name(const function_ref *ref)
 {
     return ref->op == NULL ? ref->model->name : ref->op->name;
 }
 
-/* Item `index` of the table: a model (index < model count) or a function. */
+/* Item `index` of the table: the device record (0), a model (1..model count) or a function. */
 static void produce_item(uint32_t index)
 {
     const uint32_t models = listed_models();
+    if (index == 0u) {
+        out_u8((uint8_t)MB_RPC_PROTOCOL_VERSION);
+        out_le(MAX_PACKET, 4);
+        out_le(mb_rpc_arena_bytes, 4);
+        out_le((uint64_t)(MB_TIMER_HZ), 8);
+        out_bytes(mb_rpc_build_id, sizeof mb_rpc_build_id);
+        out_str8(MB_BOARD_NAME);
+        out_u8((uint8_t)models);
+        out_le(function_count(), 2);
+        return;
+    }
+    index--;
     if (index < models) {
         out_str8(mb_rpc_models[index].name);
         out_le(mb_rpc_models[index].workspace_offset, 4);
@@ -518,6 +544,15 @@ static void produce_item(uint32_t index)
     out_str8(function_name(&ref));
 }
 
+static uint32_t item_bytes(uint32_t index)
+{
+    counting = 1;
+    counted = 0;
+    produce_item(index);
+    counting = 0;
+    return counted;
+}
+
 static void produce_info(void)
 {
     produce_info_header();
@@ -526,8 +561,8 @@ static void produce_info(void)
     }
 }
 
-/* INFO lists its table a page at a time, each reply within the max packet: the chance that a
- * noisy link damages a packet grows with its length, so no reply may be long. */
+/* INFO lists its table a page at a time, each reply within the session's packet size: the chance
+ * that a noisy link damages a packet grows with its length, so no reply may be long. */
 static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
 {
     if (!expect_arguments(OP_INFO, seq, argn, 2)) {
@@ -535,29 +570,61 @@ static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
     }
     cache_valid = 0;
     info_seq = seq;
-    const uint32_t items = listed_models() + function_count();
+    const uint32_t items = info_items();
     info_first = get_u16(args);
     if (info_first > items) {
         info_first = items;
     }
-    counting = 1;
-    counted = 0;
-    produce_info_header();
-    uint32_t bytes = counted;
+    uint32_t bytes = INFO_PAGE_HEADER;
     info_end = info_first;
     while (info_end < items) {
-        counted = 0;
-        produce_item(info_end);
-        /* Always at least one item, so a host paging through the table moves on. */
-        if (info_end > info_first && bytes + counted > MAX_PACKET) {
+        const uint32_t more = item_bytes(info_end);
+        /* At least one item, so a host paging through the table moves on (the negotiated packet
+         * size is never below what one item needs: see smallest_packet). */
+        if (info_end > info_first && bytes + more > packet_limit) {
             break;
         }
-        bytes += counted;
+        bytes += more;
         info_end++;
     }
-    counting = 0;
     /* Streamed: the reply is produced straight into the encoder, never buffered. */
     send_streamed(produce_info);
+}
+
+/* The smallest packet size this device agrees to: MIN_PACKET, or more if one INFO item alone
+ * needs more (a long board or operator name), so every INFO page fits the packet size. */
+static uint32_t smallest_packet(void)
+{
+    uint32_t smallest = MIN_PACKET;
+    for (uint32_t index = 0; index < info_items(); index++) {
+        const uint32_t page = INFO_PAGE_HEADER + item_bytes(index);
+        if (page > smallest) {
+            smallest = page;
+        }
+    }
+    return smallest > MAX_PACKET ? MAX_PACKET : smallest;
+}
+
+/* The packet size for a host's proposal: 0 asks for the largest. */
+static uint32_t agreed_packet(uint32_t proposed)
+{
+    if (proposed == 0u || proposed > MAX_PACKET) {
+        return MAX_PACKET;
+    }
+    const uint32_t smallest = smallest_packet();
+    return proposed < smallest ? smallest : proposed;
+}
+
+static void handle_packet_size(uint16_t seq, const uint8_t *args, uint32_t argn)
+{
+    if (!expect_arguments(OP_PACKET_SIZE, seq, argn, 4)) {
+        return;
+    }
+    /* The reply already obeys the new size (it is 11 bytes, below any size agreed). */
+    packet_limit = agreed_packet(get_u32(args));
+    begin_reply(OP_PACKET_SIZE, seq, STATUS_OK);
+    put_le(packet_limit, 4);
+    finish_reply();
 }
 
 static uint64_t align_up(uint64_t value, uint64_t align)
@@ -661,9 +728,21 @@ static void handle_read(uint16_t seq, const uint8_t *args, uint32_t argn)
         bad_range(OP_READ, seq, offset, length);
         return;
     }
+    /* In 64 bits: length may be close to 2^32. */
+    if ((uint64_t)REPLY_HEADER + length > packet_limit) {
+        begin_reply(OP_READ, seq, STATUS_TOO_LARGE);
+        put_text("a READ of ");
+        put_decimal(length);
+        put_text(" bytes exceeds the packet size (");
+        put_decimal(packet_limit);
+        put_text(" bytes, ");
+        put_decimal(packet_limit - REPLY_HEADER);
+        put_text(" of data)");
+        finish_reply();
+        return;
+    }
     cache_valid = 0;
-    /* Streamed from the arena: a READ may be far larger than the receive buffer. The range check
-     * above bounds length by the arena size, so the total cannot overflow. */
+    /* Streamed from the arena, which the reply buffer need not hold. */
     mb_frame_encode_begin(&encoder, REPLY_HEADER + length);
     out_session_header(TYPE_NORMAL, session_id);
     out_u8(OP_READ | OP_REPLY);
@@ -706,12 +785,12 @@ static void handle_timed_call(uint16_t seq, const uint8_t *args, uint32_t argn)
         }
         length += 4u + 8u * (uint32_t)get_u16(&entry[4]);
     }
-    if (length > MAX_PACKET) {
+    if (length > packet_limit) {
         begin_reply(OP_TIMED_CALL, seq, STATUS_TOO_LARGE);
         put_text("the reply of ");
         put_decimal(length);
-        put_text(" bytes exceeds the max packet (");
-        put_decimal(MAX_PACKET);
+        put_text(" bytes exceeds the packet size (");
+        put_decimal(packet_limit);
         put_text(" bytes)");
         finish_reply();
         return;
@@ -842,6 +921,9 @@ static void handle_rpc(const uint8_t *body, uint32_t length)
         break;
     case OP_RAW_RECEIVE:
         handle_raw_receive(seq, args, argn);
+        break;
+    case OP_PACKET_SIZE:
+        handle_packet_size(seq, args, argn);
         break;
     default:
         begin_reply(opcode, seq, STATUS_UNKNOWN_OPCODE);
@@ -1023,6 +1105,7 @@ void mb_rpc_server_init(void)
     pending = PENDING_NONE;
     cache_valid = 0;
     session_id = 0;
+    packet_limit = MAX_PACKET;
     block_count = 0;
     raw_remaining = 0;
     const uint64_t now = mb_timer_now();

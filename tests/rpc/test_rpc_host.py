@@ -15,8 +15,8 @@ from microbuild.device.errors import (DeviceGarbageError, DeviceResetError, Devi
                                       ProtocolError, RpcError, TransportClosedError)
 from microbuild.device.rpc.client import RpcClient
 from microbuild.device.rpc.framing import encode_packet
-from microbuild.device.rpc.protocol import (Opcode, SessionType, Status, TimedEntry,
-                                            request_body, session_payload)
+from microbuild.device.rpc.protocol import (PROTOCOL_VERSION, Opcode, SessionType, Status,
+                                            TimedEntry, request_body, session_payload)
 from microbuild.device.transports.process import ProcessStdioTransport
 from microbuild.tensor_files import TensorFileError, random_inputs
 
@@ -56,7 +56,7 @@ def test_profile_accounts_for_the_whole_model(device):
 
 def test_info_describes_the_firmware(device, host_rpc):
     info = device.info
-    assert info.board == "host" and info.version == 1 and info.max_packet == 512
+    assert info.board == "host" and info.version == PROTOCOL_VERSION and info.max_packet == 512
     assert info.timer_hz == 1_000_000_000
     assert info.build_id.hex() == host_rpc.rpc_description["build_id"]
     assert [m.name for m in info.models] == [m["prefix"] for m in host_rpc.models]

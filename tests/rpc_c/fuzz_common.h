@@ -89,6 +89,7 @@ typedef struct {
     checked_decoder reader;
     size_t read;              /* bytes of fake_output consumed */
     uint16_t session;         /* from the last START_REPLY; 0 after a TERMINATE */
+    uint32_t packet;          /* the session's packet size (START_REPLY, PACKET_SIZE) */
     unsigned long replies[7]; /* RPC replies per status */
     unsigned long packets;
 } device_view;
@@ -118,8 +119,10 @@ static inline void device_view_scan(device_view *v, void (*on_reply)(const uint8
         v->packets++;
         switch (p[0]) {
         case 2: /* START_REPLY */
-            CHECK(n == 4 && p[3] == 1 && (p[1] != 0) && (p[2] != 0));
+            CHECK(n == 8 && p[3] == MB_RPC_PROTOCOL_VERSION && (p[1] != 0) && (p[2] != 0));
             v->session = rd16(&p[1]);
+            v->packet = rd32(&p[4]);
+            CHECK(v->packet >= 64 && v->packet <= MB_RPC_MAX_PACKET);
             break;
         case 3: /* TERMINATE */
             CHECK(n == 3 && rd16(&p[1]) == 0);
@@ -132,7 +135,12 @@ static inline void device_view_scan(device_view *v, void (*on_reply)(const uint8
             CHECK(n >= 7 && rd16(&p[1]) == v->session && v->session != 0);
             CHECK((p[3] & 0x80) != 0 && p[6] <= 6);
             CHECK(p[6] == 0 || n > 7); /* an error always says what was wrong */
-            CHECK(p[6] == 0 || n <= MB_RPC_MAX_PACKET);
+            CHECK(n <= v->packet); /* no reply longer than the session's packet size */
+            if (p[3] == (0x80 | 11) && p[6] == 0) { /* PACKET_SIZE agreed */
+                CHECK(n == 11);
+                v->packet = rd32(&p[7]);
+                CHECK(v->packet >= 64 && v->packet <= MB_RPC_MAX_PACKET);
+            }
             v->replies[p[6]]++;
             if (on_reply != NULL) {
                 on_reply(p, n);

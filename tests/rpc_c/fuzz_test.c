@@ -382,6 +382,11 @@ static void fuzz_server(unsigned long target)
             *p++ = opcode;
             p = wr(p, seq, 2);
             p = wr(p, below(64), 4);
+        } else if (pick < 91) {
+            opcode = 11; /* PACKET_SIZE: later replies must keep within what it agrees */
+            *p++ = opcode;
+            p = wr(p, seq, 2);
+            p = wr(p, below(8) == 0 ? rnd() : below(600), 4);
         } else if (pick < 95) {
             opcode = (uint8_t)rnd(); /* anything */
             if (opcode == 10) {

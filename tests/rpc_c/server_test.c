@@ -16,11 +16,12 @@
 #define BIG (1u << 16)
 
 enum { START_INIT = 1, START_REPLY = 2, TERMINATE = 3, LOG = 4, NORMAL = 5 };
-enum { INFO = 1, ALLOC, FREE, WRITE, READ, CALL, TIMED_CALL, RUN, RESET, RAW_RECEIVE };
+enum { INFO = 1, ALLOC, FREE, WRITE, READ, CALL, TIMED_CALL, RUN, RESET, RAW_RECEIVE, PACKET_SIZE };
 enum { OK = 0, BAD_MESSAGE, UNKNOWN_OPCODE, BAD_ADDRESS, NO_MEMORY, BAD_FUNCTION, TOO_LARGE };
 
 static uint16_t session;
 static uint16_t next_seq = 1;
+static uint32_t limit = MAX; /* the session's packet size: no reply may be longer */
 
 static size_t output_read; /* how much of fake_output the test has decoded */
 static mb_frame_decoder output_decoder;
@@ -100,17 +101,27 @@ static void expect_boot(void)
     expect_silence();
 }
 
-static void open_session(uint8_t host_nonce)
+/* Opens a session proposing a packet size (0: the device's largest); returns the size agreed. */
+static uint32_t open_session_with(uint8_t host_nonce, uint32_t proposed)
 {
-    const uint8_t start[] = {START_INIT, 0x00, host_nonce, 1};
+    uint8_t start[8] = {START_INIT, 0x00, host_nonce, MB_RPC_PROTOCOL_VERSION};
+    wr(&start[4], proposed, 4);
     send_raw_payload(start, sizeof start, 0);
     CHECK(next_packet());
-    CHECK(packet_length == 4 && packet[0] == START_REPLY && packet[3] == 1);
+    CHECK(packet_length == 8 && packet[0] == START_REPLY && packet[3] == MB_RPC_PROTOCOL_VERSION);
     const uint16_t id = rd16(&packet[1]);
     CHECK((id >> 8) == host_nonce);
     CHECK((id & 0xFF) != 0);
     session = id;
+    limit = rd32(&packet[4]);
+    CHECK(limit >= 64 && limit <= MAX);
     expect_silence();
+    return limit;
+}
+
+static void open_session(uint8_t host_nonce)
+{
+    CHECK(open_session_with(host_nonce, 0) == MAX);
 }
 
 /* Sends one request in the current session (or `id`), returns its seq. */
@@ -141,6 +152,7 @@ static const uint8_t *expect_reply(uint8_t opcode, uint16_t seq, uint8_t status,
     CHECK(packet_length >= 7);
     CHECK(packet[0] == NORMAL && rd16(&packet[1]) == session);
     CHECK(packet[3] == (opcode | 0x80) && rd16(&packet[4]) == seq);
+    CHECK(packet_length <= limit); /* every reply within the session's packet size */
     if (packet[6] != status) {
         fprintf(stderr, "opcode %u seq %u: status %u, wanted %u: %.*s\n", opcode, seq, packet[6], status,
                 (int)(packet_length - 7), (const char *)&packet[7]);
@@ -161,7 +173,7 @@ static void expect_error(uint8_t opcode, uint16_t seq, uint8_t status, const cha
     copy[n] = '\0';
     /* A message filling the whole packet was cut: then the text may run past its end. */
     int found = strstr(copy, text) != NULL;
-    for (size_t k = strlen(text) < n ? strlen(text) : n; !found && n == MAX - 7 && k >= 8; k--) {
+    for (size_t k = strlen(text) < n ? strlen(text) : n; !found && n == limit - 7 && k >= 8; k--) {
         found = memcmp(copy + n - k, text, k) == 0;
     }
     if (!found) {
@@ -226,11 +238,17 @@ static void write_ok(uint32_t offset, const uint8_t *data, uint32_t length)
     expect_silence();
 }
 
+/* In READs of at most what one reply at the packet size holds. */
 static void read_ok(uint32_t offset, uint32_t length, uint8_t *out)
 {
-    uint8_t args[8];
-    wr(wr(args, offset, 4), length, 4);
-    CHECK(call_ok(READ, args, 8, out, length) == length);
+    uint32_t done = 0;
+    do {
+        const uint32_t n = length - done < limit - 7 ? length - done : limit - 7;
+        uint8_t args[8];
+        wr(wr(args, offset + done, 4), n, 4);
+        CHECK(call_ok(READ, args, 8, out + done, n) == n);
+        done += n;
+    } while (done < length);
 }
 
 static void test_boot_and_session(void)
@@ -252,7 +270,7 @@ static void test_boot_and_session(void)
     open_session(0x42);
 }
 
-/* One page of INFO's function table, starting at function `first`; returns the reply length. */
+/* One page of INFO's table, starting at item `first`; returns the reply length. */
 static uint32_t info_page(uint16_t first, uint8_t *info, uint32_t capacity)
 {
     uint8_t args[2];
@@ -260,7 +278,8 @@ static uint32_t info_page(uint16_t first, uint8_t *info, uint32_t capacity)
     return call_ok(INFO, args, 2, info, capacity);
 }
 
-static void test_info(void)
+/* Pages through INFO at the current packet size, checking every item; returns the page count. */
+static unsigned read_info(void)
 {
     static const struct {
         uint8_t kind, model;
@@ -271,40 +290,44 @@ static void test_info(void)
         const char *name;
         uint32_t offset, bytes;
     } models[] = {{"m0", 0, 64}, {"m1", 64, 32}};
-    enum { MODELS = 2, FUNCTIONS = 5, ITEMS = MODELS + FUNCTIONS };
+    enum { MODELS = 2, FUNCTIONS = 5, ITEMS = 1 + MODELS + FUNCTIONS };
     static uint8_t info[BIG];
     unsigned item = 0, pages = 0;
     while (item < ITEMS) {
         const uint32_t n = info_page((uint16_t)item, info, sizeof info);
         pages++;
         const uint8_t *p = info;
-        CHECK(*p++ == 1);
-        CHECK(rd32(p) == MAX);
-        p += 4;
-        CHECK(rd32(p) == FAKE_ARENA_BYTES);
-        p += 4;
-        CHECK(rd64(p) == 1000000u);
-        p += 8;
-        for (unsigned i = 0; i < 8; i++) {
-            CHECK(*p++ == i + 1);
-        }
-        CHECK(*p == 10 && memcmp(p + 1, "test-board", 10) == 0);
-        p += 11;
-        CHECK(*p++ == MODELS);
-        CHECK(rd16(p) == FUNCTIONS);
+        CHECK(rd16(p) == ITEMS);
         CHECK(rd16(p + 2) == item);
         p += 4;
         const unsigned page_first = item;
         while ((uint32_t)(p - info) < n) {
             CHECK(item < ITEMS);
-            if (item < MODELS) {
-                const size_t name = strlen(models[item].name);
-                CHECK(p[0] == name && memcmp(p + 1, models[item].name, name) == 0);
+            if (item == 0) { /* the device record */
+                CHECK(*p++ == MB_RPC_PROTOCOL_VERSION);
+                CHECK(rd32(p) == MAX);
+                p += 4;
+                CHECK(rd32(p) == FAKE_ARENA_BYTES);
+                p += 4;
+                CHECK(rd64(p) == 1000000u);
+                p += 8;
+                for (unsigned i = 0; i < 8; i++) {
+                    CHECK(*p++ == i + 1);
+                }
+                CHECK(*p == 10 && memcmp(p + 1, "test-board", 10) == 0);
+                p += 11;
+                CHECK(*p++ == MODELS);
+                CHECK(rd16(p) == FUNCTIONS);
+                p += 2;
+            } else if (item <= MODELS) {
+                const unsigned m = item - 1;
+                const size_t name = strlen(models[m].name);
+                CHECK(p[0] == name && memcmp(p + 1, models[m].name, name) == 0);
                 p += 1 + name;
-                CHECK(rd32(p) == models[item].offset && rd32(p + 4) == models[item].bytes);
+                CHECK(rd32(p) == models[m].offset && rd32(p + 4) == models[m].bytes);
                 p += 8;
             } else {
-                const unsigned f = item - MODELS;
+                const unsigned f = item - 1 - MODELS;
                 CHECK(p[0] == functions[f].kind && p[1] == functions[f].model && rd16(p + 2) == functions[f].op);
                 CHECK(p[4] == 1 && p[5] == 1);
                 const size_t name = strlen(functions[f].name);
@@ -315,21 +338,80 @@ static void test_info(void)
         }
         CHECK((uint32_t)(p - info) == n);
         CHECK(item > page_first); /* every page lists at least one item */
-        /* A page stays within the max packet unless a single item does not fit. */
-        CHECK(7 + n <= MAX || item == page_first + 1);
     }
+    return pages;
+}
+
+static void test_info(void)
+{
+    const unsigned pages = read_info();
     if (MAX < 100) {
         CHECK(pages > 2); /* the small build really paged */
     } else {
         CHECK(pages == 1);
     }
-    /* Past the end: the header and an empty page. */
-    const uint32_t past = info_page(99, info, sizeof info);
-    CHECK(rd16(info + past - 2) == ITEMS);
+    /* Past the end: an empty page. */
+    uint8_t info[16];
+    CHECK(info_page(99, info, sizeof info) == 4);
+    CHECK(rd16(info) == 8 && rd16(info + 2) == 8);
 
     const uint8_t extra[] = {0};
     const uint16_t seq = send_request(INFO, extra, 1);
     expect_error(INFO, seq, BAD_MESSAGE, "INFO takes 2 bytes of arguments, got 1");
+}
+
+/* PACKET_SIZE: returns the size the device agreed to. */
+static uint32_t packet_size(uint32_t proposed)
+{
+    uint8_t args[4], result[4];
+    wr(args, proposed, 4);
+    CHECK(call_ok(PACKET_SIZE, args, 4, result, 4) == 4);
+    limit = rd32(result);
+    return limit;
+}
+
+/* The packet size bounds every reply: INFO pages, READ, TIMED_CALL, error messages. */
+static void test_packet_size(void)
+{
+    CHECK(packet_size(0) == MAX);
+    CHECK(packet_size(MAX + 1000) == MAX);
+    /* Below the smallest (64; the fake models' longest INFO item needs less): raised to it. */
+    CHECK(packet_size(1) == 64);
+    CHECK(packet_size(64) == 64);
+    CHECK(read_info() >= (MAX < 100 ? 3u : 2u));
+
+    uint8_t args[8], data[128];
+    wr(wr(args, 0, 4), 64 - 7 + 1, 4);
+    uint16_t seq = send_request(READ, args, 8);
+    expect_error(READ, seq, TOO_LARGE, "a READ of 58 bytes exceeds the packet size (64 bytes, 57 of data)");
+    read_ok(0, 57, data); /* exactly one reply of 64 bytes */
+    CHECK(packet_length == 64);
+    /* A long error message is cut at the packet size. */
+    wr(wr(args, 0xFFFFFFF0u, 4), 0xFFFFFFF0u, 4);
+    seq = send_request(READ, args, 8);
+    expect_error(READ, seq, BAD_ADDRESS, "offset 4294967280 + length 4294967280 is");
+    CHECK(packet_length == 64);
+    /* TIMED_CALL: one entry of 7 repeats needs 7 + 4 + 56 = 67 bytes. */
+    uint8_t timed[7];
+    timed[0] = 1;
+    wr(wr(wr(&timed[1], 1, 2), 0, 2), 7, 2);
+    seq = send_request(TIMED_CALL, timed, 7);
+    expect_error(TIMED_CALL, seq, TOO_LARGE, "exceeds the packet size (64 bytes)");
+    wr(&timed[5], 6, 2);
+    uint8_t ticks[64];
+    CHECK(call_ok(TIMED_CALL, timed, 7, ticks, sizeof ticks) == 4 + 6 * 8);
+
+    if (MAX >= 100) {
+        CHECK(packet_size(100) == 100);
+        read_ok(0, 93, data);
+        CHECK(packet_length == 100);
+    }
+    /* A new session starts at the size its START_INIT proposed, or the largest. */
+    CHECK(open_session_with(0x43, 80) == (MAX < 80 ? MAX : 80u));
+    CHECK(open_session_with(0x44, 3) == 64);
+    open_session(0x45);
+    seq = send_request(PACKET_SIZE, args, 3);
+    expect_error(PACKET_SIZE, seq, BAD_MESSAGE, "PACKET_SIZE takes 4 bytes of arguments, got 3");
 }
 
 static void test_alloc_free(void)
@@ -585,7 +667,7 @@ static void test_timed_call(void)
     wr(args + 5, fit + 1, 2);
     calls = fake_op_calls;
     uint16_t seq = send_request(TIMED_CALL, args, 7);
-    expect_error(TIMED_CALL, seq, TOO_LARGE, "exceeds the max packet");
+    expect_error(TIMED_CALL, seq, TOO_LARGE, "exceeds the packet size");
     CHECK(fake_op_calls == calls);
 
     args[0] = 2;
@@ -793,6 +875,7 @@ int main(void)
     mb_rpc_server_init();
     test_boot_and_session();
     test_info();
+    test_packet_size();
     test_alloc_free();
     test_write_read();
     test_call_and_run();

@@ -366,16 +366,18 @@ def test_host_firmware_serves_stdin_and_exits_at_eof(tmp_path):
     assert device.packets(2) == [b"\x03\x00\x00", log]
     device.send(frame(b"\x05\x11\x22\x01\x01\x00"))  # no session yet
     assert device.packets(1) == [b"\x03\x00\x00"]
-    device.send(frame(bytes([1, 0x00, 0x77, 1])))
+    device.send(frame(bytes([1, 0x00, 0x77, 2])))  # START_INIT, no packet size proposed
     (reply,) = device.packets(1)
-    assert reply[0] == 2 and reply[2] == 0x77 and reply[1] != 0 and reply[3] == 1
+    assert reply[0] == 2 and reply[2] == 0x77 and reply[1] != 0 and reply[3] == 2
+    assert struct.unpack_from("<I", reply, 4)[0] == 512  # the largest, when none was proposed
     session = reply[1:3]
 
     device.send(frame(b"\x05" + session + b"\x01\x01\x00\x00\x00"))  # INFO from 0, seq 1
     (info,) = device.packets(1)
     assert info[:7] == b"\x05" + session + b"\x81\x01\x00\x00"
-    version, max_packet, arena, hz = struct.unpack_from("<BIIQ", info, 7)
-    assert (version, max_packet, arena, hz) == (1, 512, 4000, 1_000_000)
+    items, first, version, max_packet, arena, hz = struct.unpack_from("<HHBIIQ", info, 7)
+    assert (items, first) == (8, 0)  # the device record, 2 models, 5 functions
+    assert (version, max_packet, arena, hz) == (2, 512, 4000, 1_000_000)
 
     stale = bytes([session[0] ^ 1, session[1]])
     device.send(frame(b"\x05" + stale + b"\x06\x02\x00\x01\x00"))  # dropped

@@ -6,6 +6,11 @@ is then sent again with the same seq (the device answers a repeat from its reply
 runs twice); only packets with a good CRC, the live session id and the awaited seq count; and each
 way of failing ends in its own error (DeviceTimeoutError, DeviceGarbageError, DeviceResetError,
 TransportClosedError, RpcError), so a caller never hangs and always knows which it was.
+
+On a noisy link it degrades instead of failing: the chance that a packet arrives whole falls
+with its length, so the packet size both sides agreed on (START_INIT, PACKET_SIZE) is halved while
+requests keep needing retransmissions and doubled again while they pass; and a reply seen damaged
+is asked for again at once instead of after the timeout.
 """
 
 from __future__ import annotations
@@ -20,14 +25,31 @@ from typing import Callable
 from microbuild.device.errors import (DeviceGarbageError, DeviceResetError, DeviceTimeoutError,
                                       ProtocolError, RpcError)
 from microbuild.device.rpc.framing import NOP_SEQUENCE, FrameDecoder, encode_packet
-from microbuild.device.rpc.protocol import (PROTOCOL_VERSION, DeviceInfo,
-                                            Opcode, SessionType, Status, TimedEntry, parse_info,
-                                            parse_reply, parse_session, parse_timed_call,
-                                            request_body, session_payload, timed_call_arguments,
-                                            timed_call_reply_bytes, write_payload)
+from microbuild.device.rpc.protocol import (MIN_PACKET, PROTOCOL_VERSION, REPLY_OVERHEAD,
+                                            WRITE_OVERHEAD, DeviceInfo, Opcode, SessionType,
+                                            Status, TimedEntry, parse_info_page, parse_reply,
+                                            parse_session, parse_start_reply, parse_timed_call,
+                                            request_body, session_payload, start_init_body,
+                                            timed_call_arguments, timed_call_reply_bytes,
+                                            write_payload)
 from microbuild.device.transports.base import Transport
 
 MIN_CHUNK = 256
+# The packet size is judged every WINDOW requests: halved if more than SHRINK_SHARE of them needed
+# a retransmission, doubled if fewer than GROW_SHARE did. A packet of P bytes carries P - 15 bytes
+# of data and arrives whole with probability (1 - e)^P at e errors per byte, so the data moved per
+# byte sent peaks where about 10-40 % of attempts fail (at 1e-3: 128-256 bytes; at 1e-2 the floor,
+# 64). A request that needed SHRINK_ATTEMPTS attempts or gave up halves it at once: at 1e-2 a
+# 512-byte packet almost never arrives whole, and waiting for a window would cost minutes.
+WINDOW = 16
+SHRINK_SHARE = 0.4
+GROW_SHARE = 0.1
+SHRINK_ATTEMPTS = 4
+# While a reply is arriving, this long without a byte means part of it was lost: ask again.
+REPLY_GAP = 0.02
+# ``retries`` counts the attempts that met silence. An attempt answered by damaged packets shows
+# the device alive and the link noisy: it is not counted, up to this many times the retries.
+NOISY_ATTEMPTS = 8
 
 
 def _name(opcode: int) -> str:
@@ -70,10 +92,24 @@ class RpcClient:
         self._seq = self.random.randrange(1, 0x10000)
         self._packets_in = 0
         self.chunk_bytes = transport.chunk_bytes
+        # The packet size: ``packet_bytes`` the largest reply this host expects (None: no
+        # session), ``_agreed`` what the device last confirmed, ``_wanted`` what the host asks
+        # for next (0: the device's largest). Kept across sessions: the link stays as noisy.
+        self.packet_bytes: int | None = None
+        self._agreed = 0
+        self._wanted = 0
+        self._negotiating = False
+        self._judged = 0  # requests in the current window
+        self._troubled = 0  # of them, those that needed a retransmission
 
     # ---- receiving ------------------------------------------------------------------------------
-    def _next_packet(self, deadline: float) -> tuple[int, int, bytes] | None:
-        """The next good session packet (LOG handled here), or None at ``deadline``."""
+    def _next_packet(self, deadline: float, damage_mark: int | None = None
+                     ) -> tuple[int, int, bytes] | None:
+        """The next good session packet (LOG handled here), or None at ``deadline``. With
+        ``damage_mark`` (the decoder's damaged-packet count when the wait began) also None as soon
+        as a packet arrives damaged, or one stops arriving halfway: the reply awaited was
+        probably that one, and asking again now beats waiting out the timeout."""
+        last_byte = time.monotonic()
         while True:
             while self._pending:
                 parsed = parse_session(self._pending.popleft())
@@ -88,16 +124,34 @@ class RpcClient:
                         self.on_log(text)
                     continue
                 return parsed
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 return None
+            if damage_mark is not None:
+                if self.decoder.stats.damaged() > damage_mark:
+                    return None
+                if self.decoder.in_packet:
+                    if now - last_byte > REPLY_GAP:
+                        return None
+                    left = min(left, REPLY_GAP)
             data = self.transport.read(min(left, 0.5))
+            if data:
+                last_byte = time.monotonic()
             self.stats.bytes_in += len(data)
             self._pending.extend(self.decoder.feed(data))
 
     def _silence(self, what: str, bytes_before: int, packets_before: int, waited: float):
         got = self.stats.bytes_in - bytes_before
         s = self.decoder.stats
+        if got and self._packets_in == packets_before and self.session_id is not None:
+            # The device spoke the protocol earlier in this session: the link mangled it.
+            return DeviceTimeoutError(
+                f"{self.transport.describe()}: no intact reply to {what} in {waited:.1f} s "
+                f"({self.retries + 1} attempts): {got} bytes arrived, every packet damaged (CRC "
+                f"errors so far {s.crc_errors}, framing errors {s.framing_errors}) at a packet "
+                f"size of {self.packet_bytes} bytes. The link is too noisy: check the cable and "
+                "the baud rate, or raise the client's retries")
         if got and self._packets_in == packets_before:
             return DeviceGarbageError(
                 f"{self.transport.describe()}: {got} bytes arrived in {waited:.1f} s while "
@@ -127,25 +181,43 @@ class RpcClient:
             "starting; is an RPC firmware (--executor rpc) running on it?")
 
     def open_session(self) -> DeviceInfo:
-        """Start a session (START_INIT / START_REPLY) and read the device's INFO."""
+        """Start a session (START_INIT / START_REPLY, which agree the packet size) and read the
+        device's INFO. If the link is too noisy for INFO's pages at that size, start again with
+        packets a quarter as long."""
+        previous = 0
+        while True:
+            try:
+                return self._open_session_once()
+            except (DeviceTimeoutError, DeviceGarbageError):
+                tried = self._agreed if self.session_id is not None else 0
+                if not tried or tried <= MIN_PACKET or tried == previous:
+                    raise  # no session at all, or the device would not go any smaller
+                previous = tried
+                self._wanted = max(MIN_PACKET, tried // 4)
+
+    def _open_session_once(self) -> DeviceInfo:
         self.session_id = None
+        self.packet_bytes = None
         bytes_before, packets_before = self.stats.bytes_in, self._packets_in
         start = time.monotonic()
         for _ in range(self.retries + 1):
             nonce = self.random.randrange(1, 256)
             self.transport.write(NOP_SEQUENCE)  # see request(): resynchronises the decoder
             self._send(session_payload(SessionType.START_INIT, nonce << 8,
-                                       bytes([PROTOCOL_VERSION])))
+                                       start_init_body(self._wanted)))
             deadline = time.monotonic() + self.timeout
             while (packet := self._next_packet(deadline)) is not None:
                 kind, sid, body = packet
                 if kind == SessionType.START_REPLY and sid >> 8 == nonce and sid & 0xFF:
-                    if body[:1] != bytes([PROTOCOL_VERSION]):
+                    version, packet_bytes = parse_start_reply(body)
+                    if version != PROTOCOL_VERSION or packet_bytes is None:
                         raise ProtocolError(
-                            f"the device speaks RPC protocol version {body[:1].hex() or '?'}, "
-                            f"this host version {PROTOCOL_VERSION}; rebuild the firmware with "
-                            "this microbuild")
+                            f"the device speaks RPC protocol version "
+                            f"{version if version >= 0 else '?'}, this host version "
+                            f"{PROTOCOL_VERSION}; rebuild the firmware with this microbuild")
                     self.session_id = sid
+                    self.packet_bytes = self._agreed = self._wanted = packet_bytes
+                    self._judged = self._troubled = 0
                     self.info = self._info()
                     return self.info
             self.stats.retransmissions += 1
@@ -173,6 +245,8 @@ class RpcClient:
         if self.session_id is None:
             raise DeviceResetError("no session with the device (it reset, or open_session() was "
                                    "not called)")
+        if self._wanted != self._agreed and not self._negotiating:
+            self._negotiate_packet()
         seq = self._next_seq()
         sid = self.session_id
         body = (payload(sid, seq) if payload else
@@ -183,7 +257,8 @@ class RpcClient:
                 + 2 * (len(frame) + reply_bytes) / self.transport.bytes_per_second)
         bytes_before, packets_before = self.stats.bytes_in, self._packets_in
         start = time.monotonic()
-        for attempt in range(self.retries + 1):
+        silent = attempt = 0
+        while silent <= self.retries and attempt <= NOISY_ATTEMPTS * (self.retries + 1):
             if attempt:
                 self.stats.retransmissions += 1
                 if attempt == 1:
@@ -195,7 +270,9 @@ class RpcClient:
             self.stats.frames_sent += 1
             self.stats.bytes_out += len(frame)
             deadline = time.monotonic() + wait
-            while (packet := self._next_packet(deadline)) is not None:
+            damage_mark = self.decoder.stats.damaged()
+            heard = self.stats.bytes_in
+            while (packet := self._next_packet(deadline, damage_mark)) is not None:
                 kind, psid, pbody = packet
                 if kind == SessionType.TERMINATE:
                     self.session_id = None
@@ -210,6 +287,7 @@ class RpcClient:
                 if reply is None or reply.seq != seq or reply.opcode != opcode:
                     self.stats.stale_replies += 1
                     continue
+                self._note_link(attempts=attempt + 1)
                 if reply.status != Status.OK:
                     try:
                         status = Status(reply.status).name
@@ -218,32 +296,67 @@ class RpcClient:
                     raise RpcError(f"{_name(opcode)} failed on the device: {status}: "
                                    f"{reply.message}", reply.status, reply.message)
                 return reply.result
+            if self.stats.bytes_in == heard:
+                silent += 1
+            attempt += 1
+        self._note_link(attempts=attempt, gave_up=True)
         raise self._silence(f"{_name(opcode)} (seq {seq})", bytes_before, packets_before,
                             time.monotonic() - start)
 
+    # ---- the packet size ------------------------------------------------------------------------
+    def _note_link(self, attempts: int, gave_up: bool = False) -> None:
+        """Adapt the packet size to how the last request went (the change is agreed with the
+        device before the next request)."""
+        if self._negotiating or self.packet_bytes is None:
+            return
+        self._judged += 1
+        self._troubled += attempts > 1
+        if gave_up or attempts >= SHRINK_ATTEMPTS or (
+                self._judged >= WINDOW and self._troubled > SHRINK_SHARE * self._judged):
+            self._resize(max(MIN_PACKET, self._wanted // 2))
+        elif self._judged >= WINDOW and self._troubled < GROW_SHARE * self._judged:
+            # Before INFO's device record arrived, the size START_REPLY agreed is the ceiling.
+            most = self.info.max_packet if self.info else self._agreed
+            self._resize(min(most, self._wanted * 2))
+        elif self._judged >= WINDOW:
+            self._judged = self._troubled = 0
+
+    def _resize(self, wanted: int) -> None:
+        self._judged = self._troubled = 0
+        self._wanted = wanted
+        # Smaller at once on this side (READs, TIMED_CALL batches, WRITE chunks): the device
+        # keeps to the larger size until it agrees, which this host accepts meanwhile.
+        self.packet_bytes = min(self.packet_bytes or wanted, wanted)
+
+    def _negotiate_packet(self) -> None:
+        """PACKET_SIZE: ask the device for ``_wanted``; both sides use what it answers."""
+        self._negotiating = True
+        try:
+            result = self.request(Opcode.PACKET_SIZE, struct.pack("<I", self._wanted))
+        finally:
+            self._negotiating = False
+        agreed = struct.unpack_from("<I", result)[0]
+        self.packet_bytes = self._agreed = self._wanted = agreed
+
     def _info(self) -> DeviceInfo:
-        """INFO, a page at a time: the device keeps each reply within its max packet, so a
+        """INFO, a page at a time: the device keeps each reply within the packet size, so a
         firmware with many models or operators never sends one long, fragile reply."""
         info: DeviceInfo | None = None
-        items = 1
-        while info is None or len(info.models) + len(info.functions) < items:
-            first = 0 if info is None else len(info.models) + len(info.functions)
-            result = self.request(Opcode.INFO, struct.pack("<H", first), reply_bytes=512)
+        first, items = 0, 1
+        while first < items:
+            result = self.request(Opcode.INFO, struct.pack("<H", first),
+                                  reply_bytes=self.packet_bytes or 512)
             try:
-                page, models, functions, at = parse_info(result)
-            except struct.error as err:
-                raise ProtocolError(f"cannot decode the device's INFO reply ({err}): "
-                                    f"{result[:64].hex()}...") from None
-            items = models + functions
-            got = len(page.models) + len(page.functions)
+                info, items, at, got = parse_info_page(result, info)
+            except (struct.error, ValueError) as err:
+                raise ProtocolError(f"cannot decode the device's INFO page from item {first} "
+                                    f"({err}): {result[:64].hex()}...") from None
             if at != first or (got == 0 and first < items):
                 raise ProtocolError(f"the device's INFO page from item {first} starts at {at} "
                                     f"and lists {got} of the remaining {items - first} items")
-            if info is None:
-                info = page
-            else:
-                info.models.extend(page.models)
-                info.functions.extend(page.functions)
+            first += got
+        if info is None:
+            raise ProtocolError("the device's INFO lists no device record")
         return info
 
     def alloc(self, nbytes: int, align: int = 16) -> int:
@@ -254,11 +367,13 @@ class RpcClient:
 
     def write(self, offset: int, data: bytes) -> None:
         """Store ``data`` at arena ``offset``, in chunks that shrink while the link loses them and
-        grow back when it does not."""
+        grow back when it does not. The device streams a WRITE's data into place, so on a clean
+        link a chunk may be far larger than the packet size; once the packet size came down, the
+        chunks keep within it too."""
         pos, view = 0, memoryview(data)
         limit = max(MIN_CHUNK, self.transport.chunk_bytes)
         while pos < len(data) or (pos == 0 and not data):
-            piece = bytes(view[pos:pos + self.chunk_bytes])
+            piece = bytes(view[pos:pos + min(self.chunk_bytes, self._write_chunk_cap())])
             at = offset + pos
             before = self.stats.retransmissions
             self.request(Opcode.WRITE, payload=lambda sid, seq: write_payload(sid, seq, at, piece),
@@ -271,19 +386,27 @@ class RpcClient:
             if not data:
                 break
 
+    def _write_chunk_cap(self) -> int:
+        """The largest WRITE chunk: unbounded while the link runs at the device's max packet."""
+        if self.info is None or self.packet_bytes is None or \
+                self.packet_bytes >= self.info.max_packet:
+            return 1 << 62
+        return self.packet_bytes - WRITE_OVERHEAD
+
+    def _packet(self) -> int:
+        return self.packet_bytes or (self.info.max_packet if self.info else 512)
+
     def read(self, offset: int, nbytes: int) -> bytes:
+        """Read ``nbytes`` at arena ``offset``, each reply within the packet size."""
         out = bytearray()
         while len(out) < nbytes:
-            n = min(self.chunk_bytes, nbytes - len(out))
-            before = self.stats.retransmissions
+            n = min(self._packet() - REPLY_OVERHEAD, nbytes - len(out))
             piece = self.request(Opcode.READ, struct.pack("<II", offset + len(out), n),
                                  reply_bytes=n + 16)
             if len(piece) != n:
                 raise ProtocolError(f"READ of {n} bytes at {offset + len(out)} returned "
                                     f"{len(piece)}")
             out += piece
-            if self.stats.retransmissions > before:
-                self.chunk_bytes = max(MIN_CHUNK, self.chunk_bytes // 2)
         return bytes(out)
 
     def call(self, function: int, timeout: float | None = None) -> int:
@@ -292,9 +415,12 @@ class RpcClient:
 
     def timed_call(self, entries: list[TimedEntry], timeout: float | None = None
                    ) -> list[TimedEntry]:
-        """Time many functions in as few round trips as the device's max packet allows."""
-        limit = self.info.max_packet if self.info else 512
+        """Time many functions in as few round trips as the packet size allows. An entry whose
+        ticks do not fit one reply at the current packet size (a noisy link brought it down) is
+        timed in parts, the warm-up runs before the first."""
+        most = self.info.max_packet if self.info else 512
         batch: list[TimedEntry] = []
+        parts: list[tuple[TimedEntry, TimedEntry]] = []  # (entry, one part of it)
 
         def flush() -> None:
             if batch:
@@ -305,15 +431,33 @@ class RpcClient:
                 batch.clear()
 
         for e in entries:
-            if 3 + timed_call_reply_bytes([e]) > limit:
+            if REPLY_OVERHEAD + timed_call_reply_bytes([e]) - 4 > most:
                 raise RpcError(f"TIMED_CALL: {e.repeat} repeats do not fit the device's "
-                               f"{limit}-byte packets; use at most "
-                               f"{(limit - 3 - 4 - 4) // 8} per entry")
-            if batch and (3 + timed_call_reply_bytes(batch + [e]) > limit or len(batch) == 255
-                          or 3 + 3 + 1 + 6 * (len(batch) + 1) > limit):
-                flush()
-            batch.append(e)
+                               f"{most}-byte packets; use at most "
+                               f"{(most - REPLY_OVERHEAD - 4) // 8} per entry")
+            done = 0
+            while done < e.repeat or (done == 0 and e.repeat == 0):
+                limit = self._packet()
+                fits = max(1, (limit - REPLY_OVERHEAD - 4) // 8)
+                part = TimedEntry(e.function, e.warmup if done == 0 else 0,
+                                  min(fits, e.repeat - done))
+                if batch and (REPLY_OVERHEAD - 4 + timed_call_reply_bytes(batch + [part]) > limit
+                              or len(batch) == 255 or 3 + 3 + 1 + 6 * (len(batch) + 1) > limit):
+                    flush()
+                batch.append(part)
+                parts.append((e, part))
+                done += part.repeat
+                if e.repeat == 0:
+                    break
         flush()
+        for e in entries:
+            e.status, e.ticks = 0, []
+        for e, part in parts:
+            if e.status != 0:  # the entry stopped at an earlier part's failure
+                e.ticks += [0] * part.repeat
+                continue
+            e.status = part.status
+            e.ticks += part.ticks
         return entries
 
     def run(self, model: int, timeout: float | None = None) -> tuple[int, int]:

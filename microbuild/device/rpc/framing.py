@@ -55,6 +55,10 @@ class FramingStats:
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
 
+    def damaged(self) -> int:
+        """Packets that began but were not delivered whole."""
+        return self.crc_errors + self.framing_errors + self.aborted + self.too_long
+
 
 @dataclass
 class FrameDecoder:
@@ -69,6 +73,11 @@ class FrameDecoder:
         self._pending_escape = False
         self._body = bytearray()  # unescaped bytes of the current packet: length, payload, crc
         self._need = 0  # total unescaped bytes this packet has (4 until the length is known)
+
+    @property
+    def in_packet(self) -> bool:
+        """A packet has begun and is not complete yet."""
+        return self._in_packet
 
     def feed(self, data: bytes) -> list[bytes]:
         """Consume ``data``; return the payloads completed by it, oldest first."""

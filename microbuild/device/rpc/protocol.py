@@ -9,7 +9,9 @@ from enum import IntEnum
 
 from microbuild.device.rpc.framing import crc16
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+# The smallest packet size a host asks for (a device may insist on more: see PACKET_SIZE).
+MIN_PACKET = 64
 
 
 class SessionType(IntEnum):
@@ -31,6 +33,7 @@ class Opcode(IntEnum):
     RUN = 0x08
     RESET = 0x09
     RAW_RECEIVE = 0x0A
+    PACKET_SIZE = 0x0B
 
 
 REPLY_FLAG = 0x80
@@ -52,6 +55,8 @@ WRITE_OVERHEAD = 16
 SESSION_HEADER = struct.Struct("<BH")
 REQUEST_HEADER = struct.Struct("<BH")
 REPLY_HEADER = struct.Struct("<BHB")
+# Bytes of a reply payload before its result: session header 3, opcode + seq + status 4.
+REPLY_OVERHEAD = SESSION_HEADER.size + REPLY_HEADER.size
 
 
 def session_payload(kind: SessionType, session_id: int, body: bytes = b"") -> bytes:
@@ -133,6 +138,8 @@ class DeviceInfo:
     board: str
     models: list[ModelInfo] = field(default_factory=list)
     functions: list[FunctionInfo] = field(default_factory=list)
+    model_count: int = 0  # as announced; ``models`` fills up as INFO's pages arrive
+    function_count: int = 0
 
     def model(self, name: str) -> ModelInfo:
         for m in self.models:
@@ -175,27 +182,47 @@ class _Reader:
         return out
 
 
-def parse_info(result: bytes) -> tuple[DeviceInfo, int, int, int]:
-    """Decode one page of INFO: the device with the models and functions this page lists, the
-    model count, the function count, and the index of the page's first item (the table lists
-    the models, then the functions). Raises struct.error if truncated."""
+def start_init_body(packet_bytes: int) -> bytes:
+    """START_INIT's body: the protocol version and the packet size proposed (0: the device's
+    largest)."""
+    return struct.pack("<BI", PROTOCOL_VERSION, packet_bytes)
+
+
+def parse_start_reply(body: bytes) -> tuple[int, int | None]:
+    """(version, packet size agreed); the size is None from a device too old to send it."""
+    version = body[0] if body else -1
+    packet = struct.unpack_from("<I", body, 1)[0] if len(body) >= 5 else None
+    return version, packet
+
+
+def parse_info_page(result: bytes, info: DeviceInfo | None
+                    ) -> tuple[DeviceInfo | None, int, int, int]:
+    """Decode one page of INFO into ``info`` (None before the page holding item 0, the device
+    record): (info, items in the table, the page's first item, items on this page). The table
+    lists the device record, the models, then the functions. Raises struct.error if truncated
+    and ValueError if the page does not follow what ``info`` already holds."""
     r = _Reader(result)
-    version, max_packet, arena_bytes, timer_hz = r.take("BIIQ")
-    info = DeviceInfo(version=version, max_packet=max_packet, arena_bytes=arena_bytes,
-                      timer_hz=timer_hz, build_id=r.raw(8), board=r.str8())
-    models, functions, first = r.take("BHH")
-    item = first
+    items, first = r.take("HH")
+    item, got = first, 0
     while not r.done():
-        if item < models:
+        if item == 0:
+            version, max_packet, arena_bytes, timer_hz = r.take("BIIQ")
+            info = DeviceInfo(version=version, max_packet=max_packet, arena_bytes=arena_bytes,
+                              timer_hz=timer_hz, build_id=r.raw(8), board=r.str8())
+            info.model_count, info.function_count = r.take("BH")
+        elif info is None:
+            raise ValueError(f"item {item} before the device record")
+        elif item <= info.model_count:
             name = r.str8()
             offset, size = r.take("II")
-            info.models.append(ModelInfo(item, name, offset, size))
+            info.models.append(ModelInfo(item - 1, name, offset, size))
         else:
             kind, model, op_index, inputs, outputs = r.take("BBHBB")
-            info.functions.append(FunctionInfo(item - models, kind, model, op_index, inputs,
-                                               outputs, r.str8()))
+            info.functions.append(FunctionInfo(item - 1 - info.model_count, kind, model,
+                                               op_index, inputs, outputs, r.str8()))
         item += 1
-    return info, models, functions, first
+        got += 1
+    return info, items, first, got
 
 
 @dataclass

@@ -30,9 +30,12 @@ class SoakResult:
     corrupted_accepted: int = 0
     errors: Counter = field(default_factory=Counter)  # error class name -> count
     seconds: float = 0.0
+    requests: int = 0  # requests answered (a frame sent again is one request)
+    payload_bytes: int = 0  # data written and read back by the operations that succeeded
 
     def to_dict(self) -> dict:
         return {"frames": self.frames, "operations": self.operations,
+                "requests": self.requests, "payload_bytes": self.payload_bytes,
                 "retransmissions": self.retransmissions,
                 "corrupted_accepted": self.corrupted_accepted, "errors": dict(self.errors),
                 "seconds": round(self.seconds, 2)}
@@ -52,6 +55,7 @@ def soak(client: RpcClient, region: tuple[int, int], frames: int, seed: int = 0,
     t0 = time.monotonic()
     frames_before = client.stats.frames_sent
     retrans_before = client.stats.retransmissions
+    requests_before = client.stats.requests
     while client.stats.frames_sent - frames_before < frames:
         result.operations += 1
         n = rnd.randrange(1, max_write)
@@ -63,8 +67,10 @@ def soak(client: RpcClient, region: tuple[int, int], frames: int, seed: int = 0,
                 client.write(start_offset + at, data)
                 mirror[at:at + n] = data
                 known[at:at + n] = b"\x01" * n
+                result.payload_bytes += n
             else:
                 got = client.read(start_offset + at, n)
+                result.payload_bytes += n
                 for i in range(n):
                     if known[at + i] and got[i] != mirror[at + i]:
                         result.corrupted_accepted += 1
@@ -84,5 +90,6 @@ def soak(client: RpcClient, region: tuple[int, int], frames: int, seed: int = 0,
             result.errors[f"RpcError {err.status}"] += 1
     result.frames = client.stats.frames_sent - frames_before
     result.retransmissions = client.stats.retransmissions - retrans_before
+    result.requests = client.stats.requests - requests_before
     result.seconds = time.monotonic() - t0
     return result

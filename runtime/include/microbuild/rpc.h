@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define MB_RPC_PROTOCOL_VERSION 1u
+#define MB_RPC_PROTOCOL_VERSION 2u
 
 /* Receive buffer: the largest packet payload the device accepts (WRITE data is streamed past it). */
 #ifndef MB_RPC_MAX_PACKET
