@@ -297,4 +297,6 @@ void mb_lstm_s16_dsp(const mb_lstm_params *p, const int16_t *input,
                      0, dot_s16_dsp);
 }
 
+#else
+typedef int mb_lstm_dsp_unused;  /* ISO C wants a non-empty translation unit */
 #endif

@@ -108,4 +108,6 @@ void mb_lstm_s16_mve(const mb_lstm_params *p, const int16_t *input,
                      0, dot_s16_mve);
 }
 
+#else
+typedef int mb_lstm_mve_unused;  /* ISO C wants a non-empty translation unit */
 #endif
