@@ -371,7 +371,7 @@ class _Generator:
             for h in lowering.headers:
                 if h not in headers:
                     headers.append(h)
-            for k in lowering.kernel_sources:
+            for k in lowering.sources_for(op, g):
                 # Lowerings may name a kernel by file name alone ("add.c") or by its path under
                 # runtime/ ("kernels/add.c"); both mean runtime/kernels/add.c.
                 k = k if "/" in k else f"kernels/{k}"

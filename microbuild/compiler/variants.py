@@ -303,10 +303,9 @@ class BoundLowering:
     def variant_name(self) -> str:
         return self.variant.name if self.variant is not None else REFERENCE
 
-    @property
-    def kernel_sources(self) -> tuple[str, ...]:
+    def sources_for(self, op: Operator, graph: Graph) -> tuple[str, ...]:
         extra = self.variant.sources if self.variant is not None else ()
-        return tuple(self.lowering.kernel_sources) + tuple(extra)
+        return tuple(self.lowering.sources_for(op, graph)) + tuple(extra)
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         own = self.lowering.scratch_bytes(op, graph)

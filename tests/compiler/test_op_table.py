@@ -33,7 +33,7 @@ def test_every_kernel_operator_names_sources_that_exist():
     for name, lowering in REGISTRY.items():
         if not lowering.runs_on_device:
             continue
-        for source in lowering.kernel_sources:
+        for source in (*lowering.kernel_sources, *lowering.float32_sources):
             path = runtime_dir() / (source if "/" in source else f"kernels/{source}")
             assert path.is_file(), f"{name}: {path} is missing"
 

@@ -43,7 +43,8 @@ def abs_values(values: np.ndarray, src: Tensor, dst: Tensor) -> np.ndarray:
 class Abs(LutLowering):
     opcode = "ABS"
     dtypes = frozenset({"int8", "int16", "float32"})
-    kernel_sources = unary_f32.KERNEL_SOURCES + LutLowering.kernel_sources + ("abs.c",)
+    kernel_sources = LutLowering.kernel_sources + ("abs.c",)
+    float32_sources = unary_f32.KERNEL_SOURCES
     headers = LutLowering.headers + (unary_f32.HEADER, "microbuild/kernels/abs.h")
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

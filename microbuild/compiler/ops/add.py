@@ -52,8 +52,8 @@ def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 class Add(OpLowering):
     opcode = "ADD"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = (("add.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-                      + arith_f32.KERNEL_SOURCES)
+    kernel_sources = ("add.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/add.h", int32_arith.HEADER, arith_f32.HEADER)
     # Every variant walks broadcasts like the reference (a stride-0 operand is rescaled once per
     # run); their exactness argument needs LEFT_SHIFT < 23 (add_portable.c).

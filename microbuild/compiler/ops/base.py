@@ -64,6 +64,9 @@ class OpLowering:
 
     opcode: ClassVar[str]  # TFLite builtin name, e.g. "CONV_2D"
     kernel_sources: ClassVar[tuple[str, ...]] = ()  # runtime/kernels/*.c files the op needs
+    # The files only a float32 instance of the op needs (runtime/kernels/*_f32.c): an integer
+    # model's sources leave them out, so a program linking it needs no libm (``sources_for``).
+    float32_sources: ClassVar[tuple[str, ...]] = ()
     headers: ClassVar[tuple[str, ...]] = ()  # e.g. ("microbuild/kernels/conv2d.h",)
     # Faster implementations beside the reference kernel (see microbuild/compiler/variants.py).
     variants: ClassVar[tuple[KernelVariant, ...]] = ()
@@ -151,6 +154,14 @@ class OpLowering:
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         """Temporary workspace bytes the kernel needs during this op only."""
         return 0
+
+    def sources_for(self, op: Operator, graph: Graph) -> tuple[str, ...]:
+        """The kernel files this op instance needs: ``float32_sources`` too when one of its
+        run-time tensors is float32."""
+        computes_in_float = any(
+            t >= 0 and graph.tensors[t].dtype == "float32" and not graph.tensors[t].is_constant
+            for t in (*op.inputs, *op.outputs))
+        return self.kernel_sources + (self.float32_sources if computes_in_float else ())
 
     def overlap(self, op: Operator, graph: Graph, k: int,
                 variant: KernelVariant | None = None) -> "Overlap | None":

@@ -23,7 +23,8 @@ RUNTIME_TYPES = {"int8": -1, "uint8": 1, "int16": -2, "int32": -4, "uint32": 4}
 @register
 class Cast(OpLowering):
     opcode = "CAST"
-    kernel_sources = ("cast.c",) + cast_f32.KERNEL_SOURCES
+    kernel_sources = ("cast.c",)
+    float32_sources = cast_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/cast.h", cast_f32.HEADER)
     # Every type passes the generic check; check() names what cannot run on the device.
     dtypes = ANY_DTYPE

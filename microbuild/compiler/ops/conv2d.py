@@ -261,7 +261,8 @@ VARIANTS = (
 @register
 class Conv2D(OpLowering):
     opcode = "CONV_2D"
-    kernel_sources = ("conv2d.c", "conv2d_s16.c") + spatial_f32.KERNEL_SOURCES
+    kernel_sources = ("conv2d.c", "conv2d_s16.c")
+    float32_sources = spatial_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/conv2d.h", spatial_f32.HEADER)
     variants = VARIANTS
     dtypes = frozenset({"int8", "int16", "float32"})

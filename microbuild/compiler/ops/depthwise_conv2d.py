@@ -147,7 +147,8 @@ VARIANTS = (
 @register
 class DepthwiseConv2D(OpLowering):
     opcode = "DEPTHWISE_CONV_2D"
-    kernel_sources = ("depthwise_conv2d.c", "conv2d_s16.c") + spatial_f32.KERNEL_SOURCES
+    kernel_sources = ("depthwise_conv2d.c", "conv2d_s16.c")
+    float32_sources = spatial_f32.KERNEL_SOURCES
     dtypes = frozenset({"int8", "int16", "float32"})
     headers = ("microbuild/kernels/depthwise_conv2d.h", spatial_f32.HEADER)
     variants = VARIANTS

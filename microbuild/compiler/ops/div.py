@@ -48,7 +48,8 @@ def _floor_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @register
 class Div(OpLowering):
     opcode = "DIV"
-    kernel_sources = int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    kernel_sources = int32_arith.KERNEL_SOURCES
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = (int32_arith.HEADER, arith_f32.HEADER)
     dtypes = frozenset({"int32", "float32"})
 

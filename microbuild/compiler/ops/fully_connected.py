@@ -166,7 +166,8 @@ def arrange_dsp_wide(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndar
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
-    kernel_sources = ("fully_connected.c", "fully_connected_s16.c") + fc_f32.KERNEL_SOURCES
+    kernel_sources = ("fully_connected.c", "fully_connected_s16.c")
+    float32_sources = fc_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/fully_connected.h", fc_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     variants = (

@@ -88,8 +88,8 @@ class Logistic(LutLowering):
 
     opcode = "LOGISTIC"
     dtypes = frozenset({"int8", "int16", "float32"})
-    kernel_sources = (LutLowering.kernel_sources + sigmoid16.KERNEL_SOURCES
-                      + activations_f32.KERNEL_SOURCES)
+    kernel_sources = LutLowering.kernel_sources + sigmoid16.KERNEL_SOURCES
+    float32_sources = activations_f32.KERNEL_SOURCES
     headers = LutLowering.headers + (sigmoid16.HEADER, activations_f32.HEADER)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

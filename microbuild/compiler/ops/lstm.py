@@ -108,7 +108,8 @@ def _prepared_scratch(op: Operator, graph: Graph) -> int:
 @register
 class UnidirectionalSequenceLstm(OpLowering):
     opcode = "UNIDIRECTIONAL_SEQUENCE_LSTM"
-    kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES + lstm_f32.KERNEL_SOURCES
+    kernel_sources = ("lstm.c",) + SIGMOID16_SOURCES
+    float32_sources = lstm_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER, lstm_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     state_inputs = (HIDDEN_STATE, CELL_STATE)

@@ -75,8 +75,8 @@ def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
 
 
 class _MaximumMinimum(OpLowering):
-    kernel_sources = (("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-                      + arith_f32.KERNEL_SOURCES)
+    kernel_sources = ("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER, arith_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "int32", "float32"})
     function: str

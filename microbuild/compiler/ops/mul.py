@@ -39,7 +39,8 @@ def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 class Mul(OpLowering):
     opcode = "MUL"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/mul.h", int32_arith.HEADER, arith_f32.HEADER)
 
     dtypes = frozenset({"int8", "int16", "int32", "float32"})

@@ -31,7 +31,8 @@ def _paddings(op: Operator, graph: Graph) -> np.ndarray:
 
 
 class _Pad(OpLowering):
-    kernel_sources = ("pad.c", "pad_f32.c")
+    kernel_sources = ("pad.c",)
+    float32_sources = ("pad_f32.c",)
     headers = ("microbuild/kernels/pad.h", "microbuild/kernels/pad_f32.h")
     dtypes = frozenset({"int8", "int16", "float32"})
     input_counts: tuple[int, ...]

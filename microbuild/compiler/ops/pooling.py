@@ -42,7 +42,8 @@ def _empty_windows(win: Window2D, options: dict, in_h: int, in_w: int) -> bool:
 
 
 class _Pool2D(OpLowering):
-    kernel_sources = ("pooling.c",) + spatial_f32.KERNEL_SOURCES
+    kernel_sources = ("pooling.c",)
+    float32_sources = spatial_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/pooling.h", spatial_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     function: str

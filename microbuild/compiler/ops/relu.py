@@ -66,7 +66,8 @@ def relu6_bounds(input_scale: float, input_zero_point: int) -> tuple[int, int]:
 @register
 class Relu(UnaryInt8Lowering):
     opcode = "RELU"
-    kernel_sources = ("requantize.c",) + activations_f32.KERNEL_SOURCES
+    kernel_sources = ("requantize.c",)
+    float32_sources = activations_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/requantize.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "float32"})
 
@@ -90,7 +91,8 @@ class Relu(UnaryInt8Lowering):
 @register
 class Relu6(UnaryInt8Lowering):
     opcode = "RELU6"
-    kernel_sources = ("clamp.c",) + activations_f32.KERNEL_SOURCES
+    kernel_sources = ("clamp.c",)
+    float32_sources = activations_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/clamp.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "float32"})
 

@@ -85,7 +85,8 @@ def rsqrt_values(values: np.ndarray, src: Tensor, dst: Tensor) -> np.ndarray:
 class Rsqrt(LutLowering):
     opcode = "RSQRT"
     dtypes = frozenset({"int8", "int16", "float32"})
-    kernel_sources = unary_f32.KERNEL_SOURCES + LutLowering.kernel_sources + ("rsqrt.c", "inv_sqrt.c")
+    kernel_sources = LutLowering.kernel_sources + ("rsqrt.c", "inv_sqrt.c")
+    float32_sources = unary_f32.KERNEL_SOURCES
     headers = LutLowering.headers + (unary_f32.HEADER, "microbuild/kernels/rsqrt.h")
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

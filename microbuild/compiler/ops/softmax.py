@@ -72,7 +72,8 @@ def _s16_reasons(op: Operator, x, y) -> list[str]:
 @register
 class Softmax(OpLowering):
     opcode = "SOFTMAX"
-    kernel_sources = ("softmax.c", "softmax16_tables.c") + activations_f32.KERNEL_SOURCES
+    kernel_sources = ("softmax.c", "softmax16_tables.c")
+    float32_sources = activations_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
 

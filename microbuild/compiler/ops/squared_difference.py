@@ -70,7 +70,8 @@ def _largest_difference(p: dict[str, int], dtype: str) -> int:
 @register
 class SquaredDifference(OpLowering):
     opcode = "SQUARED_DIFFERENCE"
-    kernel_sources = ("squared_difference.c", "broadcast.c") + arith_f32.KERNEL_SOURCES
+    kernel_sources = ("squared_difference.c", "broadcast.c")
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/squared_difference.h", arith_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
 

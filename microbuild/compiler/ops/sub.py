@@ -44,7 +44,8 @@ _INT32_ACTIVATION_RANGE = {"NONE": (_INT32_MIN, _INT32_MAX), "RELU": (0, _INT32_
 class Sub(OpLowering):
     opcode = "SUB"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
-    kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES + arith_f32.KERNEL_SOURCES
+    kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
+    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/sub.h", int32_arith.HEADER, arith_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "int32", "float32"})
 
