@@ -19,35 +19,16 @@
 #include <string.h>
 
 #include "microbuild/asm_function.h"
+#include "microbuild/dsp_words.h"
 #include "microbuild/kernels/fully_connected.h"
 #include "microbuild/kernels/fully_connected_requantize.h"
 #include "microbuild/quant.h"
 
-static inline uint32_t fc_load32(const int8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
-    return v;
-}
-
-static inline int32_t fc_even(uint32_t v)
-{
-    return (int32_t)__sxtb16((int32_t)v);
-}
-
-/* Bytes 1 and 3: SXTB16 with its own ROR #8 (GCC 12 would not fold a separate rotate). */
-static inline int32_t fc_odd(uint32_t v)
-{
-    int32_t r;
-    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
-    return r;
-}
-
 /* Two words of weights: any alignment (two LDR), or 8-byte aligned (one LDRD). */
 static inline void fc_load2(const int8_t *p, uint32_t *a, uint32_t *b)
 {
-    *a = fc_load32(p);
-    *b = fc_load32(p + 4);
+    *a = mb_load32(p);
+    *b = mb_load32(p + 4);
 }
 
 static inline void fc_load2_aligned(const int8_t *p, uint32_t *a, uint32_t *b)
@@ -61,20 +42,20 @@ static inline void fc_load2_aligned(const int8_t *p, uint32_t *a, uint32_t *b)
 /* One 4-byte chunk of the input against the four rows' chunks (16 MACs). */
 #define FC_DSP_CHUNK4(k, LOAD2)                                                                   \
     {                                                                                             \
-        const uint32_t xv = fc_load32(x + 4 * (k));                                               \
-        const int32_t xe = fc_even(xv);                                                           \
-        const int32_t xo = fc_odd(xv);                                                            \
+        const uint32_t xv = mb_load32(x + 4 * (k));                                               \
+        const int32_t xe = mb_even16(xv);                                                           \
+        const int32_t xo = mb_odd16(xv);                                                            \
         uint32_t w0, w1, w2, w3;                                                                  \
         LOAD2(w + 16 * (k), &w0, &w1);                                                            \
         LOAD2(w + 16 * (k) + 8, &w2, &w3);                                                        \
-        acc0 = __smlad(fc_even(w0), xe, acc0);                                                    \
-        acc0 = __smlad(fc_odd(w0), xo, acc0);                                                     \
-        acc1 = __smlad(fc_even(w1), xe, acc1);                                                    \
-        acc1 = __smlad(fc_odd(w1), xo, acc1);                                                     \
-        acc2 = __smlad(fc_even(w2), xe, acc2);                                                    \
-        acc2 = __smlad(fc_odd(w2), xo, acc2);                                                     \
-        acc3 = __smlad(fc_even(w3), xe, acc3);                                                    \
-        acc3 = __smlad(fc_odd(w3), xo, acc3);                                                     \
+        acc0 = __smlad(mb_even16(w0), xe, acc0);                                                    \
+        acc0 = __smlad(mb_odd16(w0), xo, acc0);                                                     \
+        acc1 = __smlad(mb_even16(w1), xe, acc1);                                                    \
+        acc1 = __smlad(mb_odd16(w1), xo, acc1);                                                     \
+        acc2 = __smlad(mb_even16(w2), xe, acc2);                                                    \
+        acc2 = __smlad(mb_odd16(w2), xo, acc2);                                                     \
+        acc3 = __smlad(mb_even16(w3), xe, acc3);                                                    \
+        acc3 = __smlad(mb_odd16(w3), xo, acc3);                                                     \
     }
 
 /* ---- the fast path: whole groups, depth a multiple of 4, the requantization table --------------
@@ -256,9 +237,9 @@ static void fc_groups_c(const fc_groups_job *j, int wide, int widened, int32_t a
                 memcpy(&xe, x, 4);
                 memcpy(&xo, x + 4, 4);
             } else {
-                const uint32_t xv = fc_load32(x);
-                xe = fc_even(xv);
-                xo = fc_odd(xv);
+                const uint32_t xv = mb_load32(x);
+                xe = mb_even16(xv);
+                xo = mb_odd16(xv);
             }
             for (int32_t r = 0; r < 4; r++) {
                 uint32_t a, b;
@@ -266,9 +247,9 @@ static void fc_groups_c(const fc_groups_job *j, int wide, int widened, int32_t a
                     memcpy(&a, w + 8 * r, 4);
                     memcpy(&b, w + 8 * r + 4, 4);
                 } else {
-                    const uint32_t wv = fc_load32(w + 4 * r);
-                    a = (uint32_t)fc_even(wv);
-                    b = (uint32_t)fc_odd(wv);
+                    const uint32_t wv = mb_load32(w + 4 * r);
+                    a = (uint32_t)mb_even16(wv);
+                    b = (uint32_t)mb_odd16(wv);
                 }
                 acc[r] = __smlad((int32_t)a, xe, acc[r]);
                 acc[r] = __smlad((int32_t)b, xo, acc[r]);
@@ -341,9 +322,9 @@ static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, in
 static void fc_widen_row(const int8_t *x, int32_t depth, int32_t *widened)
 {
     for (int32_t k = 0; k < depth; k += 4, widened += 2) {
-        const uint32_t xv = fc_load32(x + k);
-        widened[0] = fc_even(xv);
-        widened[1] = fc_odd(xv);
+        const uint32_t xv = mb_load32(x + k);
+        widened[0] = mb_even16(xv);
+        widened[1] = mb_odd16(xv);
     }
 }
 
@@ -455,10 +436,10 @@ void mb_fully_connected_s8_dsp(const mb_fully_connected_s8_params *params, const
             int32_t acc = bias[c];
             const int8_t *x = x_row;
             for (int32_t k = 0; k < chunks; k++, x += 4, w += 4) {
-                const uint32_t xv = fc_load32(x);
-                const uint32_t wv = fc_load32(w);
-                acc = __smlad(fc_even(wv), fc_even(xv), acc);
-                acc = __smlad(fc_odd(wv), fc_odd(xv), acc);
+                const uint32_t xv = mb_load32(x);
+                const uint32_t wv = mb_load32(w);
+                acc = __smlad(mb_even16(wv), mb_even16(xv), acc);
+                acc = __smlad(mb_odd16(wv), mb_odd16(xv), acc);
             }
             for (int32_t t = 0; t < tail; t++) {
                 acc += w[t] * x[t];
@@ -494,9 +475,9 @@ static inline void fc_wide_load2(const int16_t *p, uint32_t *a, uint32_t *b)
 
 #define FC_DSP_WIDE_CHUNK4(k)                                                                        \
     {                                                                                             \
-        const uint32_t xv = fc_load32(x + 4 * (k));                                               \
-        const int32_t xe = fc_even(xv);                                                           \
-        const int32_t xo = fc_odd(xv);                                                            \
+        const uint32_t xv = mb_load32(x + 4 * (k));                                               \
+        const int32_t xe = mb_even16(xv);                                                           \
+        const int32_t xo = mb_odd16(xv);                                                            \
         uint32_t a, b;                                                                            \
         FC_WIDE_LDRD(w, 16 * (k), a, b);                                                          \
         acc0 = __smlad((int32_t)a, xe, acc0);                                                     \
@@ -563,11 +544,11 @@ void mb_fully_connected_s8_dsp_wide(const mb_fully_connected_s8_params *params,
             int32_t acc = bias[c];
             const int8_t *x = x_row;
             for (int32_t k = 0; k < chunks; k++, x += 4, w += 4) {
-                const uint32_t xv = fc_load32(x);
+                const uint32_t xv = mb_load32(x);
                 uint32_t a, bw;
                 fc_wide_load2(w, &a, &bw);
-                acc = __smlad((int32_t)a, fc_even(xv), acc);
-                acc = __smlad((int32_t)bw, fc_odd(xv), acc);
+                acc = __smlad((int32_t)a, mb_even16(xv), acc);
+                acc = __smlad((int32_t)bw, mb_odd16(xv), acc);
             }
             for (int32_t t = 0; t < tail; t++) {
                 acc += w[t] * x[t];

@@ -1,4 +1,4 @@
-/* Word loads and SXTB16 splits shared by the recurrent kernels' DSP code (lstm_dsp.c,
+/* Word loads and SXTB16 splits shared by the DSP kernels (fully_connected_dsp.c, lstm_dsp.c,
  * svdf_fast.c): one 32-bit load brings 4 int8 values; SXTB16 sign-extends bytes 0 and 2 into
  * two int16 halves ("even"), SXTB16 with ROR #8 bytes 1 and 3 ("odd"), the operands of SMLAD. */
 #ifndef MICROBUILD_DSP_WORDS_H
