@@ -290,8 +290,10 @@ def test_fixed_point_helpers_match_python_with_16_bit_int(tmp_path):
     (tmp_path / "check.c").write_text(program)
     board = load_board("atmega328p")
     (tmp_path / "mb_board_config.h").write_text(board_files.board_config_h(board))
+    # The start-up code opens the console and the timer before main, so both drivers are linked.
     sources = [tmp_path / "check.c"] + [RUNTIME / s for s in (
-        "startup/avr.c", "drivers/console/avr_usart.c", "drivers/exit/halt.c", "support/print.c")]
+        "startup/avr.c", "drivers/console/avr_usart.c", "drivers/timer/avr_timer1.c",
+        "drivers/exit/halt.c", "support/print.c")]
     build = _avr_compile(sources, tmp_path, "-o", "check.elf")
     assert build.returncode == 0, build.stderr
     run = subprocess.run(["simavr", "-m", "atmega328p", "-f", "16000000", "check.elf"],
