@@ -135,7 +135,8 @@ def test_application_and_module_run_against_a_zephyr_stand_in(app, tmp_path):
     subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2",
                     "-DMB_WEIGHTS_ATTR=", f"-I{stub}", f"-I{include}", f"-I{root / 'generated'}",
                     str(app / "src" / "main.c"), *map(str, _module_sources(app)),
-                    str(stub / "zephyr_stub.c"), "-o", str(binary)], check=True)
+                    str(stub / "zephyr_stub.c"), "-o", str(binary),
+                    "-lm"], check=True)  # glibc keeps libm apart (Zephyr's C libraries link it)
     proc = subprocess.run([str(binary)], capture_output=True, text=True, timeout=60)
     check_outputs(proc.stdout, proc.returncode, "stm32f746", "ds_cnn", DS_CNN)
 
@@ -289,7 +290,7 @@ def test_rpc_application_is_driven_from_the_host_against_the_stand_in(tmp_path):
                     "-DMB_WEIGHTS_ATTR=", f"-I{stub}", f"-I{root / 'runtime' / 'include'}",
                     f"-I{root / 'generated'}", str(app / "src" / "main.c"),
                     *map(str, _module_sources(app)), str(stub / "zephyr_stub.c"),
-                    "-o", str(binary)], check=True, capture_output=True, timeout=600)
+                    "-o", str(binary), "-lm"], check=True, capture_output=True, timeout=600)
     # The stand-in runs as a process on this machine, so the host connects to it as to the host
     # board; the description is the project's, relabelled for that board.
     description = json.loads((root / "generated" / "firmware.rpc.json").read_text())
