@@ -91,6 +91,11 @@ def resolve_board(board: str | Path | Board) -> Board:
     return load_board(text)
 
 
+# The folder of compiled objects shared between builds (microbuild/firmware/object_cache.py; this
+# module does not import it, since that would load SCons into every microbuild process).
+OBJECT_CACHE_VAR = "MICROBUILD_CACHE_DIR"
+
+
 def _sconstruct(board: Board, toolchain: str | None, models: dict[str, str], name: str,
                 executor: str, inputs: dict[str, str], seed: int, rpc_pool: int | None,
                 kernels: dict[str, Any], app: dict[str, list[str]],
@@ -101,6 +106,9 @@ def _sconstruct(board: Board, toolchain: str | None, models: dict[str, str], nam
         "",
         'env = Environment(tools=["default", "microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])',
         'env.SConsignFile(".sconsign")',
+        "# Objects shared between builds through $MICROBUILD_CACHE_DIR when it is set.",
+        "from microbuild.firmware.object_cache import use_object_cache",
+        "use_object_cache(env)",
         "env.MicroFirmware(",
         f"    {name!r},",
         f"    board={str(Path(board.files[0]).resolve())!r},",  # SCons runs in the out dir
@@ -141,6 +149,8 @@ def scons(directory: Path, extra_args: Sequence[str] = (), jobs: int | None = No
     """Run SCons in ``directory`` and collect its output and microbuild's error records."""
     command = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs or os.cpu_count() or 1}",
                *extra_args]
+    if os.environ.get(OBJECT_CACHE_VAR, "").strip():
+        command.append("--cache-show")  # an object from the cache logs its compile command
     error_log = Path(directory) / ".microbuild-errors.jsonl"
     error_log.unlink(missing_ok=True)
     environment = {**_scons_env(), **(env or {}), "MICROBUILD_ERROR_LOG": str(error_log)}
