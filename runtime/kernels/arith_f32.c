@@ -15,6 +15,8 @@ static float apply(int32_t operation, float x, float y)
         return y < x ? y : x; /* std::min(x, y) */
     case MB_F32_MAX:
         return x < y ? y : x; /* std::max(x, y) */
+    case MB_F32_PRELU:
+        return x >= 0.0f ? x : x * y;
     default: {
         const float d = x - y;
         return d * d;
@@ -55,5 +57,16 @@ void mb_arith_f32(const mb_arith_f32_params *p, const mb_broadcast_shape *shape,
         if (d < 0) {
             return;
         }
+    }
+}
+
+void mb_add_n_f32(const float *const *inputs, int32_t count, float *output, int32_t size)
+{
+    for (int32_t i = 0; i < size; i++) {
+        float sum = 0.0f; /* from 0, as TFLM: a lone -0 input gives +0 */
+        for (int32_t k = 0; k < count; k++) {
+            sum += inputs[k][i];
+        }
+        output[i] = sum;
     }
 }
