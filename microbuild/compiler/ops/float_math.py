@@ -1,12 +1,13 @@
 """EXP, LOG, NEG, SQRT, SQUARE, SIN and COS: float32-only operators in TFLM (exp.cc and
-elementwise.cc accept float32 alone, neg.cc too), although the converter emits int8 EXP and LOG (TFLite's own interpreter has
-table kernels for them) and an int8 model may keep a float NEG between DEQUANTIZE and QUANTIZE.
-No TFLM kernel means no reference result to match, so microbuild refuses them on quantized
-run-time values, saying so. On float32 run-time values they run microbuild/compiler/f32/unary.py's
-kernel (the C library's expf/logf, as TFLM's); on float32 constants they are evaluated here: NEG
-and SQUARE exactly, EXP, LOG, SQRT, SIN and COS in double rounded to float32, the correctly rounded result (a libm whose
-expf/logf/sinf/cosf is not correctly rounded, which TFLM's float kernel calls, can differ from it by one
-float32 step)."""
+elementwise.cc accept float32 alone, neg.cc too), although the converter emits int8 EXP and LOG
+(TFLite's own interpreter has table kernels for them) and an int8 model may keep a float NEG
+between DEQUANTIZE and QUANTIZE. No TFLM kernel means no reference result to match, so microbuild
+refuses them on quantized run-time values, saying so. On float32 run-time values they run
+microbuild/compiler/f32/unary.py's kernel (the C library's expf/logf/sqrtf/sinf/cosf, as TFLM's);
+on float32 constants they are evaluated here: NEG and SQUARE exactly, EXP, LOG, SQRT, SIN and COS
+in double rounded to float32, the correctly rounded result (a libm whose expf/logf/sinf/cosf is
+not correctly rounded, which TFLM's float kernel calls, can differ from it by one float32
+step)."""
 
 from __future__ import annotations
 
