@@ -21,7 +21,7 @@ from microbuild.compiler.elementwise import (
 )
 from microbuild.model.ir import Graph, Operator
 
-KERNEL_SOURCES = ("arith_s32.c",)
+KERNEL_SOURCES = ("arith_s32.c", "broadcast.c")  # broadcast.c: the walk
 HEADER = "microbuild/kernels/arith_s32.h"
 OPERATIONS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "MINIMUM": 4, "MAXIMUM": 5}
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1

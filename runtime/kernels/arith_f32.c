@@ -15,6 +15,8 @@ static float apply(int32_t operation, float x, float y)
         return y < x ? y : x; /* std::min(x, y) */
     case MB_F32_MAX:
         return x < y ? y : x; /* std::max(x, y) */
+    case MB_F32_PRELU:
+        return x >= 0.0f ? x : x * y;
     default: {
         const float d = x - y;
         return d * d;
@@ -22,38 +24,30 @@ static float apply(int32_t operation, float x, float y)
     }
 }
 
-/* The same walk as broadcast.c's, over floats: one innermost run per call of the loop body. */
+/* One innermost run of broadcast.c's walk. */
+static void arith_row(const void *params, const float *a, int32_t a_step, const float *b,
+                      int32_t b_step, float *out, int32_t n)
+{
+    const mb_arith_f32_params *p = (const mb_arith_f32_params *)params;
+    for (int32_t i = 0; i < n; i++) {
+        const float v = apply(p->operation, a[i * a_step], b[i * b_step]);
+        out[i] = p->clamped ? mb_f32_clamp(v, p->activation_min, p->activation_max) : v;
+    }
+}
+
 void mb_arith_f32(const mb_arith_f32_params *p, const mb_broadcast_shape *shape, const float *a,
                   const float *b, float *output)
 {
-    const int32_t last = shape->num_dims - 1;
-    const int32_t n = shape->dims[last];
-    const int32_t a_step = shape->a_strides[last];
-    const int32_t b_step = shape->b_strides[last];
-    int32_t index[MB_BROADCAST_MAX_DIMS] = {0};
-    int32_t a_offset = 0;
-    int32_t b_offset = 0;
-    for (;;) {
-        for (int32_t i = 0; i < n; i++) {
-            const float v = apply(p->operation, a[a_offset + i * a_step], b[b_offset + i * b_step]);
-            output[i] = p->clamped ? mb_f32_clamp(v, p->activation_min, p->activation_max) : v;
+    mb_broadcast_binary_f32(shape, a, b, output, arith_row, p);
+}
+
+void mb_add_n_f32(const float *const *inputs, int32_t count, float *output, int32_t size)
+{
+    for (int32_t i = 0; i < size; i++) {
+        float sum = 0.0f; /* from 0, as TFLM: a lone -0 input gives +0 */
+        for (int32_t k = 0; k < count; k++) {
+            sum += inputs[k][i];
         }
-        output += n;
-        int32_t d = last - 1;
-        while (d >= 0) {
-            index[d]++;
-            a_offset += shape->a_strides[d];
-            b_offset += shape->b_strides[d];
-            if (index[d] < shape->dims[d]) {
-                break;
-            }
-            a_offset -= shape->a_strides[d] * shape->dims[d];
-            b_offset -= shape->b_strides[d] * shape->dims[d];
-            index[d] = 0;
-            d--;
-        }
-        if (d < 0) {
-            return;
-        }
+        output[i] = sum;
     }
 }

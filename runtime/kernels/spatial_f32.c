@@ -1,5 +1,6 @@
 #include "microbuild/kernels/spatial_f32.h"
 
+#include <math.h>
 #include <stddef.h>
 
 void mb_conv2d_f32(const mb_spatial_f32_params *p, const float *input, const float *filter,
@@ -85,7 +86,11 @@ static void pool_window(const mb_spatial_f32_params *p, int32_t oy, int32_t ox, 
     *x_end = x0 + p->filter_w < p->input_w ? x0 + p->filter_w : p->input_w;
 }
 
-void mb_average_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
+/* AVERAGE_POOL_2D (squares 0) and L2_POOL_2D (squares 1): per window the sum from 0 of x, or of
+ * x * x, in row-major order, divided by the float count of taps (an empty window would divide by
+ * 0, as in TFLM); L2 then takes sqrtf. */
+static void mean_pool(const mb_spatial_f32_params *p, const float *input, float *output,
+                      int squares)
 {
     for (int32_t b = 0; b < p->batches; b++) {
         const float *image = input + b * p->input_h * p->input_w * p->input_c;
@@ -98,17 +103,28 @@ void mb_average_pool_f32(const mb_spatial_f32_params *p, const float *input, flo
                     int32_t count = 0;
                     for (int32_t y = ys; y < ye; y++) {
                         for (int32_t x = xs; x < xe; x++) {
-                            total += image[(y * p->input_w + x) * p->input_c + c];
+                            const float v = image[(y * p->input_w + x) * p->input_c + c];
+                            total = squares ? MB_F32_MULADD(total, v, v) : total + v;
                             count++;
                         }
                     }
-                    /* TFLM divides by the float count (an empty window would divide by 0). */
-                    *output++ = mb_f32_clamp(total / (float)count, p->activation_min,
+                    const float mean = total / (float)count;
+                    *output++ = mb_f32_clamp(squares ? sqrtf(mean) : mean, p->activation_min,
                                              p->activation_max);
                 }
             }
         }
     }
+}
+
+void mb_average_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
+{
+    mean_pool(p, input, output, 0);
+}
+
+void mb_l2_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
+{
+    mean_pool(p, input, output, 1);
 }
 
 void mb_max_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)

@@ -1,6 +1,6 @@
-"""Float32 LOGISTIC, TANH, RELU, RELU6 and SOFTMAX (``runtime/kernels/activations_f32.c``),
-bit-exact with TFLM's float reference kernels: the C library's expf and tanhf, as TFLM's
-std::exp/std::tanh on float call them."""
+"""Float32 LOGISTIC, TANH, RELU, RELU6, SOFTMAX, LEAKY_RELU and LOG_SOFTMAX
+(``runtime/kernels/activations_f32.c``), bit-exact with TFLM's float reference kernels: the C
+library's expf, logf and tanhf, as TFLM's std::exp/std::log/std::tanh on float call them."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ def reasons(op: Operator, graph: Graph) -> list[str]:
     x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
     if not found and x.num_elements != y.num_elements:
         found.append(f"input has {x.num_elements} values, output {y.num_elements}")
-    if not found and op.opcode == "SOFTMAX" and not x.shape:
-        found.append("input is a scalar; TFLM's SOFTMAX needs at least one dimension")
+    if not found and op.opcode in ("SOFTMAX", "LOG_SOFTMAX") and not x.shape:
+        found.append(f"input is a scalar; TFLM's {op.opcode} needs at least one dimension")
     return found
 
 
@@ -37,7 +37,12 @@ def emit(op: Operator, graph: Graph, ctx) -> str:
     if op.opcode in _RELU_RANGES:
         low, high = (c_float(v) for v in _RELU_RANGES[op.opcode])
         return f"mb_relu_f32({x}, {y}, {size}, {low}, {high});"
-    # SOFTMAX: TFLM casts the model's beta (a float) to double and back: the same float.
+    if op.opcode == "LEAKY_RELU":
+        alpha = float(op.options.get("alpha", 0.0))
+        return f"mb_leaky_relu_f32({x}, {y}, {size}, {c_float(alpha)});"
     depth = tensor.shape[-1]
+    if op.opcode == "LOG_SOFTMAX":
+        return f"mb_log_softmax_f32({x}, {y}, {size // depth}, {depth});"
+    # SOFTMAX: TFLM casts the model's beta (a float) to double and back: the same float.
     beta = float(op.options.get("beta", 1.0))
     return f"mb_softmax_f32({x}, {y}, {size // depth}, {depth}, {c_float(beta)});"

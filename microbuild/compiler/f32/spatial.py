@@ -1,4 +1,4 @@
-"""Float32 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D and MAX_POOL_2D
+"""Float32 CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D
 (``runtime/kernels/spatial_f32.c``), bit-exact with TFLM's float reference kernels. The window
 geometry is the integer paths' (microbuild/compiler/spatial.py: TFLM's padding arithmetic)."""
 
@@ -92,6 +92,8 @@ def emit(op: Operator, graph: Graph, ctx) -> str:
         return f"mb_average_pool_f32(&{params}, {src}, {dst});"
     if op.opcode == "MAX_POOL_2D":
         return f"mb_max_pool_f32(&{params}, {src}, {dst});"
+    if op.opcode == "L2_POOL_2D":
+        return f"mb_l2_pool_f32(&{params}, {src}, {dst});"
     bias = ctx.ptr(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else "NULL"
     function = "mb_conv2d_f32" if op.opcode == "CONV_2D" else "mb_depthwise_conv2d_f32"
     return f"{function}(&{params}, {src}, {ctx.ptr(op.inputs[1])}, {bias}, {dst});"

@@ -1,12 +1,13 @@
-"""EXP, LOG and NEG: float32-only operators in TFLM (exp.cc and elementwise.cc accept float32
-alone, neg.cc too), although the converter emits int8 EXP and LOG (TFLite's own interpreter has
-table kernels for them) and an int8 model may keep a float NEG between DEQUANTIZE and QUANTIZE.
-No TFLM kernel means no reference result to match, so microbuild refuses them on quantized
-run-time values, saying so. On float32 run-time values they run microbuild/compiler/f32/unary.py's
-kernel (the C library's expf/logf, as TFLM's); on float32 constants they are evaluated here: NEG
-exactly, EXP and LOG in double rounded to float32, the correctly rounded result (a libm whose
-expf/logf is not correctly rounded, which TFLM's float kernel calls, can differ from it by one
-float32 step)."""
+"""EXP, LOG, NEG, SQRT, SQUARE, SIN and COS: float32-only operators in TFLM (exp.cc and
+elementwise.cc accept float32 alone, neg.cc too), although the converter emits int8 EXP and LOG
+(TFLite's own interpreter has table kernels for them) and an int8 model may keep a float NEG
+between DEQUANTIZE and QUANTIZE. No TFLM kernel means no reference result to match, so microbuild
+refuses them on quantized run-time values, saying so. On float32 run-time values they run
+microbuild/compiler/f32/unary.py's kernel (the C library's expf/logf/sqrtf/sinf/cosf, as TFLM's);
+on float32 constants they are evaluated here: NEG and SQUARE exactly, EXP, LOG, SQRT, SIN and COS
+in double rounded to float32, the correctly rounded result (a libm whose expf/logf/sinf/cosf is
+not correctly rounded, which TFLM's float kernel calls, can differ from it by one float32
+step)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.model.ir import Graph, Operator
 
 
-class _FloatOnly(OpLowering):
+class FloatOnlyLowering(OpLowering):
     function = staticmethod(np.negative)
     kernel_sources = unary_f32.KERNEL_SOURCES
     headers = (unary_f32.HEADER,)
@@ -44,18 +45,42 @@ class _FloatOnly(OpLowering):
 
 
 @register
-class Exp(_FloatOnly):
+class Exp(FloatOnlyLowering):
     opcode = "EXP"
     function = staticmethod(np.exp)
 
 
 @register
-class Log(_FloatOnly):
+class Log(FloatOnlyLowering):
     opcode = "LOG"
     function = staticmethod(np.log)
 
 
 @register
-class Neg(_FloatOnly):
+class Neg(FloatOnlyLowering):
     opcode = "NEG"
     function = staticmethod(np.negative)
+
+
+@register
+class Sqrt(FloatOnlyLowering):
+    opcode = "SQRT"
+    function = staticmethod(np.sqrt)
+
+
+@register
+class Square(FloatOnlyLowering):
+    opcode = "SQUARE"
+    function = staticmethod(np.square)
+
+
+@register
+class Sin(FloatOnlyLowering):
+    opcode = "SIN"
+    function = staticmethod(np.sin)
+
+
+@register
+class Cos(FloatOnlyLowering):
+    opcode = "COS"
+    function = staticmethod(np.cos)

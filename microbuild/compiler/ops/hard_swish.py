@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.elementwise import f32
-from microbuild.compiler.ops.base import register
+from microbuild.compiler.f32 import is_float32, unary as unary_f32
+from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.unary import LutLowering
 from microbuild.compiler.quant import INT32_MAX, quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -109,6 +110,19 @@ def hard_swish_table(input_scale: float, input_zero_point: int, output_scale: fl
 @register
 class HardSwish(LutLowering):
     opcode = "HARD_SWISH"
+    dtypes = frozenset({"int8", "float32"})
+    float32_sources = unary_f32.KERNEL_SOURCES
+    headers = LutLowering.headers + (unary_f32.HEADER,)
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return unary_f32.reasons(op, graph)
+        return super().check(op, graph)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return unary_f32.emit(op, graph, ctx)
+        return super().emit(op, graph, ctx)
 
     def param_reasons(self, op: Operator, graph: Graph) -> list[str]:
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])

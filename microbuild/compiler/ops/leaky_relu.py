@@ -12,6 +12,7 @@ alpha.
 from __future__ import annotations
 
 from microbuild.compiler.elementwise import c_designated, f32, operand_reasons, same_shape_reasons
+from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -37,10 +38,13 @@ def _alpha(op: Operator) -> float:
 class LeakyRelu(OpLowering):
     opcode = "LEAKY_RELU"
     kernel_sources = ("leaky_relu.c",)
-    headers = ("microbuild/kernels/leaky_relu.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = activations_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/leaky_relu.h", activations_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
         dtype = graph.tensor(op.inputs[0]).dtype if op.inputs and op.inputs[0] >= 0 else "int8"
         reasons = operand_reasons(op, graph, 1, (dtype,), dtype)
         if reasons:
@@ -60,6 +64,8 @@ class LeakyRelu(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         p = leaky_relu_params(src.scale, src.zero_point, dst.scale, dst.zero_point, _alpha(op))
         params = ctx.symbol("params")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.softmax import SCALED_DIFF_INTEGER_BITS, softmax_params
 from microbuild.compiler.quant import quantize_multiplier
@@ -37,14 +38,17 @@ class LogSoftmax(OpLowering):
     # softmax.c shares SOFTMAX's fixed-point exp; it also holds the int16 SOFTMAX, which reads
     # the tables file (a linker that drops unused sections drops both).
     kernel_sources = ("softmax.c", "softmax16_tables.c")
-    headers = ("microbuild/kernels/softmax.h",)
-    dtypes = frozenset({"int8"})
+    float32_sources = activations_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
+    dtypes = frozenset({"int8", "float32"})
     dtype_notes = {"int16": "TFLM's LOG_SOFTMAX has no int16 kernel either, only float32 and "
                             "int8"}
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
             return ["expects one input and one output"]
+        if is_float32(op, graph):
+            return activations_f32.reasons(op, graph)
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons = activation_reasons("input", x) + activation_reasons("output", y)
         if reasons:
@@ -69,6 +73,8 @@ class LogSoftmax(OpLowering):
         return not graph.tensor(op.inputs[0]).is_constant  # rows are read before written
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return activations_f32.emit(op, graph, ctx)
         x = graph.tensor(op.inputs[0])
         multiplier, left_shift, divisor, reverse_shift, diff_min = log_softmax_params(x.scale)
         depth = x.shape[-1]

@@ -10,12 +10,14 @@ All of that happens here; the device sums, subtracts zero point x count, and req
 SUM (microbuild/compiler/ops/reduce.py) is the same computation without the 1 / count, so it
 subclasses this lowering and shares the kernel; the walk over kept and reduced dimensions is
 ``mb_reduce_step`` in runtime/kernels/reduce.c, which REDUCE_MAX/MIN and ARG_MAX/MIN use too.
+Float32 MEAN runs microbuild/compiler/f32/reduce.py's kernel.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import is_float32, reduce as reduce_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import (
@@ -102,14 +104,17 @@ def axis_reasons(op: Operator, graph: Graph, rank: int) -> list[str]:
 class Mean(OpLowering):
     opcode = "MEAN"
     kernel_sources = ("mean.c", "reduce.c")
-    headers = ("microbuild/kernels/mean.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = reduce_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/mean.h", reduce_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
     dtype_notes = {"int32": "its axis is computed at run time; microbuild needs constant axes"}
 
     def multiplier(self, input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
         return mean_multiplier(input_scale, output_scale, count)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if op.inputs and op.inputs[0] >= 0 and is_float32(op, graph):
+            return reduce_f32.reasons(op, graph)
         reasons = operand_count_reasons(op, (2,))
         if reasons or min(op.inputs) < 0:
             return reasons or ["input or axis is missing"]
@@ -138,6 +143,8 @@ class Mean(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return reduce_f32.emit(op, graph, ctx)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         axes = resolved_axes(op, graph)
         count = int(np.prod([x.shape[a] for a in axes]))

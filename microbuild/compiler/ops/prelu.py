@@ -21,6 +21,7 @@ from microbuild.compiler.elementwise import (
     input0_not_broadcast,
     plan_broadcast,
 )
+from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.model.ir import Graph, Operator
@@ -42,12 +43,18 @@ def prelu_params(input_scale: float, input_zp: int, alpha_scale: float, alpha_zp
 class Prelu(OpLowering):
     opcode = "PRELU"
     kernel_sources = ("prelu.c", "broadcast.c")
-    headers = ("microbuild/kernels/prelu.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = arith_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/prelu.h", arith_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 2 or min(op.inputs) < 0 or len(op.outputs) != 1:
             return [f"expects 2 inputs and 1 output, has {op.inputs} and {op.outputs}"]
+        if is_float32(op, graph):
+            rank = max(len(graph.tensor(t).shape) for t in (*op.inputs, *op.outputs))
+            if rank > MAX_RANK:
+                return [f"has {rank} dimensions; TFLM's PRELU handles at most {MAX_RANK}"]
+            return arith_f32.reasons(op, graph)
         x, alpha = (graph.tensor(t) for t in op.inputs)
         out = graph.tensor(op.outputs[0])
         reasons = []
@@ -79,6 +86,8 @@ class Prelu(OpLowering):
         return reasons
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return arith_f32.emit(op, graph, ctx)
         x, alpha = (graph.tensor(t) for t in op.inputs)
         out = graph.tensor(op.outputs[0])
         p = prelu_params(x.scale, x.zero_point, alpha.scale, alpha.zero_point, out.scale,

@@ -13,7 +13,8 @@ either way, negative and repeated axes).
 
 TFLM has no int16 kernel for REDUCE_MAX/MIN or ARG_MAX/MIN and writes ARG_MAX/MIN indices only
 as int32: those are refused with that reason. Each op is evaluated at compile time when its
-input is a constant.
+input is a constant. Float32 SUM, REDUCE_MAX and REDUCE_MIN run microbuild/compiler/f32/reduce.py's
+kernel.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.elementwise import f32
+from microbuild.compiler.f32 import is_float32, reduce as reduce_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.mean import (
     Mean,
@@ -72,7 +74,7 @@ class Sum(Mean):
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         reasons = super().check(op, graph)
-        if not reasons:
+        if not reasons and not is_float32(op, graph):
             x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
             reasons += shift_reasons(x.scale, out.scale, sum_multiplier(x.scale, out.scale)[1])
         return reasons
@@ -98,8 +100,9 @@ class _Extreme(OpLowering):
     """REDUCE_MAX / REDUCE_MIN on int8: raw values, equal quantization in and out."""
 
     kernel_sources = ("reduce.c",)
-    headers = ("microbuild/kernels/reduce.h",)
-    dtypes = frozenset({"int8"})
+    float32_sources = reduce_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/reduce.h", reduce_f32.HEADER)
+    dtypes = frozenset({"int8", "float32"})
     function = "mb_reduce_max_s8"
     numpy = staticmethod(np.max)
 
@@ -113,6 +116,8 @@ class _Extreme(OpLowering):
         reasons = operand_count_reasons(op, (2,))
         if reasons or min(op.inputs) < 0:
             return reasons or ["input or axis is missing"]
+        if is_float32(op, graph):
+            return reduce_f32.reasons(op, graph)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x)
         reasons += activation_reasons("output", out)
@@ -144,6 +149,8 @@ class _Extreme(OpLowering):
         return [np.asarray(self.numpy(data, axis=axes), dtype=x.dtype).reshape(out.shape)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return reduce_f32.emit(op, graph, ctx)
         x = graph.tensor(op.inputs[0])
         params = ctx.symbol("params")
         fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)

@@ -2,7 +2,8 @@
  * SQUARED_DIFFERENCE), bit-exact with TFLM's float reference kernels: one float operation per
  * element (a + b, a - b, a * b, a / b; std::min / std::max; (a - b) * (a - b)), then
  * ActivationFunctionWithMinMax to the fused activation's range (-FLT_MAX..FLT_MAX without one;
- * MINIMUM, MAXIMUM and SQUARED_DIFFERENCE have none and are not clamped). */
+ * MINIMUM, MAXIMUM and SQUARED_DIFFERENCE have none and are not clamped). PRELU is one more
+ * such operation, b being alpha: a >= 0 ? a : a * alpha (BroadcastPrelu4DSlowFloat), unclamped. */
 #ifndef MICROBUILD_KERNELS_ARITH_F32_H
 #define MICROBUILD_KERNELS_ARITH_F32_H
 
@@ -18,6 +19,7 @@
 #define MB_F32_MIN 4
 #define MB_F32_MAX 5
 #define MB_F32_SQUARED_DIFFERENCE 6
+#define MB_F32_PRELU 7
 
 typedef struct {
     int32_t operation; /* MB_F32_* */
@@ -28,5 +30,8 @@ typedef struct {
 
 void mb_arith_f32(const mb_arith_f32_params *params, const mb_broadcast_shape *shape,
                   const float *a, const float *b, float *output);
+
+/* ADD_N (reference_ops::AddN): per element the sum from 0 of the inputs in order. */
+void mb_add_n_f32(const float *const *inputs, int32_t count, float *output, int32_t size);
 
 #endif

@@ -43,4 +43,16 @@ void mb_broadcast_binary_s8_bool(const mb_broadcast_shape *shape, const int8_t *
                                  const int8_t *b, uint8_t *out, mb_binary_row_s8_bool row,
                                  const void *params);
 
+/* float32 (float models' ADD/SUB/MUL/DIV/MINIMUM/MAXIMUM/SQUARED_DIFFERENCE/PRELU) and int32
+ * (shape arithmetic and int32 models): arith_f32.c and arith_s32.c. */
+typedef void (*mb_binary_row_f32)(const void *params, const float *a, int32_t a_step,
+                                  const float *b, int32_t b_step, float *out, int32_t n);
+void mb_broadcast_binary_f32(const mb_broadcast_shape *shape, const float *a, const float *b,
+                             float *out, mb_binary_row_f32 row, const void *params);
+typedef void (*mb_binary_row_s32)(const void *params, const int32_t *a, int32_t a_step,
+                                  const int32_t *b, int32_t b_step, int32_t *out, int32_t n);
+void mb_broadcast_binary_s32(const mb_broadcast_shape *shape, const int32_t *a,
+                             const int32_t *b, int32_t *out, mb_binary_row_s32 row,
+                             const void *params);
+
 #endif

@@ -6,7 +6,9 @@
  *   TFLM's build fuses, see f32.h); + bias (0 without); clamped to the activation's range.
  * - DEPTHWISE_CONV_2D: the same with one input channel per output channel (c / multiplier).
  * - AVERAGE_POOL_2D: the window clipped to the input, summed in row-major order, divided by the
- *   number of taps summed, clamped. MAX_POOL_2D: the maximum from -FLT_MAX, clamped. */
+ *   number of taps summed, clamped. MAX_POOL_2D: the maximum from -FLT_MAX, clamped.
+ * - L2_POOL_2D (reference_ops::L2Pool): the window clipped to the input, the sum from 0 of
+ *   x * x in row-major order (fused where TFLM's build fuses), sqrtf(sum / taps), clamped. */
 #ifndef MICROBUILD_KERNELS_SPATIAL_F32_H
 #define MICROBUILD_KERNELS_SPATIAL_F32_H
 
@@ -35,6 +37,7 @@ void mb_depthwise_conv2d_f32(const mb_spatial_f32_params *p, const float *input,
                              const float *filter, const float *bias, float *output);
 /* output_c == input_c; filter_h/filter_w are the window. */
 void mb_average_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output);
+void mb_l2_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output);
 void mb_max_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output);
 
 #endif
