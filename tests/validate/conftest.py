@@ -4,24 +4,19 @@ and person_detect (the Done-when model)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from microbuild import api
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
+from test_shared_models import SHARED, shared_model  # noqa: E402,F401
+
 ROOT = Path(__file__).resolve().parents[2]
 TINY_FC = ROOT / "tests" / "models" / "tiny_fc.tflite"
-SHARED = ROOT.parent / "shared" / "models"
 SHARED_MODELS = ("hello_world_int8", "person_detect")
-
-
-def shared_model(name: str) -> Path:
-    path = SHARED / f"{name}.tflite"
-    if not path.is_file():
-        pytest.skip(f"{path} is not here: the real models folder ../shared/models exists in "
-                    "microbuild's CI, not in every clone")
-    return path
 
 
 @pytest.fixture(scope="session")
