@@ -209,6 +209,15 @@ def validate(board, model: str | Path, data: str | Path, **options: Any):
     return _validate(board, model, data, **options)
 
 
+def quantize(float_model: str | Path, data: str | Path, out: str | Path, **options: Any):
+    """Quantize a float .tflite to a full-integer one calibrated on ``data`` with
+    ai-edge-quantizer (the [quantize] extra); returns a QuantizeResult (what it did per op).
+    Options: int16_activations, per_tensor, limit, seed, preprocess."""
+    from microbuild.quantize import quantize_model
+
+    return quantize_model(float_model, data, out, **options)
+
+
 # --- ci --------------------------------------------------------------------------------------------
 
 def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None = None):
