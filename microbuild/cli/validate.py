@@ -47,15 +47,17 @@ def render_report(doc: dict) -> None:
         out.print(f"[red]samples that differ from TFLM:[/] {shown}")
     latency = doc["latency"]
     if latency:
-        table = Table(title="latency per inference", title_justify="left")
+        # Titles on lines of their own: a table title is cut to the table's width.
+        out.print("latency per inference")
+        table = Table()
         for heading in ("", "ticks", latency["unit"]):
             table.add_column(heading, justify="right")
         for k in ("min", "median", "max"):
             table.add_row(k, f"{latency[f'{k}_ticks']:,}", latency["shown"][k])
         out.print(table)
     if doc["vs_float"]:
-        table = Table(title=f"against the float model {doc['float_model']}",
-                      title_justify="left")
+        out.print(f"against the float model {doc['float_model']}")
+        table = Table()
         for heading in ("output", "top-1 agreement", "mean |err|", "max |err|", "RMSE",
                         "cosine", "SNR dB"):
             table.add_column(heading, justify="right")
@@ -66,16 +68,16 @@ def render_report(doc: dict) -> None:
         out.print(table)
     labels = doc["vs_labels"]
     if labels:
-        table = Table(title=f"against the labels ({labels['samples']:,} samples)",
-                      title_justify="left")
+        out.print(f"against the labels ({labels['samples']:,} samples)")
+        table = Table()
         table.add_column("model")
         table.add_column("accuracy", justify="right")
         table.add_row("deployed", _percent(labels["deployed_accuracy"]))
         if labels["float_accuracy"] is not None:
             table.add_row("float", _percent(labels["float_accuracy"]))
         out.print(table)
-        matrix = Table(title="confusion matrix (rows: label, columns: prediction)",
-                       title_justify="left")
+        out.print("confusion matrix (rows: label, columns: prediction)")
+        matrix = Table()
         matrix.add_column("")
         for k in range(len(labels["confusion"])):
             matrix.add_column(str(k), justify="right")

@@ -49,6 +49,7 @@ class ValidationReport:
     class_names: list[str] = field(default_factory=list)
     memory: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0  # host wall clock of the run loop, for samples/s
+    reference_seconds: float = 0.0  # host wall clock of TFLM (and the float model) on the data
     link: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -83,6 +84,7 @@ class ValidationReport:
             "vs_labels": self.labels.to_dict(self.class_names) if self.labels else None,
             "memory": self.memory,
             "samples_per_second": self.ran / self.seconds if self.seconds else None,
+            "reference_seconds": self.reference_seconds,
             "link": self.link,
         }
 
@@ -143,6 +145,7 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
                            preprocess=preprocess, max_samples=max_samples)
     float_sets = _float_inputs(dataset, float_model) if float_model else None
     # The references first: a model TFLM cannot run fails here, not after the board started.
+    started = time.perf_counter()
     expected = list(tflm_outputs_many(model, dataset.samples))
     float_outputs = list(tflm_outputs_many(float_model, float_sets)) if float_sets else None
     if float_outputs is not None and len(float_outputs[0]) != len(out_specs):
@@ -151,7 +154,8 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
 
     report = ValidationReport(board.name, str(model), dataset.source, len(dataset),
                               float_model=str(float_model) if float_model else None,
-                              class_names=dataset.classes)
+                              class_names=dataset.classes,
+                              reference_seconds=time.perf_counter() - started)
     report.float_errors = [OutputError(k, s.name) for k, s in enumerate(out_specs)]
     if dataset.labels is not None:
         classes = max(int(np.prod(out_specs[0].shape)), int(dataset.labels.max()) + 1)

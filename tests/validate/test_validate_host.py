@@ -164,6 +164,14 @@ def test_cli_json_and_exit_status(tmp_path, host_validate_firmware, capsys, monk
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
     assert doc["identical_to_tflm"] == 5 and doc["ran"] == 5 and doc["board"] == "host"
+    np.save(tmp_path / "labels.npy", np.arange(5) % 4)
+    code = main(["validate", "--board", "host", "--model", str(TINY_FC), "--data", str(path),
+                 "--labels", str(tmp_path / "labels.npy"), "--firmware",
+                 str(host_validate_firmware.elf)])
+    shown = capsys.readouterr().out
+    assert code == 0
+    assert "5 of 5 samples identical to TFLM" in shown
+    assert "against the labels (5 samples)" in shown and "latency per inference" in shown
     code = main(["validate", "--board", "host", "--model", str(TINY_FC), "--data",
                  str(tmp_path / "missing.npz")])
     assert code == 1
