@@ -278,8 +278,14 @@ def _sample_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
 
 
-def _from_folder(folder: Path, specs: Sequence[TensorSpec], preprocess: Callable | None
-                 ) -> Dataset:
+def _over_budget(source: Path, count: int, max_samples: int) -> DatasetError:
+    return DatasetError(f"{source}: {count:,} samples, more than the budget of {max_samples:,} "
+                        "(--max-samples); pass --limit N for a seeded random subset, or raise "
+                        "--max-samples")
+
+
+def _from_folder(folder: Path, specs: Sequence[TensorSpec], preprocess: Callable | None,
+                 max_samples: int | None = None) -> Dataset:
     classes = sorted(p.name for p in folder.iterdir() if p.is_dir() and _sample_files(p))
     if classes:
         files = [(f, k) for k, c in enumerate(classes) for f in _sample_files(folder / c)]
@@ -289,6 +295,8 @@ def _from_folder(folder: Path, specs: Sequence[TensorSpec], preprocess: Callable
     if not files:
         raise DatasetError(f"{folder}: no samples (.npy, {', '.join(IMAGE_SUFFIXES)}, .wav files, "
                            "or one sub-folder of them per class)")
+    if max_samples is not None and len(files) > max_samples:
+        raise _over_budget(folder, len(files), max_samples)  # before decoding any of them
     samples, real, names = [], [], []
     for path, _ in files:
         pairs = [_convert(a, spec, f"{path} input {k}") for k, (a, spec) in
@@ -360,7 +368,8 @@ def load_dataset(data: str | Path, specs: Sequence[TensorSpec], labels: str | Pa
     if limit is not None and limit < 1:
         raise DatasetError(f"--limit {limit}: give a number of samples of at least 1")
     if path.is_dir():
-        dataset = _from_folder(path, specs, hook)
+        # Without --limit the budget is known from the file count, before anything is decoded.
+        dataset = _from_folder(path, specs, hook, max_samples if limit is None else None)
     elif not path.exists():
         raise DatasetError(f"{path}: no such file or folder")
     elif hook is not None:
@@ -384,7 +393,5 @@ def load_dataset(data: str | Path, specs: Sequence[TensorSpec], labels: str | Pa
         chosen = np.sort(np.random.default_rng(seed).choice(len(dataset), limit, replace=False))
         dataset = dataset.subset([int(i) for i in chosen])
     if len(dataset) > max_samples:
-        raise DatasetError(f"{path}: {len(dataset):,} samples, more than the budget of "
-                           f"{max_samples:,} (--max-samples); pass --limit N for a seeded random "
-                           "subset, or raise --max-samples")
+        raise _over_budget(path, len(dataset), max_samples)
     return dataset

@@ -162,3 +162,11 @@ def test_text_labels(tmp_path):
 def test_quantize_saturates_to_the_dtype():
     s = spec((3,), "int8", 0.1, 10)
     assert quantize(np.array([-100.0, 0.0, 100.0]), s).tolist() == [-128, 10, 127]
+
+
+def test_a_folder_over_the_budget_is_refused_before_its_files_are_decoded(tmp_path):
+    for k in range(3):
+        (tmp_path / f"{k}.png").write_bytes(b"not an image at all")  # would fail to decode
+    with pytest.raises(DatasetError, match=r"3 samples, more than the budget of 2 "
+                                           r"\(--max-samples\); pass --limit N"):
+        load_dataset(tmp_path, [spec((1, 4, 4, 1))], max_samples=2)
