@@ -16,6 +16,7 @@ DEBIAN_PACKAGES=(
   clang lld libclang-rt-14-dev
   openocd stlink-tools dfu-util gdb-multiarch
   gcc-avr avr-libc simavr
+  chromium
 )
 
 want_apt=1

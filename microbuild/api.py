@@ -197,6 +197,27 @@ def firmware_note(elf: str | Path):
     return read_note(elf)
 
 
+# --- validation ----------------------------------------------------------------------------------
+
+def validate(board, model: str | Path, data: str | Path, **options: Any):
+    """Run the dataset ``data`` through ``model`` as deployed on ``board`` (over RPC) and through
+    TFLM on the host; returns a ValidationReport (``.to_dict()`` is `validate --json`). Options:
+    labels, float_model, limit, seed, preprocess, max_samples, firmware, device, progress, ...;
+    see microbuild.validate.run.validate."""
+    from microbuild.validate.run import validate as _validate
+
+    return _validate(board, model, data, **options)
+
+
+def quantize(float_model: str | Path, data: str | Path, out: str | Path, **options: Any):
+    """Quantize a float .tflite to a full-integer one calibrated on ``data`` with
+    ai-edge-quantizer (the [quantize] extra); returns a QuantizeResult (what it did per op).
+    Options: int16_activations, per_tensor, limit, seed, preprocess."""
+    from microbuild.quantize import quantize_model
+
+    return quantize_model(float_model, data, out, **options)
+
+
 # --- ci --------------------------------------------------------------------------------------------
 
 def plan_ci(boards: str, models: list[str | Path], toolchains: list[str] | None = None):

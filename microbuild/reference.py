@@ -7,7 +7,7 @@ dependency of building firmware.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -18,6 +18,13 @@ ARENA_BYTES = 4 * 1024 * 1024  # generous: the reference's arena size does not c
 
 def tflm_outputs(model_path: str | Path, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The outputs of one invocation of TFLM's interpreter on ``inputs``."""
+    return next(tflm_outputs_many(model_path, [inputs]))
+
+
+def tflm_outputs_many(model_path: str | Path, input_sets: Iterable[Sequence[np.ndarray]]
+                      ) -> Iterator[list[np.ndarray]]:
+    """The outputs of TFLM's interpreter on each of ``input_sets`` in turn, one interpreter for
+    them all (a stateful model's state carries over, as on a device that runs them in order)."""
     try:
         from tflite_micro import runtime
     except ImportError:
@@ -27,8 +34,9 @@ def tflm_outputs(model_path: str | Path, inputs: Sequence[np.ndarray]) -> list[n
 
     interpreter = runtime.Interpreter.from_bytes(Path(model_path).read_bytes(),
                                                  arena_size=ARENA_BYTES)
-    for k, value in enumerate(inputs):
-        interpreter.set_input(value, k)
-    interpreter.invoke()
-    return [np.array(interpreter.get_output(k), copy=True)
-            for k in range(len(read_model(model_path).outputs))]
+    outputs = len(read_model(model_path).outputs)
+    for inputs in input_sets:
+        for k, value in enumerate(inputs):
+            interpreter.set_input(value, k)
+        interpreter.invoke()
+        yield [np.array(interpreter.get_output(k), copy=True) for k in range(outputs)]

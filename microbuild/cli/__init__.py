@@ -1,7 +1,7 @@
 """The `microbuild` command: parses arguments, calls microbuild.api, renders the result.
 
 One module per command (init, boards, compile, ops, platformio-core, build, run, flash,
-monitor, debug, clean, tune, ci;
+monitor, debug, clean, tune, ci, validate, quantize;
 `generate` lives with the projects in microbuild.project.command); `firmware` holds what build, run
 and flash share. No logic lives here that a Python user could not reach through the API. A user's
 mistake (MicrobuildError) is printed as one clear message and its exit code (1); argparse usage
@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from microbuild import __version__
 from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, init, monitor,
-                            ops, platformio_core, run, tune)
+                            ops, platformio_core, quantize, run, tune, validate)
 from microbuild.cli.console import err
 from microbuild.errors import MicrobuildError
 
@@ -32,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"microbuild {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of `microbuild --help`.
-    for command in (init, boards, compile, platformio_core, ops, build, run, flash, monitor,
-                    debug, clean, tune):
+    for command in (init, boards, compile, platformio_core, ops, build, run, validate,
+                    quantize, flash, monitor, debug, clean, tune):
         command.add_parser(commands)
     add_generate_parser(commands)
     ci.add_parser(commands)
