@@ -30,12 +30,14 @@
 
 /* The sums of up to four weight rows . v, as the lanes of a vector (lanes >= n are 0): n == 4,
  * the group arranged [cols / 16][4 rows][16 bytes] then the last cols % 16 bytes of each row,
- * row after row; n < 4 (the last rows of a gate), the rows as stored. */
-static int32x4_t rows4_s8(const int8_t *w, int32_t cols, const int8_t *v, int32_t n)
+ * row after row; n < 4 (the last rows of a gate), the rows as stored. Inlined: a call per
+ * row group cost more than a 28-column product (its set-up and the sums' trip through memory). */
+static inline __attribute__((always_inline)) int32x4_t rows4_s8(const int8_t *w, int32_t cols,
+                                                                const int8_t *v, int32_t n)
 {
     int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     if (n == 4) {
-        const int32_t chunks = cols / 16, tail = cols - chunks * 16;
+        const int32_t chunks = (int32_t)((uint32_t)cols >> 4), tail = cols & 15;
         for (int32_t k = 0; k < chunks; k++, v += 16, w += 64) {
             const int8x16_t x = vldrbq_s8(v);
             a0 = vmladavaq_s8(a0, x, vldrbq_s8(w));
