@@ -226,7 +226,15 @@ static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols
     int32_t a[4] = {0, 0, 0, 0};
     const int8_t *r1 = w + (n > 1 ? cols : 0), *r2 = w + (n > 2 ? 2 * cols : 0);
     const int8_t *r3 = w + (n > 3 ? 3 * cols : 0); /* rows past n: row 0 again, lane dropped */
-    for (int32_t c = 0; c < cols; c += 16) {
+    int32_t c = 0;
+    for (; c + 16 <= cols; c += 16) { /* whole vectors: no VPST per instruction */
+        const int8x16_t v = vldrbq_s8(x + c);
+        a[0] = vmladavaq_s8(a[0], v, vldrbq_s8(w + c));
+        a[1] = vmladavaq_s8(a[1], v, vldrbq_s8(r1 + c));
+        a[2] = vmladavaq_s8(a[2], v, vldrbq_s8(r2 + c));
+        a[3] = vmladavaq_s8(a[3], v, vldrbq_s8(r3 + c));
+    }
+    if (c < cols) {
         const mve_pred16_t p = vctp8q((uint32_t)(cols - c));
         const int8x16_t v = vldrbq_z_s8(x + c, p);
         a[0] = vmladavaq_p_s8(a[0], v, vldrbq_z_s8(w + c, p), p);
@@ -239,7 +247,11 @@ static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols
 
 static int32_t time_dot_s16_mve(const int16_t *w, const int16_t *s, int32_t memory, int32_t acc)
 {
-    for (int32_t m = 0; m < memory; m += 8) {
+    int32_t m = 0;
+    for (; m + 8 <= memory; m += 8) {
+        acc = vmladavaq_s16(acc, vldrhq_s16(w + m), vldrhq_s16(s + m));
+    }
+    if (m < memory) {
         const mve_pred16_t p = vctp16q((uint32_t)(memory - m));
         acc = vmladavaq_p_s16(acc, vldrhq_z_s16(w + m, p), vldrhq_z_s16(s + m, p), p);
     }
@@ -248,7 +260,11 @@ static int32_t time_dot_s16_mve(const int16_t *w, const int16_t *s, int32_t memo
 
 static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory, int32_t acc)
 {
-    for (int32_t m = 0; m < memory; m += 16) {
+    int32_t m = 0;
+    for (; m + 16 <= memory; m += 16) {
+        acc = vmladavaq_s8(acc, vldrbq_s8(w + m), vldrbq_s8(s + m));
+    }
+    if (m < memory) {
         const mve_pred16_t p = vctp8q((uint32_t)(memory - m));
         acc = vmladavaq_p_s8(acc, vldrbq_z_s8(w + m, p), vldrbq_z_s8(s + m, p), p);
     }
