@@ -271,9 +271,14 @@ static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory,
     return acc;
 }
 
+/* Whole vectors first (no VPST), then the predicated rest. */
 static void shift_s16_mve(int16_t *state, int32_t size)
 {
-    for (int32_t i = 0; i + 1 < size; i += 8) {
+    int32_t i = 0;
+    for (; i + 9 <= size; i += 8) {
+        vstrhq_s16(state + i, vldrhq_s16(state + i + 1));
+    }
+    if (i + 1 < size) {
         const mve_pred16_t p = vctp16q((uint32_t)(size - 1 - i));
         vstrhq_p_s16(state + i, vldrhq_z_s16(state + i + 1, p), p);
     }
@@ -281,7 +286,11 @@ static void shift_s16_mve(int16_t *state, int32_t size)
 
 static void shift_s8_mve(int8_t *state, int32_t size)
 {
-    for (int32_t i = 0; i + 1 < size; i += 16) {
+    int32_t i = 0;
+    for (; i + 17 <= size; i += 16) {
+        vstrbq_s8(state + i, vldrbq_s8(state + i + 1));
+    }
+    if (i + 1 < size) {
         const mve_pred16_t p = vctp8q((uint32_t)(size - 1 - i));
         vstrbq_p_s8(state + i, vldrbq_z_s8(state + i + 1, p), p);
     }
