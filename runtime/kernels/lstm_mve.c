@@ -59,7 +59,8 @@ static inline __attribute__((always_inline)) int32x4_t rows4_s8(const int8_t *w,
             const int8_t *row = w + r * cols;
             for (int32_t c = 0; c < cols; c += 16) {
                 const mve_pred16_t p = vctp8q((uint32_t)(cols - c));
-                sums[r] = vmladavaq_p_s8(sums[r], vldrbq_z_s8(v + c, p), vldrbq_z_s8(row + c, p), p);
+                sums[r] = vmladavaq_p_s8(sums[r], vldrbq_z_s8(v + c, p), vldrbq_z_s8(row + c, p),
+                                         p);
             }
         }
         return vldrwq_s32(sums);
@@ -99,7 +100,8 @@ static inline int32x4_t logistic_lanes(int32x4_t x)
 {
     const uint32x4_t r = table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 9, (uint32_t)0x7FFF << 10);
     const uint32x4_t positive = vaddq_n_u32(r, (uint32_t)1 << 9);
-    const uint32x4_t negative = vsubq_u32(vdupq_n_u32(((uint32_t)1 << 25) + ((uint32_t)1 << 9) - 1), r);
+    const uint32x4_t negative =
+        vsubq_u32(vdupq_n_u32(((uint32_t)1 << 25) + ((uint32_t)1 << 9) - 1), r);
     const uint32x4_t out = vpselq_u32(positive, negative, vcmpgeq_n_s32(x, 0));
     return vreinterpretq_s32_u32(vshrq_n_u32(out, 10));
 }
@@ -109,7 +111,8 @@ static inline int32x4_t tanh_lanes(int32x4_t x)
     const int32x4_t r = vreinterpretq_s32_u32(
         table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 8, (uint32_t)0xFFFF << 8));
     const int32x4_t positive = vaddq_n_s32(r, -((int32_t)1 << 23) + ((int32_t)1 << 7));
-    const int32x4_t negative = vsubq_s32(vdupq_n_s32(((int32_t)1 << 23) + ((int32_t)1 << 7) - 1), r);
+    const int32x4_t negative =
+        vsubq_s32(vdupq_n_s32(((int32_t)1 << 23) + ((int32_t)1 << 7) - 1), r);
     return vshrq_n_s32(vpselq_s32(positive, negative, vcmpgeq_n_s32(x, 0)), 8);
 }
 

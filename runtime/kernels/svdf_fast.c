@@ -271,28 +271,19 @@ static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory,
     return acc;
 }
 
-/* Whole vectors first (no VPST), then the predicated rest. */
-static void shift_s16_mve(int16_t *state, int32_t size)
+/* The state one value (`step` bytes) down, as bytes: whole vectors first (no VPST), then the
+ * predicated rest; each load reads ahead of the stores. */
+static void shift_mve(void *state, int32_t bytes, int32_t step)
 {
+    uint8_t *s = (uint8_t *)state;
+    const int32_t moved = bytes - step;
     int32_t i = 0;
-    for (; i + 9 <= size; i += 8) {
-        vstrhq_s16(state + i, vldrhq_s16(state + i + 1));
+    for (; i + 16 <= moved; i += 16) {
+        vstrbq_u8(s + i, vldrbq_u8(s + i + step));
     }
-    if (i + 1 < size) {
-        const mve_pred16_t p = vctp16q((uint32_t)(size - 1 - i));
-        vstrhq_p_s16(state + i, vldrhq_z_s16(state + i + 1, p), p);
-    }
-}
-
-static void shift_s8_mve(int8_t *state, int32_t size)
-{
-    int32_t i = 0;
-    for (; i + 17 <= size; i += 16) {
-        vstrbq_s8(state + i, vldrbq_s8(state + i + 1));
-    }
-    if (i + 1 < size) {
-        const mve_pred16_t p = vctp8q((uint32_t)(size - 1 - i));
-        vstrbq_p_s8(state + i, vldrbq_z_s8(state + i + 1, p), p);
+    if (i < moved) {
+        const mve_pred16_t p = vctp8q((uint32_t)(moved - i));
+        vstrbq_p_u8(s + i, vldrbq_z_u8(s + i + step, p), p);
     }
 }
 
@@ -319,7 +310,7 @@ static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v
     const int32_t *time_folds = folds + filters;                                                \
     const uint32x4_t slots = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)memory);                 \
     (void)scratch;                                                                              \
-    shift_##NAME##_mve(state, p->batches * filters * memory);                                   \
+    shift_mve(state, p->batches * filters * memory * (int32_t)sizeof(T), (int32_t)sizeof(T));   \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
         const int8_t *x = input + b * input_size;                                               \
         T *newest = state + b * filters * memory + (memory - 1);                                \
