@@ -8,12 +8,15 @@
  * - The feature weights . input: DSP: the input widened once per batch row into the pairs
  *   (x0, x2), (x1, x3) that SXTB16 makes of a weight word, four filters per pass on weights
  *   arranged as FULLY_CONNECTED's dsp variant has them, with lstm_dsp.c's assembly loop (20
- *   instructions per 16 MACs); Helium: VMLADAVA over 16 int8 lanes, tail-predicated.
+ *   instructions per 16 MACs); Helium: VMLADAVA over 16 int8 lanes, four rows sharing each
+ *   load of the input, tail-predicated.
  * - The state's shift by one value: 32-bit (DSP) or vector (Helium) copies instead of one value
  *   at a time.
  * - Each filter's state row . its time weights: int16: SMLAD on the pairs as stored (int8:
  *   SXTB16 first) / VMLADAVA over 8 int16 (16 int8) lanes.
  * - Scale 2 with mb_requantize_fast (quant_fast.h: the same result).
+ * - Helium only: the rescalings, clamps and stores of four filters (a scatter into their state
+ *   slots) or four units at once on 4 int32 lanes (the MVE block below says how).
  * Scratch: the reference's, or 2 x input_size + 8 bytes for the widened input when larger. */
 #include <stdint.h>
 #include <string.h>
@@ -84,39 +87,6 @@ static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t memory,
 }
 #endif
 
-#if defined(__ARM_FEATURE_MVE)
-#include <arm_mve.h>
-
-static int32_t feature_dot_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t acc)
-{
-    for (int32_t c = 0; c < cols; c += 16) {
-        const mve_pred16_t p = vctp8q((uint32_t)(cols - c));
-        acc = vmladavaq_p_s8(acc, vldrbq_z_s8(w + c, p), vldrbq_z_s8(x + c, p), p);
-    }
-    return acc;
-}
-
-static int32_t time_dot_s16_mve(const int16_t *w, const int16_t *s, int32_t memory, int32_t acc)
-{
-    for (int32_t m = 0; m < memory; m += 8) {
-        const mve_pred16_t p = vctp16q((uint32_t)(memory - m));
-        acc = vmladavaq_p_s16(acc, vldrhq_z_s16(w + m, p), vldrhq_z_s16(s + m, p), p);
-    }
-    return acc;
-}
-
-static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory, int32_t acc)
-{
-    return feature_dot_mve(w, s, memory, acc);
-}
-
-static void feature_group_mve(const int8_t *w, const void *x, int32_t cols, int32_t *acc)
-{
-    for (int32_t k = 0; k < 4; k++) {
-        acc[k] = feature_dot_mve(w + k * cols, (const int8_t *)x, cols, acc[k]);
-    }
-}
-#endif
 
 /* Every value of the state one place down (the oldest goes; the last slot is overwritten by
  * the caller), 4 bytes per copy: a forward copy reads ahead of what it writes. */
@@ -133,7 +103,7 @@ static void feature_group_mve(const int8_t *w, const void *x, int32_t cols, int3
         }                                                                                        \
     }
 
-#if defined(__ARM_FEATURE_DSP) || defined(__ARM_FEATURE_MVE)
+#if defined(__ARM_FEATURE_DSP)
 MB_SVDF_SHIFT(int16_t)
 MB_SVDF_SHIFT(int8_t)
 
@@ -227,20 +197,163 @@ void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
 #endif
 
 #if defined(__ARM_FEATURE_MVE)
-static const int8_t *prepare_mve(const int8_t *x, int32_t cols, void *buffer)
+#include <arm_mve.h>
+
+#include "microbuild/kernels/requantize_mve.h"
+
+/* Helium: four filters or units per pass on 4 int32 lanes, the scalar body's arithmetic lane by
+ * lane. VMLADAVA sums wrap modulo 2^32 as wrap_add does; mb_mve_requantize_any is
+ * mb_requantize_fast per lane (requantize_mve.h).
+ * - the state's shift by one value: a forward vector copy (each load reads ahead of the stores);
+ * - the newest value of four filters: their rows (as stored) . the input, 16 int8 lanes per
+ *   VMLADAVA sharing each load of the input, the folds added, rescaled, clamped and offset on
+ *   4 lanes, stored with one scatter (the four filters' slots are `memory` apart);
+ * - four units' outputs: each filter's state row . its time weights (VMLADAVA over 8 int16 or
+ *   16 int8 lanes), the rank filters of a unit summed, rescaled and clamped on 4 lanes. */
+
+/* The four lanes of a vector from four sums. */
+static inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
 {
-    (void)cols;
-    (void)buffer;
-    return x;
+    int32x4_t v = vdupq_n_s32(a0);
+    v = vsetq_lane_s32(a1, v, 1);
+    v = vsetq_lane_s32(a2, v, 2);
+    return vsetq_lane_s32(a3, v, 3);
 }
+
+/* Rows first .. first + n - 1 (n <= 4) of w . x, lanes >= n zero. */
+static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
+{
+    int32_t a[4] = {0, 0, 0, 0};
+    const int8_t *r1 = w + (n > 1 ? cols : 0), *r2 = w + (n > 2 ? 2 * cols : 0);
+    const int8_t *r3 = w + (n > 3 ? 3 * cols : 0); /* rows past n: row 0 again, lane dropped */
+    int32_t c = 0;
+    for (; c + 16 <= cols; c += 16) { /* whole vectors: no VPST per instruction */
+        const int8x16_t v = vldrbq_s8(x + c);
+        a[0] = vmladavaq_s8(a[0], v, vldrbq_s8(w + c));
+        a[1] = vmladavaq_s8(a[1], v, vldrbq_s8(r1 + c));
+        a[2] = vmladavaq_s8(a[2], v, vldrbq_s8(r2 + c));
+        a[3] = vmladavaq_s8(a[3], v, vldrbq_s8(r3 + c));
+    }
+    if (c < cols) {
+        const mve_pred16_t p = vctp8q((uint32_t)(cols - c));
+        const int8x16_t v = vldrbq_z_s8(x + c, p);
+        a[0] = vmladavaq_p_s8(a[0], v, vldrbq_z_s8(w + c, p), p);
+        a[1] = vmladavaq_p_s8(a[1], v, vldrbq_z_s8(r1 + c, p), p);
+        a[2] = vmladavaq_p_s8(a[2], v, vldrbq_z_s8(r2 + c, p), p);
+        a[3] = vmladavaq_p_s8(a[3], v, vldrbq_z_s8(r3 + c, p), p);
+    }
+    return lanes4(a[0], a[1], a[2], a[3]);
+}
+
+static int32_t time_dot_s16_mve(const int16_t *w, const int16_t *s, int32_t memory, int32_t acc)
+{
+    int32_t m = 0;
+    for (; m + 8 <= memory; m += 8) {
+        acc = vmladavaq_s16(acc, vldrhq_s16(w + m), vldrhq_s16(s + m));
+    }
+    if (m < memory) {
+        const mve_pred16_t p = vctp16q((uint32_t)(memory - m));
+        acc = vmladavaq_p_s16(acc, vldrhq_z_s16(w + m, p), vldrhq_z_s16(s + m, p), p);
+    }
+    return acc;
+}
+
+static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory, int32_t acc)
+{
+    int32_t m = 0;
+    for (; m + 16 <= memory; m += 16) {
+        acc = vmladavaq_s8(acc, vldrbq_s8(w + m), vldrbq_s8(s + m));
+    }
+    if (m < memory) {
+        const mve_pred16_t p = vctp8q((uint32_t)(memory - m));
+        acc = vmladavaq_p_s8(acc, vldrbq_z_s8(w + m, p), vldrbq_z_s8(s + m, p), p);
+    }
+    return acc;
+}
+
+/* The state one value (`step` bytes) down, as bytes: whole vectors first (no VPST), then the
+ * predicated rest; each load reads ahead of the stores. */
+static void shift_mve(void *state, int32_t bytes, int32_t step)
+{
+    uint8_t *s = (uint8_t *)state;
+    const int32_t moved = bytes - step;
+    int32_t i = 0;
+    for (; i + 16 <= moved; i += 16) {
+        vstrbq_u8(s + i, vldrbq_u8(s + i + step));
+    }
+    if (i < moved) {
+        const mve_pred16_t p = vctp8q((uint32_t)(moved - i));
+        vstrbq_p_u8(s + i, vldrbq_z_u8(s + i + step, p), p);
+    }
+}
+
+/* The four filters' newest values into their slots `memory` apart (lanes under p). */
+static inline void store_newest_s16(int16_t *newest, uint32x4_t slots, int32x4_t v,
+                                    mve_pred16_t p)
+{
+    vstrhq_scatter_shifted_offset_p_s32(newest, slots, v, p);
+}
+
+static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v,
+                                   mve_pred16_t p)
+{
+    vstrbq_scatter_offset_p_s32(newest, slots, v, p);
+}
+
+/* T the state type (s16 / s8 in the helpers' names), LO/HI its range. */
+#define MB_SVDF_MVE_BODY(T, NAME, LO, HI)                                                         \
+    const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;         \
+    const int32_t units = p->units, rank = p->rank;                                             \
+    const mb_mve_requant scale1 = mb_mve_requant_of(p->scale1_multiplier, p->scale1_shift);     \
+    const mb_mve_requant scale2 = mb_mve_requant_of(p->scale2_multiplier, p->scale2_shift);     \
+    const int32_t state_zp = p->state_zero_point, output_zp = p->output_zero_point;            \
+    const int32_t *time_folds = folds + filters;                                                \
+    const uint32x4_t slots = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)memory);                 \
+    (void)scratch;                                                                              \
+    shift_mve(state, p->batches * filters * memory * (int32_t)sizeof(T), (int32_t)sizeof(T));   \
+    for (int32_t b = 0; b < p->batches; b++) {                                                  \
+        const int8_t *x = input + b * input_size;                                               \
+        T *newest = state + b * filters * memory + (memory - 1);                                \
+        for (int32_t f = 0; f < filters; f += 4) {                                              \
+            const int32_t n = filters - f < 4 ? filters - f : 4;                                \
+            const mve_pred16_t keep = vctp32q((uint32_t)n);                                     \
+            const int32x4_t acc = vaddq_s32(                                                    \
+                feature_rows_mve(weights_feature + f * input_size, x, input_size, n),           \
+                vldrwq_z_s32(folds + f, keep));                                                 \
+            const int32x4_t v = mb_mve_requantize_any(acc, scale1);                             \
+            const int32x4_t clamped = vminq_s32(vmaxq_s32(v, vdupq_n_s32(LO)), vdupq_n_s32(HI)); \
+            store_newest_##NAME(newest + f * memory, slots, vaddq_n_s32(clamped, state_zp),     \
+                                keep);                                                          \
+        }                                                                                       \
+    }                                                                                           \
+    for (int32_t b = 0; b < p->batches; b++) {                                                  \
+        const T *rows = state + b * filters * memory;                                           \
+        int8_t *out = output + b * units;                                                       \
+        for (int32_t u = 0; u < units; u += 4) {                                                \
+            const int32_t n = units - u < 4 ? units - u : 4;                                    \
+            const mve_pred16_t keep = vctp32q((uint32_t)n);                                     \
+            int32_t a[4] = {0, 0, 0, 0};                                                        \
+            for (int32_t k = 0; k < n; k++) {                                                   \
+                for (int32_t r = 0; r < rank; r++) {                                            \
+                    const int32_t f = (u + k) * rank + r;                                       \
+                    a[k] = time_dot_##NAME##_mve(weights_time + f * memory, rows + f * memory, \
+                                                 memory, wrap_add(a[k], time_folds[f]));        \
+                }                                                                               \
+            }                                                                                   \
+            const int32x4_t acc = vaddq_s32(lanes4(a[0], a[1], a[2], a[3]),                     \
+                                            vldrwq_z_s32(bias + u, keep));                      \
+            const int32x4_t y = vaddq_n_s32(mb_mve_requantize_any(acc, scale2), output_zp);     \
+            vstrbq_p_s32(out + u, vminq_s32(vmaxq_s32(y, vdupq_n_s32(-128)),                    \
+                                            vdupq_n_s32(127)), keep);                           \
+        }                                                                                       \
+    }
 
 void mb_svdf_s8_s16_mve(const mb_svdf_params *p, const int8_t *input,
                         const int8_t *weights_feature, const int16_t *weights_time,
                         const int32_t *bias, int16_t *state, int8_t *output,
                         const int32_t *folds, void *scratch)
 {
-    MB_SVDF_FAST_BODY(int16_t, -32768, 32767, prepare_mve, feature_group_mve, feature_dot_mve,
-                      time_dot_s16_mve)
+    MB_SVDF_MVE_BODY(int16_t, s16, -32768, 32767)
 }
 
 void mb_svdf_s8_s8_mve(const mb_svdf_params *p, const int8_t *input,
@@ -248,7 +361,6 @@ void mb_svdf_s8_s8_mve(const mb_svdf_params *p, const int8_t *input,
                        const int32_t *bias, int8_t *state, int8_t *output,
                        const int32_t *folds, void *scratch)
 {
-    MB_SVDF_FAST_BODY(int8_t, -128, 127, prepare_mve, feature_group_mve, feature_dot_mve,
-                      time_dot_s8_mve)
+    MB_SVDF_MVE_BODY(int8_t, s8, -128, 127)
 }
 #endif

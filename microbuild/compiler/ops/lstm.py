@@ -113,8 +113,8 @@ class UnidirectionalSequenceLstm(OpLowering):
     headers = ("microbuild/kernels/lstm.h", SIGMOID16_HEADER, lstm_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     state_inputs = (HIDDEN_STATE, CELL_STATE)
-    # The same body (lstm.c) around faster row products; same arguments as the reference, whose
-    # scratch they share (runtime/kernels/lstm_dsp.c, lstm_mve.c).
+    # DSP: the same body (lstm.c) around faster row products; Helium: the whole step vectorised.
+    # Same arguments as the reference, whose scratch they share (lstm_dsp.c, lstm_mve.c).
     variants = (
         KernelVariant(
             opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="dsp", function="mb_lstm_s8_dsp",
@@ -139,13 +139,16 @@ class UnidirectionalSequenceLstm(OpLowering):
         KernelVariant(
             opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve", function="mb_lstm_s8_mve",
             sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
-            description="Helium: VMLADAVA on 16 int8 lanes, 4 rows per pass, tail-predicated"),
+            description="Helium: VMLADAVA on 16 int8 lanes, 4 rows per pass, tail-predicated; "
+                        "rescaling, sigmoid/tanh (VLDRH gathers), cell and hidden state of 4 "
+                        "units at once on int32 lanes"),
         KernelVariant(
             opcode="UNIDIRECTIONAL_SEQUENCE_LSTM", name="mve_s16", function="mb_lstm_s16_mve",
             sources=("lstm_mve.c",), features=frozenset({"mve"}), rank=30,
             activation_dtype="int16",
             description="16x8, Helium: VMLALDAVA on 8 int16 lanes against VLDRB.S16-widened "
-                        "weights, 4 rows per pass, tail-predicated"),
+                        "weights, 4 rows per pass, tail-predicated; sigmoid/tanh, cell and "
+                        "hidden state of 4 units at once on int32 lanes"),
     )
 
     # How each variant wants the 8 weight matrices laid out (the kernel files say why): the

@@ -65,8 +65,10 @@ class Svdf(OpLowering):
             opcode="SVDF", name="mve", function="mb_svdf_s8_{state}_mve",
             sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"mve"}), rank=30,
             scratch=_fast_scratch,
-            description="Helium: VMLADAVA feature (16 int8 lanes) and time (8 int16 lanes) dot "
-                        "products, tail-predicated, zero points folded at compile time"),
+            description="Helium: VMLADAVA feature (16 int8 lanes, 4 filters per pass) and time "
+                        "(8 int16 lanes) dot products, tail-predicated, rescaling of 4 filters / "
+                        "units at once (VQRDMULH/VRSHL), vector state shift, zero points folded "
+                        "at compile time"),
     )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

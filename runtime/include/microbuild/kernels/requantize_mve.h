@@ -13,6 +13,7 @@
 
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
+#include <stdint.h>
 
 /* A channel block's shifts as the two VSHL/VRSHL amounts: left = max(shift, 0) and
  * -(max(-shift, 0) + 1). */
@@ -37,6 +38,28 @@ static inline int32x4_t mb_mve_requantize(int32x4_t acc, int32x4_t multipliers, 
     const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
     const int32x4_t v = vaddq_n_s32(vrshlq_s32(t, s.neg_right1), out_offset);
     return vminq_s32(vmaxq_s32(v, amin), amax);
+}
+
+/* The same rounding for any int32 acc, with one multiplier and shift for all lanes (the LSTM
+ * and SVDF variants, whose sums have no compile-time bound): the rounding right shift first
+ * takes 1 from a negative high (VQADD of its sign bit; the AND with -right keeps that bit only
+ * when right > 0, and saturation at INT32_MIN cannot change the rounded result), then VRSHL,
+ * which rounds half up, gives half away from zero. No zero point, no clamp. */
+typedef struct {
+    int32_t multiplier, left, neg_right;
+} mb_mve_requant;
+
+static inline mb_mve_requant mb_mve_requant_of(int32_t multiplier, int32_t shift)
+{
+    const mb_mve_requant r = {multiplier, shift > 0 ? shift : 0, shift > 0 ? 0 : shift};
+    return r;
+}
+
+static inline int32x4_t mb_mve_requantize_any(int32x4_t acc, mb_mve_requant r)
+{
+    const int32x4_t high = vqrdmulhq_n_s32(vshlq_r_s32(acc, r.left), r.multiplier);
+    const int32x4_t negative = vshrq_n_s32(vandq_s32(high, vdupq_n_s32(r.neg_right)), 31);
+    return vrshlq_n_s32(vqaddq_s32(high, negative), r.neg_right);
 }
 
 #endif
