@@ -41,3 +41,4 @@ void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, TOUT *out, RO
 MB_BROADCAST_WALKER(mb_broadcast_binary_s8, int8_t, int8_t, mb_binary_row_s8)
 MB_BROADCAST_WALKER(mb_broadcast_binary_s16, int16_t, int16_t, mb_binary_row_s16)
 MB_BROADCAST_WALKER(mb_broadcast_binary_s8_bool, int8_t, uint8_t, mb_binary_row_s8_bool)
+MB_BROADCAST_WALKER(mb_broadcast_binary_f32_bool, float, uint8_t, mb_binary_row_f32_bool)

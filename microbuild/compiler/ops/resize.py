@@ -1,4 +1,4 @@
-"""RESIZE_NEAREST_NEIGHBOR (int8, int16) and RESIZE_BILINEAR (int8), bit-exact with TFLM.
+"""RESIZE_NEAREST_NEIGHBOR (int8, int16, float32) and RESIZE_BILINEAR (int8), bit-exact with TFLM.
 
 Both take an NHWC input and a constant int32 ``size`` [new_height, new_width]; the options
 ``align_corners`` and ``half_pixel_centers`` place the output pixels on the input. The compiler
@@ -23,12 +23,8 @@ import math
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.spatial import (
-    activation_reasons,
-    c_struct,
-    operand_count_reasons,
-    same_quantization,
-)
+from microbuild.compiler.f32.layout import moved_value_reasons, same_values
+from microbuild.compiler.spatial import c_struct, operand_count_reasons
 from microbuild.compiler.table_gather import GatherPlan
 from microbuild.model.ir import Graph, Operator
 
@@ -98,8 +94,8 @@ class _Resize(OpLowering):
         x, s, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
         dtypes = tuple(sorted(self.dtypes))
-        reasons += activation_reasons("input", x, rank=4, dtypes=dtypes)
-        reasons += activation_reasons("output", y, rank=4, dtypes=(x.dtype,))
+        reasons += moved_value_reasons("input", x, rank=4, dtypes=dtypes)
+        reasons += moved_value_reasons("output", y, rank=4, dtypes=(x.dtype,))
         if not s.is_constant:
             reasons.append(f"size '{s.name}' is not constant; the output height and width must "
                            "be known at compile time (TFLM requires a constant size too)")
@@ -122,7 +118,7 @@ class _Resize(OpLowering):
             reasons.append(f"output '{y.name}' has shape {tuple(y.shape)}, expected "
                            f"{(n, out_h, out_w, c)} from the input {tuple(x.shape)} and size "
                            f"{[out_h, out_w]}")
-        elif not same_quantization(x, y):
+        elif not same_values(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "
                            f"differently; TFLM's kernel writes the interpolated {self.value_kind} "
@@ -140,7 +136,7 @@ class ResizeNearestNeighbor(_Resize):
     opcode = "RESIZE_NEAREST_NEIGHBOR"
     kernel_sources = ("table_gather.c",)
     headers = ("microbuild/kernels/table_gather.h",)
-    dtypes = frozenset({"int8", "int16"})
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def plan(self, op: Operator, graph: Graph) -> GatherPlan:
         n, in_h, in_w, c = graph.tensor(op.inputs[0]).shape

@@ -43,4 +43,11 @@ void mb_broadcast_binary_s8_bool(const mb_broadcast_shape *shape, const int8_t *
                                  const int8_t *b, uint8_t *out, mb_binary_row_s8_bool row,
                                  const void *params);
 
+/* Two float32 inputs, one bool output (float32 comparisons). */
+typedef void (*mb_binary_row_f32_bool)(const void *params, const float *a, int32_t a_step,
+                                       const float *b, int32_t b_step, uint8_t *out, int32_t n);
+void mb_broadcast_binary_f32_bool(const mb_broadcast_shape *shape, const float *a,
+                                  const float *b, uint8_t *out, mb_binary_row_f32_bool row,
+                                  const void *params);
+
 #endif
