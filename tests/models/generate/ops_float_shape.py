@@ -30,6 +30,26 @@ def _single(name, opcode, in_shape, out_shape, params=(), options=None, **fields
     save(f"float/{name}.tflite", b.build([x], [y]))
 
 
+def transpose_conv(name, in_shape, kernel, out_c, stride, padding="SAME", activation="NONE",
+                   bias=True, seed=0):
+    rng = np.random.default_rng(seed)
+    n, h, w, c = in_shape
+    kh, kw = kernel
+    if padding == "SAME":
+        oh, ow = h * stride, w * stride
+    else:
+        oh, ow = (h - 1) * stride + kh, (w - 1) * stride + kw
+    b = ModelBuilder()
+    x = b.tensor("x", in_shape, "float32")
+    shape = b.constant("shape", np.array([n, oh, ow, out_c], np.int32))
+    f = b.constant("f", _weights(rng, (out_c, kh, kw, c), 1 / np.sqrt(kh * kw * c)))
+    inputs = [shape, f, x] + ([b.constant("bias", _weights(rng, (out_c,), 0.3))] if bias else [])
+    y = b.tensor("y", (n, oh, ow, out_c), "float32")
+    b.operator("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", padding=PADDING[padding],
+               strideH=stride, strideW=stride, fusedActivationFunction=ACT[activation])
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
 def comparison(name, opcode, a_shape, b_shape, out_shape):
     """opcode(max(a, 0), max(b, 0)): the MAXIMUMs make equal values (both 0) common enough for
     EQUAL and the *_EQUAL comparisons to see them."""
@@ -57,6 +77,11 @@ def select_v2(name, cond_shape, x_shape, y_shape, out_shape):
 
 
 def models() -> None:
+    transpose_conv("transpose_conv_same_stride2", (1, 4, 5, 3), (3, 3), 4, 2, seed=21)
+    transpose_conv("transpose_conv_valid_relu_batch2", (2, 3, 3, 5), (2, 4), 3, 1, "VALID",
+                   "RELU", seed=22)
+    transpose_conv("transpose_conv_nobias_relu6", (1, 5, 4, 2), (3, 3), 6, 2, activation="RELU6",
+                   bias=False, seed=23)
     _single("transpose", "TRANSPOSE", (2, 3, 4, 5), (4, 2, 5, 3), [[2, 0, 3, 1]])
     _single("depth_to_space", "DEPTH_TO_SPACE", (1, 3, 4, 8), (1, 6, 8, 2),
             options="DepthToSpaceOptions", blockSize=2)
