@@ -103,6 +103,12 @@ def models() -> None:
     _single("resize_nearest_align_corners", "RESIZE_NEAREST_NEIGHBOR", (1, 4, 4, 1),
             (1, 7, 5, 1), [[7, 5]], options="ResizeNearestNeighborOptions", alignCorners=True,
             halfPixelCenters=False)
+    _single("resize_bilinear", "RESIZE_BILINEAR", (1, 3, 4, 2), (1, 7, 9, 2), [[7, 9]],
+            options="ResizeBilinearOptions", alignCorners=False, halfPixelCenters=False)
+    _single("resize_bilinear_half_pixel", "RESIZE_BILINEAR", (2, 5, 3, 3), (2, 8, 7, 3),
+            [[8, 7]], options="ResizeBilinearOptions", alignCorners=False, halfPixelCenters=True)
+    _single("resize_bilinear_align_corners", "RESIZE_BILINEAR", (1, 4, 5, 1), (1, 7, 3, 1),
+            [[7, 3]], options="ResizeBilinearOptions", alignCorners=True, halfPixelCenters=False)
     comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
     comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
     comparison("less", "LESS", (20,), (20,), (20,))
