@@ -50,6 +50,18 @@ def transpose_conv(name, in_shape, kernel, out_c, stride, padding="SAME", activa
     save(f"float/{name}.tflite", b.build([x], [y]))
 
 
+def batch_matmul(name, lhs_shape, rhs_shape, out_shape, adj_x=False, adj_y=False,
+                 constant_rhs=False, seed=0):
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    lhs = b.tensor("lhs", lhs_shape, "float32")
+    rhs = b.constant("rhs", _weights(rng, rhs_shape)) if constant_rhs \
+        else b.tensor("rhs", rhs_shape, "float32")
+    y = b.tensor("y", out_shape, "float32")
+    b.operator("BATCH_MATMUL", [lhs, rhs], [y], "BatchMatMulOptions", adjX=adj_x, adjY=adj_y)
+    save(f"float/{name}.tflite", b.build([lhs] if constant_rhs else [lhs, rhs], [y]))
+
+
 def comparison(name, opcode, a_shape, b_shape, out_shape):
     """opcode(max(a, 0), max(b, 0)): the MAXIMUMs make equal values (both 0) common enough for
     EQUAL and the *_EQUAL comparisons to see them."""
@@ -109,6 +121,10 @@ def models() -> None:
             [[8, 7]], options="ResizeBilinearOptions", alignCorners=False, halfPixelCenters=True)
     _single("resize_bilinear_align_corners", "RESIZE_BILINEAR", (1, 4, 5, 1), (1, 7, 3, 1),
             [[7, 3]], options="ResizeBilinearOptions", alignCorners=True, halfPixelCenters=False)
+    batch_matmul("batch_matmul", (2, 3, 17), (2, 17, 4), (2, 3, 4))
+    batch_matmul("batch_matmul_broadcast_adj", (2, 1, 6, 3), (4, 5, 6), (2, 4, 3, 5),
+                 adj_x=True, adj_y=True)
+    batch_matmul("batch_matmul_constant_rhs", (3, 9), (9, 7), (3, 7), constant_rhs=True, seed=24)
     comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
     comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
     comparison("less", "LESS", (20,), (20,), (20,))
