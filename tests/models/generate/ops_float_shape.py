@@ -62,6 +62,16 @@ def batch_matmul(name, lhs_shape, rhs_shape, out_shape, adj_x=False, adj_y=False
     save(f"float/{name}.tflite", b.build([lhs] if constant_rhs else [lhs, rhs], [y]))
 
 
+def arg(name, opcode, in_shape, axis):
+    b = ModelBuilder()
+    x = b.tensor("x", in_shape, "float32")
+    axis_t = b.constant("axis", np.array([axis], np.int32))
+    y = b.tensor("y", tuple(d for k, d in enumerate(in_shape) if k != axis), "int32")
+    options = "ArgMaxOptions" if opcode == "ARG_MAX" else "ArgMinOptions"
+    b.operator(opcode, [x, axis_t], [y], options, outputType=2)  # TensorType INT32
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
 def comparison(name, opcode, a_shape, b_shape, out_shape):
     """opcode(max(a, 0), max(b, 0)): the MAXIMUMs make equal values (both 0) common enough for
     EQUAL and the *_EQUAL comparisons to see them."""
@@ -125,6 +135,8 @@ def models() -> None:
     batch_matmul("batch_matmul_broadcast_adj", (2, 1, 6, 3), (4, 5, 6), (2, 4, 3, 5),
                  adj_x=True, adj_y=True)
     batch_matmul("batch_matmul_constant_rhs", (3, 9), (9, 7), (3, 7), constant_rhs=True, seed=24)
+    arg("arg_max_last_axis", "ARG_MAX", (3, 4, 10), 2)
+    arg("arg_min_middle_axis", "ARG_MIN", (2, 7, 5), 1)
     comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
     comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
     comparison("less", "LESS", (20,), (20,), (20,))
