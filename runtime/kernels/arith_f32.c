@@ -1,5 +1,7 @@
 #include "microbuild/kernels/arith_f32.h"
 
+#include <math.h>
+
 static float apply(int32_t operation, float x, float y)
 {
     switch (operation) {
@@ -15,6 +17,12 @@ static float apply(int32_t operation, float x, float y)
         return y < x ? y : x; /* std::min(x, y) */
     case MB_F32_MAX:
         return x < y ? y : x; /* std::max(x, y) */
+    case MB_F32_FLOOR_DIV:
+        return (float)floor((double)x / (double)y);
+    case MB_F32_FLOOR_MOD: {
+        const float mod = fmodf(x, y);
+        return mod != 0.0f && ((y < 0.0f) != (mod < 0.0f)) ? mod + y : mod;
+    }
     default: {
         const float d = x - y;
         return d * d;

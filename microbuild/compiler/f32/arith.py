@@ -1,8 +1,8 @@
 """Float32 element-wise binary operators with TFLite broadcasting (ADD, SUB, MUL, DIV, MINIMUM,
-MAXIMUM, SQUARED_DIFFERENCE): one kernel, ``runtime/kernels/arith_f32.c``, one float operation
-per element then TFLM's ActivationFunctionWithMinMax to the fused activation's range (the
-reference kernels clamp even without one, to +-FLT_MAX; MINIMUM, MAXIMUM and SQUARED_DIFFERENCE do
-not clamp)."""
+MAXIMUM, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD): one kernel, ``runtime/kernels/arith_f32.c``,
+one float operation per element then TFLM's ActivationFunctionWithMinMax to the fused activation's
+range (the reference kernels clamp even without one, to +-FLT_MAX; MINIMUM, MAXIMUM and
+SQUARED_DIFFERENCE do not clamp)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from microbuild.model.ir import Graph, Operator
 KERNEL_SOURCES = ("arith_f32.c",)
 HEADER = "microbuild/kernels/arith_f32.h"
 OPERATIONS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "MINIMUM": 4, "MAXIMUM": 5,
-              "SQUARED_DIFFERENCE": 6}
+              "SQUARED_DIFFERENCE": 6, "FLOOR_DIV": 7, "FLOOR_MOD": 8}
 _CLAMPED = frozenset({"ADD", "SUB", "MUL", "DIV"})
 
 

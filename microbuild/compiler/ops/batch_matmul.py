@@ -1,8 +1,9 @@
-"""BATCH_MATMUL (int8; 16x8's int16 with zero points 0; float32: runtime/kernels/batch_matmul_f32.c,
-TFLM's float sums `total += lhs * rhs` over the inner dimension in order), bit-exact with TFLM's
-reference BatchMatMul. Integer: sums of (lhs - lhs zero point) * (rhs - rhs zero point) in int32 (int64 for int16),
-one per-tensor multiplier (lhs scale * rhs scale / output scale in double, TFLM's
-GetQuantizedConvolutionMultipler), the output type's full range (no fused activation).
+"""BATCH_MATMUL (int8; 16x8's int16 with zero points 0; float32:
+runtime/kernels/batch_matmul_f32.c, TFLM's float sums `total += lhs * rhs` over the inner dimension
+in order), bit-exact with TFLM's reference BatchMatMul. Integer: sums of (lhs - lhs zero point) *
+(rhs - rhs zero point) in int32 (int64 for int16), one per-tensor multiplier (lhs scale * rhs scale
+/ output scale in double, TFLM's GetQuantizedConvolutionMultipler), the output type's full range
+(no fused activation).
 
 Ranks 2 to 5 as TFLM; the leading (batch) dimensions broadcast where one side has 1. adj_x /
 adj_y are strides. Two int8 constants are multiplied at compile time. A constant rhs (the

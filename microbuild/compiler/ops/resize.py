@@ -183,7 +183,8 @@ class ResizeBilinear(_Resize):
 
     def geometry_reasons(self, op: Operator, graph: Graph) -> list[str]:
         if is_float32(op, graph):
-            return []  # float positions are clamped to the input (microbuild/compiler/f32/resize.py)
+            # Float positions are clamped to the input (microbuild/compiler/f32/resize.py).
+            return []
         _, in_h, in_w, _ = graph.tensor(op.inputs[0]).shape
         reasons = []
         for name, axis, size in zip(("row", "column"), self.axes(op, graph), (in_h, in_w)):

@@ -1,5 +1,5 @@
-"""SELECT_V2 (bool condition; int8, int16 or float32 values; all three inputs broadcast), bit-exact with
-TFLM's Select / BroadcastSelect5DSlow: ``out = condition ? x : y``, raw values copied.
+"""SELECT_V2 (bool condition; int8, int16 or float32 values; all three inputs broadcast), bit-exact
+with TFLM's Select / BroadcastSelect5DSlow: ``out = condition ? x : y``, raw values copied.
 
 TFLM copies raw values, so x, y and the output must share one quantization for the result to
 mean anything; the converter arranges that, and microbuild refuses other instances. TFLM

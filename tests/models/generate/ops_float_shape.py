@@ -1,8 +1,8 @@
 """Single-operator float32 models (tests/models/float/) for the spatial, selection and layout
 operators: TRANSPOSE_CONV, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, TRANSPOSE, DEPTH_TO_SPACE,
-SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, the six comparisons and
-SELECT_V2, in the variants their float kernels distinguish, made with tflite_builder (numpy and the
-flatbuffer schema only)::
+SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, BATCH_MATMUL, ARG_MAX/ARG_MIN,
+FLOOR_DIV/FLOOR_MOD, the six comparisons and SELECT_V2, in the variants their float kernels
+distinguish, made with tflite_builder (numpy and the flatbuffer schema only)::
 
     .venv/bin/python tests/models/generate/ops_float_shape.py
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from common import save
-from ops_float import ACT, PADDING, _weights
+from ops_float import ACT, PADDING, _weights, binary
 from tflite_builder import ModelBuilder
 
 
@@ -137,6 +137,8 @@ def models() -> None:
     batch_matmul("batch_matmul_constant_rhs", (3, 9), (9, 7), (3, 7), constant_rhs=True, seed=24)
     arg("arg_max_last_axis", "ARG_MAX", (3, 4, 10), 2)
     arg("arg_min_middle_axis", "ARG_MIN", (2, 7, 5), 1)
+    binary("floor_div", "FLOOR_DIV", (3, 8), (3, 8), (3, 8))
+    binary("floor_mod_broadcast", "FLOOR_MOD", (4, 6), (6,), (4, 6), constant_b=True, seed=25)
     comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
     comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
     comparison("less", "LESS", (20,), (20,), (20,))

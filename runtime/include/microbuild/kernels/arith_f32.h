@@ -18,6 +18,10 @@
 #define MB_F32_MIN 4
 #define MB_F32_MAX 5
 #define MB_F32_SQUARED_DIFFERENCE 6
+/* TFLM's FloorDiv<float>: floor of the quotient computed in double; FloorMod<float>: fmodf,
+ * moved to the divisor's sign. Neither clamps. */
+#define MB_F32_FLOOR_DIV 7
+#define MB_F32_FLOOR_MOD 8
 
 typedef struct {
     int32_t operation; /* MB_F32_* */
