@@ -36,6 +36,6 @@ def test_the_float_sweep_covers_the_layout_and_selection_kernels():
     for prefix in ("transpose_conv", "transpose", "depth_to_space", "space_to_depth",
                    "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "resize_nearest",
                    "resize_bilinear", "batch_matmul", "arg_max", "arg_min", "floor_div",
-                   "floor_mod", "equal", "not_equal", "less", "less_equal", "greater",
+                   "floor_mod", "svdf", "equal", "not_equal", "less", "less_equal", "greater",
                    "greater_equal", "select_v2"):
         assert any(n.startswith(prefix) for n in names), prefix

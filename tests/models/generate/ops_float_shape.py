@@ -1,7 +1,7 @@
 """Single-operator float32 models (tests/models/float/) for the spatial, selection and layout
 operators: TRANSPOSE_CONV, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, TRANSPOSE, DEPTH_TO_SPACE,
 SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, BATCH_MATMUL, ARG_MAX/ARG_MIN,
-FLOOR_DIV/FLOOR_MOD, the six comparisons and SELECT_V2, in the variants their float kernels
+FLOOR_DIV/FLOOR_MOD, SVDF, the six comparisons and SELECT_V2, in the variants their float kernels
 distinguish, made with tflite_builder (numpy and the flatbuffer schema only)::
 
     .venv/bin/python tests/models/generate/ops_float_shape.py
@@ -72,6 +72,22 @@ def arg(name, opcode, in_shape, axis):
     save(f"float/{name}.tflite", b.build([x], [y]))
 
 
+def svdf(name, batches, input_size, units, rank, memory, activation="NONE", seed=0):
+    """The state is a variable tensor: the tests' invocations carry it from one to the next."""
+    rng = np.random.default_rng(seed)
+    filters = units * rank
+    b = ModelBuilder()
+    x = b.tensor("x", (batches, input_size), "float32")
+    wf = b.constant("weights_feature", _weights(rng, (filters, input_size), 0.6))
+    wt = b.constant("weights_time", _weights(rng, (filters, memory), 0.6))
+    bias = b.constant("bias", _weights(rng, (units,), 0.3))
+    state = b.tensor("state", (batches, filters * memory), "float32", variable=True)
+    y = b.tensor("y", (batches, units), "float32")
+    b.operator("SVDF", [x, wf, wt, bias, state], [y], "SVDFOptions", rank=rank,
+               fusedActivationFunction=ACT[activation])
+    save(f"float/{name}.tflite", b.build([x], [y]))
+
+
 def comparison(name, opcode, a_shape, b_shape, out_shape):
     """opcode(max(a, 0), max(b, 0)): the MAXIMUMs make equal values (both 0) common enough for
     EQUAL and the *_EQUAL comparisons to see them."""
@@ -139,6 +155,8 @@ def models() -> None:
     arg("arg_min_middle_axis", "ARG_MIN", (2, 7, 5), 1)
     binary("floor_div", "FLOOR_DIV", (3, 8), (3, 8), (3, 8))
     binary("floor_mod_broadcast", "FLOOR_MOD", (4, 6), (6,), (4, 6), constant_b=True, seed=25)
+    svdf("svdf", 1, 9, 4, 1, 5, seed=26)
+    svdf("svdf_rank2_batch2_relu", 2, 6, 3, 2, 4, "RELU", seed=27)
     comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
     comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
     comparison("less", "LESS", (20,), (20,), (20,))
