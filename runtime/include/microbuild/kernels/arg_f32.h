@@ -1,7 +1,5 @@
 /* Float32 ARG_MAX / ARG_MIN along one axis, int32 indices, bit-exact with TFLM's ArgMinMax on
- * float: a value replaces the best so far only when strictly greater (smaller), so the first of
- * equal values wins, and a NaN never replaces one (nor is replaced, when it comes first). The
- * axis walk is REDUCE_*'s (reduce.h). */
+ * float: the int8 kernel's walk (arg_walk.h) over floats. */
 #ifndef MICROBUILD_KERNELS_ARG_F32_H
 #define MICROBUILD_KERNELS_ARG_F32_H
 
