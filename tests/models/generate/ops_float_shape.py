@@ -1,12 +1,14 @@
-"""Single-operator float32 models (tests/models/float/) for the spatial, selection and layout
-operators: TRANSPOSE_CONV, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, TRANSPOSE, DEPTH_TO_SPACE,
+"""Float32 models (tests/models/float/) for the spatial, selection and layout operators:
+TRANSPOSE_CONV, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, TRANSPOSE, DEPTH_TO_SPACE,
 SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, BATCH_MATMUL, ARG_MAX/ARG_MIN,
 FLOOR_DIV/FLOOR_MOD, SVDF, the six comparisons and SELECT_V2, in the variants their float kernels
 distinguish, made with tflite_builder (numpy and the flatbuffer schema only)::
 
     .venv/bin/python tests/models/generate/ops_float_shape.py
 
-They join ops_float.py's models in tests/models/float, so the host test
+To keep the test time down, each model holds one family of operators side by side (one instance
+per variant, each its own model output), so one compile and one TFLM run check them all. They
+join ops_float.py's models in tests/models/float, so the host test
 (tests/compiler/test_ops_float.py) and the shared Arm firmware
 (tests/firmware/test_float_sweep_qemu.py) pick them up. SPACE_TO_BATCH_ND has no padding here:
 TFLM fills padding with a value its Prepare never sets (microbuild/compiler/ops/space_batch.py).
@@ -16,155 +18,196 @@ from __future__ import annotations
 
 import numpy as np
 from common import save
-from ops_float import ACT, PADDING, _weights, binary
+from ops_float import ACT, PADDING, _weights
 from tflite_builder import ModelBuilder
 
 
-def _single(name, opcode, in_shape, out_shape, params=(), options=None, **fields):
-    """x -> opcode(x, *constant params) -> y, all float32 but the int32 parameters."""
+def _params(b, name, values):
+    return b.constant(name, np.array(values, np.int32))
+
+
+def layout_ops():
+    """Every value-moving operator on one input [2, 4, 6, 4]."""
     b = ModelBuilder()
-    x = b.tensor("x", in_shape, "float32")
-    extra = [b.constant(f"p{k}", np.array(v, np.int32)) for k, v in enumerate(params)]
-    y = b.tensor("y", out_shape, "float32")
-    b.operator(opcode, [x, *extra], [y], options, **fields)
-    save(f"float/{name}.tflite", b.build([x], [y]))
+    x = b.tensor("x", (2, 4, 6, 4), "float32")
+    outputs = []
+
+    def op(name, opcode, out_shape, params=(), options=None, **fields):
+        y = b.tensor(name, out_shape, "float32")
+        extra = [_params(b, f"{name}_p{k}", v) for k, v in enumerate(params)]
+        b.operator(opcode, [x, *extra], [y], options, **fields)
+        outputs.append(y)
+
+    op("transpose", "TRANSPOSE", (6, 2, 4, 4), [[2, 0, 3, 1]])
+    op("depth_to_space", "DEPTH_TO_SPACE", (2, 8, 12, 1), options="DepthToSpaceOptions",
+       blockSize=2)
+    op("space_to_depth", "SPACE_TO_DEPTH", (2, 2, 3, 16), options="SpaceToDepthOptions",
+       blockSize=2)
+    op("space_to_batch_nd", "SPACE_TO_BATCH_ND", (12, 2, 2, 4), [[2, 3], [[0, 0], [0, 0]]],
+       options="SpaceToBatchNDOptions")
+    op("batch_to_space_nd", "BATCH_TO_SPACE_ND", (1, 7, 6, 4), [[2, 1], [[0, 1], [0, 0]]],
+       options="BatchToSpaceNDOptions")
+    op("mirror_pad_reflect", "MIRROR_PAD", (2, 7, 7, 4), [[[0, 0], [2, 1], [0, 1], [0, 0]]],
+       options="MirrorPadOptions", mode=0)
+    op("mirror_pad_symmetric", "MIRROR_PAD", (3, 4, 10, 6), [[[1, 0], [0, 0], [3, 1], [0, 2]]],
+       options="MirrorPadOptions", mode=1)
+    for name, size, align, half in (("resize_nearest", (7, 9), False, False),
+                                    ("resize_nearest_half_pixel", (3, 7), False, True),
+                                    ("resize_nearest_align_corners", (7, 5), True, False)):
+        op(name, "RESIZE_NEAREST_NEIGHBOR", (2, *size, 4), [list(size)],
+           options="ResizeNearestNeighborOptions", alignCorners=align, halfPixelCenters=half)
+    save("float/layout_ops.tflite", b.build([x], outputs))
 
 
-def transpose_conv(name, in_shape, kernel, out_c, stride, padding="SAME", activation="NONE",
-                   bias=True, seed=0):
+def resize_bilinear():
+    """Plain, half-pixel and align-corners resizes of one input [2, 5, 3, 3]."""
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 5, 3, 3), "float32")
+    outputs = []
+    for name, size, align, half in (("plain", (7, 9), False, False),
+                                    ("half_pixel", (8, 7), False, True),
+                                    ("align_corners", (7, 2), True, False)):
+        y = b.tensor(name, (2, *size, 3), "float32")
+        b.operator("RESIZE_BILINEAR", [x, _params(b, f"{name}_size", list(size))], [y],
+                   "ResizeBilinearOptions", alignCorners=align, halfPixelCenters=half)
+        outputs.append(y)
+    save("float/resize_bilinear.tflite", b.build([x], outputs))
+
+
+def transpose_conv(seed=21):
+    """SAME stride 2 with a bias, VALID stride 1 RELU, SAME stride 2 RELU6 without a bias, on one
+    input [2, 4, 5, 3]."""
     rng = np.random.default_rng(seed)
-    n, h, w, c = in_shape
-    kh, kw = kernel
-    if padding == "SAME":
-        oh, ow = h * stride, w * stride
-    else:
-        oh, ow = (h - 1) * stride + kh, (w - 1) * stride + kw
     b = ModelBuilder()
-    x = b.tensor("x", in_shape, "float32")
-    shape = b.constant("shape", np.array([n, oh, ow, out_c], np.int32))
-    f = b.constant("f", _weights(rng, (out_c, kh, kw, c), 1 / np.sqrt(kh * kw * c)))
-    inputs = [shape, f, x] + ([b.constant("bias", _weights(rng, (out_c,), 0.3))] if bias else [])
-    y = b.tensor("y", (n, oh, ow, out_c), "float32")
-    b.operator("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions", padding=PADDING[padding],
-               strideH=stride, strideW=stride, fusedActivationFunction=ACT[activation])
-    save(f"float/{name}.tflite", b.build([x], [y]))
+    n, h, w, c = 2, 4, 5, 3
+    x = b.tensor("x", (n, h, w, c), "float32")
+    outputs = []
+    for name, kernel, out_c, stride, padding, activation, bias in (
+            ("same_stride2", (3, 3), 4, 2, "SAME", "NONE", True),
+            ("valid_relu", (2, 4), 3, 1, "VALID", "RELU", True),
+            ("nobias_relu6", (3, 3), 6, 2, "SAME", "RELU6", False)):
+        kh, kw = kernel
+        oh, ow = (h * stride, w * stride) if padding == "SAME" else \
+            ((h - 1) * stride + kh, (w - 1) * stride + kw)
+        shape = _params(b, f"{name}_shape", [n, oh, ow, out_c])
+        f = b.constant(f"{name}_f", _weights(rng, (out_c, kh, kw, c), 1 / np.sqrt(kh * kw * c)))
+        inputs = [shape, f, x]
+        if bias:
+            inputs.append(b.constant(f"{name}_bias", _weights(rng, (out_c,), 0.3)))
+        y = b.tensor(name, (n, oh, ow, out_c), "float32")
+        b.operator("TRANSPOSE_CONV", inputs, [y], "TransposeConvOptions",
+                   padding=PADDING[padding], strideH=stride, strideW=stride,
+                   fusedActivationFunction=ACT[activation])
+        outputs.append(y)
+    save("float/transpose_conv.tflite", b.build([x], outputs))
 
 
-def batch_matmul(name, lhs_shape, rhs_shape, out_shape, adj_x=False, adj_y=False,
-                 constant_rhs=False, seed=0):
+def batch_matmul(seed=24):
+    """lhs x rhs, both inputs; the adj_x / adj_y case with broadcast batches; lhs x a constant."""
     rng = np.random.default_rng(seed)
     b = ModelBuilder()
-    lhs = b.tensor("lhs", lhs_shape, "float32")
-    rhs = b.constant("rhs", _weights(rng, rhs_shape)) if constant_rhs \
-        else b.tensor("rhs", rhs_shape, "float32")
-    y = b.tensor("y", out_shape, "float32")
-    b.operator("BATCH_MATMUL", [lhs, rhs], [y], "BatchMatMulOptions", adjX=adj_x, adjY=adj_y)
-    save(f"float/{name}.tflite", b.build([lhs] if constant_rhs else [lhs, rhs], [y]))
+    lhs, rhs = b.tensor("lhs", (2, 3, 17), "float32"), b.tensor("rhs", (2, 17, 4), "float32")
+    lhs_t = b.tensor("lhs_t", (2, 1, 6, 3), "float32")
+    rhs_t = b.tensor("rhs_t", (4, 5, 6), "float32")
+    weights = b.constant("weights", _weights(rng, (17, 7)))
+    plain = b.tensor("plain", (2, 3, 4), "float32")
+    b.operator("BATCH_MATMUL", [lhs, rhs], [plain], "BatchMatMulOptions", adjX=False, adjY=False)
+    adjoint = b.tensor("adjoint_broadcast", (2, 4, 3, 5), "float32")
+    b.operator("BATCH_MATMUL", [lhs_t, rhs_t], [adjoint], "BatchMatMulOptions", adjX=True,
+               adjY=True)
+    constant = b.tensor("constant_rhs", (2, 3, 7), "float32")
+    b.operator("BATCH_MATMUL", [lhs, weights], [constant], "BatchMatMulOptions", adjX=False,
+               adjY=False)
+    save("float/batch_matmul.tflite", b.build([lhs, rhs, lhs_t, rhs_t],
+                                              [plain, adjoint, constant]))
 
 
-def arg(name, opcode, in_shape, axis):
+def arg_max_min():
     b = ModelBuilder()
-    x = b.tensor("x", in_shape, "float32")
-    axis_t = b.constant("axis", np.array([axis], np.int32))
-    y = b.tensor("y", tuple(d for k, d in enumerate(in_shape) if k != axis), "int32")
-    options = "ArgMaxOptions" if opcode == "ARG_MAX" else "ArgMinOptions"
-    b.operator(opcode, [x, axis_t], [y], options, outputType=2)  # TensorType INT32
-    save(f"float/{name}.tflite", b.build([x], [y]))
+    x = b.tensor("x", (3, 4, 10), "float32")
+    arg_max, arg_min = b.tensor("arg_max", (3, 4), "int32"), b.tensor("arg_min", (3, 10), "int32")
+    # outputType 2: TensorType INT32.
+    b.operator("ARG_MAX", [x, _params(b, "axis2", [2])], [arg_max], "ArgMaxOptions", outputType=2)
+    b.operator("ARG_MIN", [x, _params(b, "axis1", [1])], [arg_min], "ArgMinOptions", outputType=2)
+    save("float/arg_max_min.tflite", b.build([x], [arg_max, arg_min]))
 
 
-def svdf(name, batches, input_size, units, rank, memory, activation="NONE", seed=0):
-    """The state is a variable tensor: the tests' invocations carry it from one to the next."""
+def floor_div_mod(seed=25):
+    """FLOOR_DIV of two inputs; FLOOR_MOD by a constant broadcast along the rows."""
     rng = np.random.default_rng(seed)
-    filters = units * rank
     b = ModelBuilder()
-    x = b.tensor("x", (batches, input_size), "float32")
-    wf = b.constant("weights_feature", _weights(rng, (filters, input_size), 0.6))
-    wt = b.constant("weights_time", _weights(rng, (filters, memory), 0.6))
-    bias = b.constant("bias", _weights(rng, (units,), 0.3))
-    state = b.tensor("state", (batches, filters * memory), "float32", variable=True)
-    y = b.tensor("y", (batches, units), "float32")
-    b.operator("SVDF", [x, wf, wt, bias, state], [y], "SVDFOptions", rank=rank,
-               fusedActivationFunction=ACT[activation])
-    save(f"float/{name}.tflite", b.build([x], [y]))
+    a, d = b.tensor("a", (4, 6), "float32"), b.tensor("d", (4, 6), "float32")
+    div, mod = b.tensor("floor_div", (4, 6), "float32"), b.tensor("floor_mod", (4, 6), "float32")
+    b.operator("FLOOR_DIV", [a, d], [div])
+    b.operator("FLOOR_MOD", [a, b.constant("m", _weights(rng, (6,)))], [mod])
+    save("float/floor_div_mod.tflite", b.build([a, d], [div, mod]))
 
 
-def comparison(name, opcode, a_shape, b_shape, out_shape):
-    """opcode(max(a, 0), max(b, 0)): the MAXIMUMs make equal values (both 0) common enough for
-    EQUAL and the *_EQUAL comparisons to see them."""
+def svdf(seed=26):
+    """Rank 1 without activation; rank 2, two batches, RELU. The states are variable tensors:
+    the tests' invocations carry them from one to the next."""
+    rng = np.random.default_rng(seed)
+    b = ModelBuilder()
+    inputs, outputs = [], []
+    for name, batches, input_size, units, rank, memory, activation in (
+            ("rank1", 1, 9, 4, 1, 5, "NONE"), ("rank2_relu", 2, 6, 3, 2, 4, "RELU")):
+        filters = units * rank
+        x = b.tensor(f"{name}_x", (batches, input_size), "float32")
+        wf = b.constant(f"{name}_wf", _weights(rng, (filters, input_size), 0.6))
+        wt = b.constant(f"{name}_wt", _weights(rng, (filters, memory), 0.6))
+        bias = b.constant(f"{name}_bias", _weights(rng, (units,), 0.3))
+        state = b.tensor(f"{name}_state", (batches, filters * memory), "float32", variable=True)
+        y = b.tensor(name, (batches, units), "float32")
+        b.operator("SVDF", [x, wf, wt, bias, state], [y], "SVDFOptions", rank=rank,
+                   fusedActivationFunction=ACT[activation])
+        inputs.append(x)
+        outputs.append(y)
+    save("float/svdf.tflite", b.build(inputs, outputs))
+
+
+def comparisons():
+    """The six comparisons of max(a, 0) and max(c, 0), c broadcast along a's rows: the MAXIMUMs
+    make equal values (both 0) common enough for EQUAL and the *_EQUAL ones to see them."""
     b = ModelBuilder()
     zero = b.constant("zero", np.array(0.0, np.float32))
-    a, c = b.tensor("a", a_shape, "float32"), b.tensor("b", b_shape, "float32")
-    a0, c0 = b.tensor("a0", a_shape, "float32"), b.tensor("b0", b_shape, "float32")
+    a, c = b.tensor("a", (2, 3, 4), "float32"), b.tensor("c", (3, 1), "float32")
+    a0, c0 = b.tensor("a0", (2, 3, 4), "float32"), b.tensor("c0", (3, 1), "float32")
     b.operator("MAXIMUM", [a, zero], [a0])
     b.operator("MAXIMUM", [c, zero], [c0])
-    y = b.tensor("y", out_shape, "bool")
-    b.operator(opcode, [a0, c0], [y])
-    save(f"float/{name}.tflite", b.build([a, c], [y]))
+    outputs = []
+    for opcode in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"):
+        y = b.tensor(opcode.lower(), (2, 3, 4), "bool")
+        b.operator(opcode, [a0, c0], [y])
+        outputs.append(y)
+    save("float/comparisons.tflite", b.build([a, c], outputs))
 
 
-def select_v2(name, cond_shape, x_shape, y_shape, out_shape):
-    """SELECT_V2(a < b, x, y), the condition computed from two more float inputs."""
+def select_v2():
+    """SELECT_V2(a < c, x, z) with all three broadcast, and with none broadcast."""
     b = ModelBuilder()
-    a, c = b.tensor("a", cond_shape, "float32"), b.tensor("c", cond_shape, "float32")
-    cond = b.tensor("cond", cond_shape, "bool")
+    a, c = b.tensor("a", (3, 1), "float32"), b.tensor("c", (3, 1), "float32")
+    x, z = b.tensor("x", (1, 4), "float32"), b.tensor("z", (3, 4), "float32")
+    cond = b.tensor("cond", (3, 1), "bool")
     b.operator("LESS", [a, c], [cond])
-    x, z = b.tensor("x", x_shape, "float32"), b.tensor("z", y_shape, "float32")
-    y = b.tensor("y", out_shape, "float32")
-    b.operator("SELECT_V2", [cond, x, z], [y])
-    save(f"float/{name}.tflite", b.build([a, c, x, z], [y]))
+    broadcast = b.tensor("broadcast", (3, 4), "float32")
+    b.operator("SELECT_V2", [cond, x, z], [broadcast])
+    full_cond = b.tensor("full_cond", (3, 4), "bool")
+    b.operator("LESS", [z, broadcast], [full_cond])
+    same_shape = b.tensor("same_shape", (3, 4), "float32")
+    b.operator("SELECT_V2", [full_cond, broadcast, z], [same_shape])
+    save("float/select_v2.tflite", b.build([a, c, x, z], [broadcast, same_shape]))
 
 
 def models() -> None:
-    transpose_conv("transpose_conv_same_stride2", (1, 4, 5, 3), (3, 3), 4, 2, seed=21)
-    transpose_conv("transpose_conv_valid_relu_batch2", (2, 3, 3, 5), (2, 4), 3, 1, "VALID",
-                   "RELU", seed=22)
-    transpose_conv("transpose_conv_nobias_relu6", (1, 5, 4, 2), (3, 3), 6, 2, activation="RELU6",
-                   bias=False, seed=23)
-    _single("transpose", "TRANSPOSE", (2, 3, 4, 5), (4, 2, 5, 3), [[2, 0, 3, 1]])
-    _single("depth_to_space", "DEPTH_TO_SPACE", (1, 3, 4, 8), (1, 6, 8, 2),
-            options="DepthToSpaceOptions", blockSize=2)
-    _single("space_to_depth", "SPACE_TO_DEPTH", (2, 6, 4, 3), (2, 3, 2, 12),
-            options="SpaceToDepthOptions", blockSize=2)
-    _single("space_to_batch_nd", "SPACE_TO_BATCH_ND", (1, 4, 6, 3), (6, 2, 2, 3),
-            [[2, 3], [[0, 0], [0, 0]]], options="SpaceToBatchNDOptions")
-    _single("batch_to_space_nd_crop", "BATCH_TO_SPACE_ND", (4, 3, 3, 2), (1, 5, 4, 2),
-            [[2, 2], [[0, 1], [1, 1]]], options="BatchToSpaceNDOptions")
-    _single("mirror_pad_reflect", "MIRROR_PAD", (1, 4, 5, 3), (1, 7, 6, 3),
-            [[[0, 0], [2, 1], [0, 1], [0, 0]]], options="MirrorPadOptions", mode=0)
-    _single("mirror_pad_symmetric", "MIRROR_PAD", (3, 4), (6, 8), [[[1, 2], [3, 1]]],
-            options="MirrorPadOptions", mode=1)
-    _single("resize_nearest", "RESIZE_NEAREST_NEIGHBOR", (1, 3, 4, 2), (1, 7, 9, 2), [[7, 9]],
-            options="ResizeNearestNeighborOptions", alignCorners=False, halfPixelCenters=False)
-    _single("resize_nearest_half_pixel", "RESIZE_NEAREST_NEIGHBOR", (2, 5, 3, 3), (2, 3, 7, 3),
-            [[3, 7]], options="ResizeNearestNeighborOptions", alignCorners=False,
-            halfPixelCenters=True)
-    _single("resize_nearest_align_corners", "RESIZE_NEAREST_NEIGHBOR", (1, 4, 4, 1),
-            (1, 7, 5, 1), [[7, 5]], options="ResizeNearestNeighborOptions", alignCorners=True,
-            halfPixelCenters=False)
-    _single("resize_bilinear", "RESIZE_BILINEAR", (1, 3, 4, 2), (1, 7, 9, 2), [[7, 9]],
-            options="ResizeBilinearOptions", alignCorners=False, halfPixelCenters=False)
-    _single("resize_bilinear_half_pixel", "RESIZE_BILINEAR", (2, 5, 3, 3), (2, 8, 7, 3),
-            [[8, 7]], options="ResizeBilinearOptions", alignCorners=False, halfPixelCenters=True)
-    _single("resize_bilinear_align_corners", "RESIZE_BILINEAR", (1, 4, 5, 1), (1, 7, 3, 1),
-            [[7, 3]], options="ResizeBilinearOptions", alignCorners=True, halfPixelCenters=False)
-    batch_matmul("batch_matmul", (2, 3, 17), (2, 17, 4), (2, 3, 4))
-    batch_matmul("batch_matmul_broadcast_adj", (2, 1, 6, 3), (4, 5, 6), (2, 4, 3, 5),
-                 adj_x=True, adj_y=True)
-    batch_matmul("batch_matmul_constant_rhs", (3, 9), (9, 7), (3, 7), constant_rhs=True, seed=24)
-    arg("arg_max_last_axis", "ARG_MAX", (3, 4, 10), 2)
-    arg("arg_min_middle_axis", "ARG_MIN", (2, 7, 5), 1)
-    binary("floor_div", "FLOOR_DIV", (3, 8), (3, 8), (3, 8))
-    binary("floor_mod_broadcast", "FLOOR_MOD", (4, 6), (6,), (4, 6), constant_b=True, seed=25)
-    svdf("svdf", 1, 9, 4, 1, 5, seed=26)
-    svdf("svdf_rank2_batch2_relu", 2, 6, 3, 2, 4, "RELU", seed=27)
-    comparison("equal", "EQUAL", (3, 8), (3, 8), (3, 8))
-    comparison("not_equal_broadcast", "NOT_EQUAL", (2, 3, 4), (4,), (2, 3, 4))
-    comparison("less", "LESS", (20,), (20,), (20,))
-    comparison("less_equal_broadcast", "LESS_EQUAL", (4, 1), (1, 5), (4, 5))
-    comparison("greater", "GREATER", (2, 9), (2, 9), (2, 9))
-    comparison("greater_equal_scalar", "GREATER_EQUAL", (3, 7), (), (3, 7))
-    select_v2("select_v2", (2, 6), (2, 6), (2, 6), (2, 6))
-    select_v2("select_v2_broadcast", (3, 1), (1, 4), (3, 4), (3, 4))
+    layout_ops()
+    resize_bilinear()
+    transpose_conv()
+    batch_matmul()
+    arg_max_min()
+    floor_div_mod()
+    svdf()
+    comparisons()
+    select_v2()
 
 
 if __name__ == "__main__":
