@@ -98,11 +98,14 @@ def activation_reasons(role: str, tensor: Tensor, rank: int | None = None,
                        dtypes: tuple[str, ...] = ("int8",)) -> list[str]:
     """A run-time tensor of one of ``dtypes`` (int8 unless said) quantized per tensor, optionally
     of a given rank. int16 activations (16x8 quantization) must have zero point 0, as TFLM's
-    int16 kernels require."""
+    int16 kernels require. A float32 one (where ``dtypes`` has it) is a float model's: not
+    quantized."""
     reasons = []
     if tensor.dtype not in dtypes:
         reasons.append(f"{role} '{tensor.name}' is {tensor.dtype}; only "
                        f"{' or '.join(dtypes)} is supported")
+    elif tensor.dtype == "float32":
+        pass
     elif tensor.quant is None:
         reasons.append(f"{role} '{tensor.name}' is {tensor.dtype} but not quantized")
     elif tensor.dtype == "int16" and np.any(tensor.quant.zero_point != 0):

@@ -1,5 +1,7 @@
 #include "microbuild/kernels/arith_f32.h"
 
+#include <math.h>
+
 static float apply(int32_t operation, float x, float y)
 {
     switch (operation) {
@@ -17,6 +19,12 @@ static float apply(int32_t operation, float x, float y)
         return x < y ? y : x; /* std::max(x, y) */
     case MB_F32_PRELU:
         return x >= 0.0f ? x : x * y;
+    case MB_F32_FLOOR_DIV:
+        return (float)floor((double)x / (double)y);
+    case MB_F32_FLOOR_MOD: {
+        const float mod = fmodf(x, y);
+        return mod != 0.0f && ((y < 0.0f) != (mod < 0.0f)) ? mod + y : mod;
+    }
     default: {
         const float d = x - y;
         return d * d;

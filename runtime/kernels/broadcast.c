@@ -43,3 +43,4 @@ MB_BROADCAST_WALKER(mb_broadcast_binary_s16, int16_t, int16_t, mb_binary_row_s16
 MB_BROADCAST_WALKER(mb_broadcast_binary_f32, float, float, mb_binary_row_f32)
 MB_BROADCAST_WALKER(mb_broadcast_binary_s32, int32_t, int32_t, mb_binary_row_s32)
 MB_BROADCAST_WALKER(mb_broadcast_binary_s8_bool, int8_t, uint8_t, mb_binary_row_s8_bool)
+MB_BROADCAST_WALKER(mb_broadcast_binary_f32_bool, float, uint8_t, mb_binary_row_f32_bool)

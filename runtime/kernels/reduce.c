@@ -1,4 +1,5 @@
 #include "microbuild/kernels/reduce.h"
+#include "microbuild/kernels/arg_walk.h"
 
 int32_t mb_reduce_step(int32_t *idx, const int32_t *dims, const int32_t *strides, int32_t count,
                        int *done)
@@ -42,31 +43,7 @@ static void extreme_s8(const mb_reduce_params *p, const int8_t *input, int8_t *o
     }
 }
 
-/* ARG_MAX (is_max) or ARG_MIN along the one reduced axis: a value replaces the best so far only
- * when strictly greater (smaller), so the first of equal values wins. */
-static void arg_s8(const mb_reduce_params *p, const int8_t *input, int32_t *output, int is_max)
-{
-    const int32_t size = p->reduced_dims[0];
-    const int32_t stride = p->reduced_strides[0];
-    int32_t kept_idx[MB_REDUCE_MAX_DIMS] = {0};
-    int32_t kept_offset = 0;
-    int kept_done = 0;
-    while (!kept_done) {
-        const int8_t *x = input + kept_offset;
-        int8_t best = x[0];
-        int32_t best_index = 0;
-        for (int32_t i = 1; i < size; i++) {
-            const int8_t v = x[i * stride];
-            if (is_max ? v > best : v < best) {
-                best = v;
-                best_index = i;
-            }
-        }
-        *output++ = best_index;
-        kept_offset += mb_reduce_step(kept_idx, p->kept_dims, p->kept_strides, p->kept_count,
-                                      &kept_done);
-    }
-}
+MB_ARG_ALONG_AXIS(arg_s8, int8_t)
 
 void mb_reduce_max_s8(const mb_reduce_params *params, const int8_t *input, int8_t *output)
 {

@@ -47,3 +47,4 @@
 
 MB_SELECT(mb_select_v2_s8, int8_t)
 MB_SELECT(mb_select_v2_s16, int16_t)
+MB_SELECT(mb_select_v2_f32, float)

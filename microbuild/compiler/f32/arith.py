@@ -1,8 +1,9 @@
 """Float32 element-wise binary operators with TFLite broadcasting (ADD, SUB, MUL, DIV, MINIMUM,
-MAXIMUM, SQUARED_DIFFERENCE, and PRELU with alpha as the second operand): one kernel,
-``runtime/kernels/arith_f32.c`` over broadcast.c's walk, one float operation per element then
-TFLM's ActivationFunctionWithMinMax to the fused activation's range (the reference kernels clamp
-even without one, to +-FLT_MAX; MINIMUM, MAXIMUM, SQUARED_DIFFERENCE and PRELU do not clamp)."""
+MAXIMUM, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD, and PRELU with alpha as the second operand): one
+kernel, ``runtime/kernels/arith_f32.c`` over broadcast.c's walk, one float operation per element
+then TFLM's ActivationFunctionWithMinMax to the fused activation's range (the reference kernels
+clamp even without one, to +-FLT_MAX; MINIMUM, MAXIMUM, SQUARED_DIFFERENCE, FLOOR_DIV, FLOOR_MOD
+and PRELU do not clamp)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from microbuild.model.ir import Graph, Operator
 KERNEL_SOURCES = ("arith_f32.c", "broadcast.c")
 HEADER = "microbuild/kernels/arith_f32.h"
 OPERATIONS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "MINIMUM": 4, "MAXIMUM": 5,
-              "SQUARED_DIFFERENCE": 6, "PRELU": 7}
+              "SQUARED_DIFFERENCE": 6, "PRELU": 7, "FLOOR_DIV": 8, "FLOOR_MOD": 9}
 _CLAMPED = frozenset({"ADD", "SUB", "MUL", "DIV"})
 
 

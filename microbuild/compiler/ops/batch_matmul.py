@@ -1,17 +1,21 @@
-"""BATCH_MATMUL (int8; 16x8's int16 with zero points 0), bit-exact with TFLM's reference
-BatchMatMul: sums of (lhs - lhs zero point) * (rhs - rhs zero point) in int32 (int64 for int16),
-one per-tensor multiplier (lhs scale * rhs scale / output scale in double, TFLM's
-GetQuantizedConvolutionMultipler), the output type's full range (no fused activation).
+"""BATCH_MATMUL (int8; 16x8's int16 with zero points 0; float32:
+runtime/kernels/batch_matmul_f32.c, TFLM's float sums `total += lhs * rhs` over the inner dimension
+in order), bit-exact with TFLM's reference BatchMatMul. Integer: sums of (lhs - lhs zero point) *
+(rhs - rhs zero point) in int32 (int64 for int16), one per-tensor multiplier (lhs scale * rhs scale
+/ output scale in double, TFLM's GetQuantizedConvolutionMultipler), the output type's full range
+(no fused activation).
 
 Ranks 2 to 5 as TFLM; the leading (batch) dimensions broadcast where one side has 1. adj_x /
-adj_y are strides. Two int8 constants are multiplied at compile time. A constant rhs (the converter's tf.matmul with a weight) is stored transposed
-at compile time so the inner loop reads both operands contiguously.
+adj_y are strides. Two int8 constants are multiplied at compile time. A constant rhs (the
+converter's tf.matmul with a weight) is stored transposed at compile time so the inner loop reads
+both operands contiguously.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import all_float32_reasons, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import multiply_by_quantized_multiplier
 from microbuild.compiler.spatial import activation_reasons, c_struct, channel_multipliers
@@ -51,8 +55,9 @@ def _batch_strides(shape: list[int]) -> list[int]:
 class BatchMatMul(OpLowering):
     opcode = "BATCH_MATMUL"
     kernel_sources = ("batch_matmul.c",)
-    headers = ("microbuild/kernels/batch_matmul.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = ("batch_matmul_f32.c",)
+    headers = ("microbuild/kernels/batch_matmul.h", "microbuild/kernels/batch_matmul_f32.h")
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 2 or min(op.inputs) < 0 or len(op.outputs) != 1:
@@ -60,8 +65,10 @@ class BatchMatMul(OpLowering):
                     f"{op.outputs}"]
         lhs, rhs = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
         out = graph.tensor(op.outputs[0])
-        reasons = []
-        for role, t in (("lhs", lhs), ("rhs", rhs), ("output", out)):
+        float32 = is_float32(op, graph)
+        # A float model's operands: float32 throughout, nothing quantized.
+        reasons = all_float32_reasons(op, graph) if float32 else []
+        for role, t in () if float32 else (("lhs", lhs), ("rhs", rhs), ("output", out)):
             if t.is_constant and role == "rhs":
                 if t.dtype != lhs.dtype:
                     reasons.append(f"rhs '{t.name}' is {t.dtype} but lhs is {lhs.dtype}; TFLM "
@@ -132,30 +139,33 @@ class BatchMatMul(OpLowering):
             # Store the constant [.., depth, cols] matrices as [.., cols, depth] (adj_y's layout).
             data = np.asarray(rhs.data).reshape(rs)
             arranged = np.ascontiguousarray(np.swapaxes(data, -1, -2))
-            ctype = "int16_t" if rhs.dtype == "int16" else "int8_t"
+            ctype = {"int16": "int16_t", "float32": "float"}.get(rhs.dtype, "int8_t")
             rhs_ptr = ctx.const_array(ctx.symbol("rhs_transposed"), arranged, ctype)
             adj_y = True
         pad = 3 - len(batch)
         lhs_strides = [0] * pad + _batch_strides(ls)
         rhs_strides = [0] * pad + _batch_strides(rs)
         batch = [1] * pad + batch
-        s16 = lhs.dtype == "int16"
-        (multiplier,), (shift,) = channel_multipliers(lhs.scale, np.array([rhs.scale]),
-                                                      out.scale, 1)
-        lo, hi = (-32768, 32767) if s16 else (-128, 127)
         fields = [("batch_dims", batch), ("lhs_batch_strides", lhs_strides),
                   ("rhs_batch_strides", rhs_strides),
                   ("rows", rows), ("cols", cols), ("depth", depth),
                   ("lhs_row_stride", 1 if adj_x else depth),
                   ("lhs_depth_stride", rows if adj_x else 1),
                   ("rhs_depth_stride", 1 if adj_y else cols),
-                  ("rhs_col_stride", depth if adj_y else 1),
-                  ("lhs_offset", -lhs.zero_point), ("rhs_offset", -rhs.zero_point),
-                  ("output_offset", out.zero_point),
-                  ("multiplier", multiplier), ("shift", shift),
-                  ("activation_min", lo), ("activation_max", hi)]
+                  ("rhs_col_stride", depth if adj_y else 1)]
+        if lhs.dtype == "float32":
+            function = "mb_batch_matmul_f32"  # reads the layout fields only
+        else:
+            s16 = lhs.dtype == "int16"
+            (multiplier,), (shift,) = channel_multipliers(lhs.scale, np.array([rhs.scale]),
+                                                          out.scale, 1)
+            lo, hi = (-32768, 32767) if s16 else (-128, 127)
+            fields += [("lhs_offset", -lhs.zero_point), ("rhs_offset", -rhs.zero_point),
+                       ("output_offset", out.zero_point),
+                       ("multiplier", multiplier), ("shift", shift),
+                       ("activation_min", lo), ("activation_max", hi)]
+            function = "mb_batch_matmul_s16" if s16 else "mb_batch_matmul_s8"
         params = ctx.symbol("params")
         ctx.static(f"static const mb_batch_matmul_params {params} = {c_struct(fields)};")
-        function = "mb_batch_matmul_s16" if s16 else "mb_batch_matmul_s8"
         return (f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {rhs_ptr}, "
                 f"{ctx.ptr(op.outputs[0])});")

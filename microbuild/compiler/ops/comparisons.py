@@ -1,5 +1,6 @@
 """EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: int8 inputs (broadcasting), bool
-output, bit-exact with TFLM's *WithScaling comparisons.
+output, bit-exact with TFLM's *WithScaling comparisons; float32 inputs compared as they are
+(TFLM's ComparisonImpl<float>, runtime/kernels/compare_f32.c).
 
 TFLM's ComparisonsPrepare gives each int8 input an offset (minus its zero point), a left shift of
 8 and a multiplier from the input's *own scale* (QuantizeMultiplierSmallerThanOneExp(scale), so
@@ -25,6 +26,7 @@ from microbuild.compiler.elementwise import (
     operand_reasons,
     plan_broadcast,
 )
+from microbuild.compiler.f32 import is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
 from microbuild.compiler.quant import (
@@ -52,12 +54,17 @@ def _rescaled(values: np.ndarray, offset: int, multiplier: int, shift: int) -> n
 
 class _Comparison(OpLowering):
     kernel_sources = ("comparisons.c", "broadcast.c")
-    headers = ("microbuild/kernels/comparisons.h",)
-    dtypes = frozenset({"int8", "bool"})
+    float32_sources = ("compare_f32.c",)
+    headers = ("microbuild/kernels/comparisons.h", "microbuild/kernels/compare_f32.h")
+    dtypes = frozenset({"int8", "bool", "float32"})
     function: str
     compare = None
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            return (operand_reasons(op, graph, 2, ("float32", "float32"), "bool")
+                    or binary_broadcast_reasons(op, graph)
+                    or broadcast_rank_reasons(op, graph, 4))
         reasons = operand_reasons(op, graph, 2, ("int8", "int8"), "bool")
         if reasons:
             return reasons
@@ -89,6 +96,13 @@ class _Comparison(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
+        if a.dtype == "float32":
+            shape = ctx.symbol("shape")
+            plan = plan_broadcast(a.shape, b.shape, out.shape)
+            ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+            return (f"mb_compare_f32(MB_COMPARE_F32_{self.opcode}, &{shape}, "
+                    f"{ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
+                    f"{ctx.ptr(op.outputs[0])});")
         p = comparison_params(a.scale, a.zero_point, b.scale, b.zero_point)
         params, shape = ctx.symbol("params"), ctx.symbol("shape")
         ctx.static(f"static const mb_comparison_s8_params {params} = {c_designated(p)};")

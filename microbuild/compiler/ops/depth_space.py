@@ -1,4 +1,4 @@
-"""DEPTH_TO_SPACE and SPACE_TO_DEPTH (int8, NHWC), bit-exact with TFLM's reference kernels,
+"""DEPTH_TO_SPACE and SPACE_TO_DEPTH (int8 or float32, NHWC), bit-exact with TFLM's reference kernels,
 which copy values without rescaling in TensorFlow's DCR order: output pixel
 (h * block + by, w * block + bx), channel c of DEPTH_TO_SPACE is input pixel (h, w), channel
 (by * block + bx) * out_channels + c; SPACE_TO_DEPTH is the inverse. TFLM has them for float32 and
@@ -16,12 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.spatial import (
-    activation_reasons,
-    c_struct,
-    operand_count_reasons,
-    same_quantization,
-)
+from microbuild.compiler.f32.layout import moved_value_reasons, same_values
+from microbuild.compiler.spatial import c_struct, operand_count_reasons
 from microbuild.model.ir import Graph, Operator
 
 PERMUTATION = (0, 1, 3, 2, 4, 5)
@@ -33,7 +29,7 @@ class _DepthSpace(OpLowering):
     tflm_lacks = frozenset({"int16"})
     kernel_sources = ("transpose.c",)
     headers = ("microbuild/kernels/transpose.h",)
-    dtypes = frozenset({"int8"})
+    dtypes = frozenset({"int8", "float32"})
 
     def block(self, op: Operator) -> int:
         return int(op.options.get("block_size", 0))
@@ -50,8 +46,8 @@ class _DepthSpace(OpLowering):
         if reasons or op.inputs[0] < 0:
             return reasons or ["the input is missing"]
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4)
-        reasons += activation_reasons("output", y, rank=4, dtypes=(x.dtype,))
+        reasons += moved_value_reasons("input", x, rank=4)
+        reasons += moved_value_reasons("output", y, rank=4, dtypes=(x.dtype,))
         block = self.block(op)
         if block < 1:
             reasons.append(f"block_size is {block}; it must be at least 1")
@@ -63,7 +59,7 @@ class _DepthSpace(OpLowering):
         if tuple(y.shape) != expected:
             return [f"output '{y.name}' has shape {tuple(y.shape)}, expected {expected} from the "
                     f"input {tuple(x.shape)} and block_size {block}"]
-        if not same_quantization(x, y):
+        if not same_values(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "
                            "differently; TFLM copies values without rescaling")

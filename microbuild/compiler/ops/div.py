@@ -1,6 +1,8 @@
-"""DIV, FLOOR_DIV and FLOOR_MOD of constants, evaluated at compile time (shape arithmetic in
-int32, float32 tables): DIV truncates integers toward zero as C's ``/`` does, FLOOR_DIV rounds
-toward minus infinity, FLOOR_MOD takes the divisor's sign (TFLite's FloorMod).
+"""DIV, FLOOR_DIV and FLOOR_MOD of constants, evaluated at compile time (shape arithmetic in int32,
+float32 tables); float32 ones at run time on the float arithmetic kernel
+(microbuild/compiler/f32/arith.py, TFLM's float FloorDiv and FloorMod): DIV truncates integers
+toward zero as C's ``/`` does, FLOOR_DIV rounds toward minus infinity, FLOOR_MOD takes the
+divisor's sign (TFLite's FloorMod).
 
 DIV of non-quantized int32 tensors also runs on the device (TFLM's int32 reference Div, with
 broadcasting and the fused activation's clamp; microbuild/compiler/int32_arith.py), as the
@@ -14,7 +16,8 @@ import numpy as np
 from microbuild.compiler.elementwise import fold_arithmetic
 from microbuild.compiler import int32_arith
 from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import CompileTimeLowering, EmitContext, OpLowering, register
+from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
 from microbuild.model.ir import Graph, Operator
 
 
@@ -73,8 +76,24 @@ class Div(OpLowering):
         return fold_arithmetic(op, graph, _truncating)
 
 
+class _Flooring(OpLowering):
+    """FLOOR_DIV / FLOOR_MOD: constants of any type at compile time; float32 at run time (the only
+    type TFLM's kernels take), on the float arithmetic kernel."""
+
+    float32_sources = arith_f32.KERNEL_SOURCES
+    headers = (arith_f32.HEADER,)
+    dtypes = frozenset({"float32"})
+
+    def check(self, op: Operator, graph: Graph) -> list[str]:
+        # TFLM broadcasts these over at most 4 dimensions (BroadcastBinaryFunction4DSlow).
+        return arith_f32.reasons(op, graph) or broadcast_rank_reasons(op, graph, 4)
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        return arith_f32.emit(op, graph, ctx)
+
+
 @register
-class FloorDiv(CompileTimeLowering):
+class FloorDiv(_Flooring):
     opcode = "FLOOR_DIV"
 
     def fold(self, op: Operator, graph: Graph):
@@ -82,7 +101,7 @@ class FloorDiv(CompileTimeLowering):
 
 
 @register
-class FloorMod(CompileTimeLowering):
+class FloorMod(_Flooring):
     opcode = "FLOOR_MOD"
 
     def fold(self, op: Operator, graph: Graph):

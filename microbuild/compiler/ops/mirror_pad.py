@@ -1,4 +1,4 @@
-"""MIRROR_PAD (int8, modes REFLECT and SYMMETRIC, up to six dimensions), bit-exact with TFLM.
+"""MIRROR_PAD (int8 or float32, modes REFLECT and SYMMETRIC, up to six dimensions), bit-exact with TFLM.
 
 Every output element is an input element: along each dimension, index ``p`` of the padded output
 reads ``p - before`` inside the input, and mirrors across the edge outside it (REFLECT excludes the
@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.spatial import activation_reasons, operand_count_reasons, \
-    same_quantization
+from microbuild.compiler.f32.layout import moved_value_reasons, same_values
+from microbuild.compiler.spatial import operand_count_reasons
 from microbuild.compiler.table_gather import MAX_DIMS, GatherPlan
 from microbuild.model.ir import Graph, Operator
 
@@ -52,7 +52,7 @@ class MirrorPad(OpLowering):
     opcode = "MIRROR_PAD"
     kernel_sources = ("table_gather.c",)
     headers = ("microbuild/kernels/table_gather.h",)
-    dtypes = frozenset({"int8"})
+    dtypes = frozenset({"int8", "float32"})
 
     def plan(self, op: Operator, graph: Graph) -> GatherPlan:
         x = graph.tensor(op.inputs[0])
@@ -77,8 +77,8 @@ class MirrorPad(OpLowering):
             return reasons or ["input or paddings is missing"]
         x, pads_t, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x)
-        reasons += activation_reasons("output", y, dtypes=(x.dtype,))
+        reasons += moved_value_reasons("input", x)
+        reasons += moved_value_reasons("output", y, dtypes=(x.dtype,))
         mode = op.options.get("mode", "REFLECT")
         if mode not in MODES:
             reasons.append(f"mode {mode} is not supported ({' or '.join(MODES)})")
@@ -105,7 +105,7 @@ class MirrorPad(OpLowering):
             if max(before, after) > size - 1 + limit:
                 reasons.append(f"dimension {d} of size {size} is padded by {[int(before), int(after)]}"
                                f"; {mode} allows at most {size - 1 + limit} on each side")
-        if not same_quantization(x, y):
+        if not same_values(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "
                            "differently; TFLM copies values without rescaling")

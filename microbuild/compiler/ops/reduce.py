@@ -174,11 +174,13 @@ class ReduceMin(_Extreme):
 
 
 class _Arg(OpLowering):
-    """ARG_MAX / ARG_MIN: int8 input, int32 indices along one constant axis."""
+    """ARG_MAX / ARG_MIN: int8 or float32 input (runtime/kernels/arg_f32.c), int32 indices along
+    one constant axis."""
 
     kernel_sources = ("reduce.c",)
-    headers = ("microbuild/kernels/reduce.h",)
-    dtypes = frozenset({"int8", "int32"})
+    float32_sources = ("arg_f32.c",)
+    headers = ("microbuild/kernels/reduce.h", "microbuild/kernels/arg_f32.h")
+    dtypes = frozenset({"int8", "int32", "float32"})
     function = "mb_arg_max_s8"
     numpy = staticmethod(np.argmax)
 
@@ -196,9 +198,9 @@ class _Arg(OpLowering):
             return reasons or ["input or axis is missing"]
         x, axis, out = (graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]),
                         graph.tensor(op.outputs[0]))
-        if x.dtype != "int8":
+        if x.dtype not in ("int8", "float32"):
             reasons.append(f"input '{x.name}' is {x.dtype}; TFLM's {self.opcode} takes float32 "
-                           "or int8 input, microbuild int8")
+                           "or int8 input")
         if out.dtype != "int32":
             reasons.append(f"output '{out.name}' is {out.dtype}; TFLM's {self.opcode} writes "
                            "int32 indices")
@@ -232,8 +234,9 @@ class _Arg(OpLowering):
         params = ctx.symbol("params")
         fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
         ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
-        return (f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.outputs[0])});")
+        function = self.function.replace("_s8", "_f32") if x.dtype == "float32" \
+            else self.function
+        return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
 
 
 @register

@@ -1,4 +1,5 @@
-"""RESIZE_NEAREST_NEIGHBOR (int8, int16) and RESIZE_BILINEAR (int8), bit-exact with TFLM.
+"""RESIZE_NEAREST_NEIGHBOR (int8, int16, float32) and RESIZE_BILINEAR (int8; float32 in
+microbuild/compiler/f32/resize.py), bit-exact with TFLM.
 
 Both take an NHWC input and a constant int32 ``size`` [new_height, new_width]; the options
 ``align_corners`` and ``half_pixel_centers`` place the output pixels on the input. The compiler
@@ -23,12 +24,10 @@ import math
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.spatial import (
-    activation_reasons,
-    c_struct,
-    operand_count_reasons,
-    same_quantization,
-)
+from microbuild.compiler.f32 import is_float32
+from microbuild.compiler.f32 import resize as resize_f32
+from microbuild.compiler.f32.layout import moved_value_reasons, same_values
+from microbuild.compiler.spatial import c_struct, operand_count_reasons
 from microbuild.compiler.table_gather import GatherPlan
 from microbuild.model.ir import Graph, Operator
 
@@ -98,8 +97,8 @@ class _Resize(OpLowering):
         x, s, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), \
             graph.tensor(op.outputs[0])
         dtypes = tuple(sorted(self.dtypes))
-        reasons += activation_reasons("input", x, rank=4, dtypes=dtypes)
-        reasons += activation_reasons("output", y, rank=4, dtypes=(x.dtype,))
+        reasons += moved_value_reasons("input", x, rank=4, dtypes=dtypes)
+        reasons += moved_value_reasons("output", y, rank=4, dtypes=(x.dtype,))
         if not s.is_constant:
             reasons.append(f"size '{s.name}' is not constant; the output height and width must "
                            "be known at compile time (TFLM requires a constant size too)")
@@ -122,7 +121,7 @@ class _Resize(OpLowering):
             reasons.append(f"output '{y.name}' has shape {tuple(y.shape)}, expected "
                            f"{(n, out_h, out_w, c)} from the input {tuple(x.shape)} and size "
                            f"{[out_h, out_w]}")
-        elif not same_quantization(x, y):
+        elif not same_values(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "
                            f"differently; TFLM's kernel writes the interpolated {self.value_kind} "
@@ -140,7 +139,7 @@ class ResizeNearestNeighbor(_Resize):
     opcode = "RESIZE_NEAREST_NEIGHBOR"
     kernel_sources = ("table_gather.c",)
     headers = ("microbuild/kernels/table_gather.h",)
-    dtypes = frozenset({"int8", "int16"})
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def plan(self, op: Operator, graph: Graph) -> GatherPlan:
         n, in_h, in_w, c = graph.tensor(op.inputs[0]).shape
@@ -172,8 +171,9 @@ class ResizeBilinear(_Resize):
     tflm_lacks = frozenset({"int16"})
     opcode = "RESIZE_BILINEAR"
     kernel_sources = ("resize_bilinear.c",)
-    headers = ("microbuild/kernels/resize_bilinear.h",)
-    dtypes = frozenset({"int8"})
+    float32_sources = resize_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/resize_bilinear.h", resize_f32.HEADER)
+    dtypes = frozenset({"int8", "float32"})
 
     def axes(self, op: Operator, graph: Graph):
         _, in_h, in_w, _ = graph.tensor(op.inputs[0]).shape
@@ -182,6 +182,9 @@ class ResizeBilinear(_Resize):
         return (bilinear_axis(out_h, in_h, align, half), bilinear_axis(out_w, in_w, align, half))
 
     def geometry_reasons(self, op: Operator, graph: Graph) -> list[str]:
+        if is_float32(op, graph):
+            # Float positions are clamped to the input (microbuild/compiler/f32/resize.py).
+            return []
         _, in_h, in_w, _ = graph.tensor(op.inputs[0]).shape
         reasons = []
         for name, axis, size in zip(("row", "column"), self.axes(op, graph), (in_h, in_w)):
@@ -198,8 +201,8 @@ class ResizeBilinear(_Resize):
 
     def fold(self, op: Operator, graph: Graph):
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        if _size(op, graph) is None or x.data is None:
-            return None
+        if _size(op, graph) is None or x.data is None or x.dtype == "float32":
+            return None  # a constant float input is resized on the device
         rows, cols = self.axes(op, graph)
         data = np.asarray(x.data, dtype=np.int64).reshape(x.shape)
         out = np.empty(y.shape, dtype=np.int64)
@@ -213,6 +216,8 @@ class ResizeBilinear(_Resize):
         return [out.astype(y.dtype)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return resize_f32.emit(op, graph, ctx, _size(op, graph), _flags(op))
         n, in_h, in_w, c = graph.tensor(op.inputs[0]).shape
         rows, cols = self.axes(op, graph)
         row_table = [v for y0, y1, dy in rows for v in (y0 * in_w * c, y1 * in_w * c, dy)]

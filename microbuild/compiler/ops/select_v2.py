@@ -1,5 +1,5 @@
-"""SELECT_V2 (bool condition; int8 or int16 values; all three inputs broadcast), bit-exact with
-TFLM's Select / BroadcastSelect5DSlow: ``out = condition ? x : y``, raw values copied.
+"""SELECT_V2 (bool condition; int8, int16 or float32 values; all three inputs broadcast), bit-exact
+with TFLM's Select / BroadcastSelect5DSlow: ``out = condition ? x : y``, raw values copied.
 
 TFLM copies raw values, so x, y and the output must share one quantization for the result to
 mean anything; the converter arranges that, and microbuild refuses other instances. TFLM
@@ -82,7 +82,7 @@ class SelectV2(OpLowering):
     opcode = "SELECT_V2"
     kernel_sources = ("select_v2.c",)
     headers = ("microbuild/kernels/select_v2.h",)
-    dtypes = frozenset({"bool", "int8", "int16"})
+    dtypes = frozenset({"bool", "int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 3 or min(op.inputs) < 0 or len(op.outputs) != 1:
@@ -93,10 +93,10 @@ class SelectV2(OpLowering):
         if cond.dtype != "bool":
             reasons.append(f"condition '{cond.name}' is {cond.dtype}; it must be bool")
         for role, t in (("x", x), ("y", y), ("output", out)):
-            if t.dtype not in ("int8", "int16"):
-                reasons.append(f"{role} '{t.name}' is {t.dtype}; only int8 and int16 values are "
-                               "supported")
-            elif t.quant is None or t.quant.per_channel:
+            if t.dtype not in ("int8", "int16", "float32"):
+                reasons.append(f"{role} '{t.name}' is {t.dtype}; only int8, int16 and float32 "
+                               "values are supported")
+            elif t.dtype != "float32" and (t.quant is None or t.quant.per_channel):
                 reasons.append(f"{role} '{t.name}' must be quantized per tensor")
             if t.is_dynamic:
                 reasons.append(f"{role} '{t.name}' has a dynamic shape {t.shape_signature}")
@@ -104,9 +104,9 @@ class SelectV2(OpLowering):
             return reasons
         if not x.dtype == y.dtype == out.dtype:
             return [f"x, y and output types differ ({x.dtype}, {y.dtype}, {out.dtype})"]
-        reasons = same_quantization_reasons(op, graph, [("output", op.outputs[0]),
-                                                        ("x", op.inputs[1]),
-                                                        ("y", op.inputs[2])])
+        # A float model's values are copied as they are: nothing quantized to match.
+        reasons = [] if out.dtype == "float32" else same_quantization_reasons(
+            op, graph, [("output", op.outputs[0]), ("x", op.inputs[1]), ("y", op.inputs[2])])
         expected = broadcast_shape(cond.shape, x.shape)
         expected = None if expected is None else broadcast_shape(expected, y.shape)
         if expected is None:
@@ -136,7 +136,7 @@ class SelectV2(OpLowering):
         plan = plan_select([cond.shape, x.shape, y.shape], out.shape)
         shape = ctx.symbol("shape")
         ctx.static(f"static const mb_select_shape {shape} = {plan.c_initializer()};")
-        suffix = "s16" if out.dtype == "int16" else "s8"
+        suffix = {"int16": "s16", "float32": "f32"}.get(out.dtype, "s8")
         args = ", ".join(ctx.ptr(t) for t in [*op.inputs, *op.outputs])
         return f"mb_select_v2_{suffix}(&{shape}, {args});"
 

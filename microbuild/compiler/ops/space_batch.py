@@ -1,4 +1,4 @@
-"""SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (int8; 4-D NHWC, or 3-D NHC taken as width 1),
+"""SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND (int8 or float32; 4-D NHWC, or 3-D NHC taken as width 1),
 bit-exact with TFLM's reference kernels. TFLM has them for float32 and int8 only.
 
 SPACE_TO_BATCH_ND pads the spatial dimensions and deals the pixels of each block out to
@@ -30,12 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.spatial import (
-    activation_reasons,
-    c_struct,
-    operand_count_reasons,
-    same_quantization,
-)
+from microbuild.compiler.f32.layout import moved_value_reasons, same_values
+from microbuild.compiler.spatial import c_struct, operand_count_reasons
 from microbuild.compiler.table_gather import GatherPlan
 from microbuild.model.ir import Graph, Operator
 
@@ -66,7 +62,7 @@ class _SpaceBatch(OpLowering):
     tflm_lacks = frozenset({"int16"})
     # Read at compile time only; refused in check when not constant.
     parameter_inputs = (1, 2)
-    dtypes = frozenset({"int8"})
+    dtypes = frozenset({"int8", "float32"})
     third = "paddings"
 
     def operand_reasons(self, op: Operator, graph: Graph) -> list[str]:
@@ -74,8 +70,8 @@ class _SpaceBatch(OpLowering):
         if reasons or min(op.inputs) < 0:
             return reasons or ["an input is missing"]
         x, y = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x)
-        reasons += activation_reasons("output", y, dtypes=(x.dtype,))
+        reasons += moved_value_reasons("input", x)
+        reasons += moved_value_reasons("output", y, dtypes=(x.dtype,))
         if len(x.shape) not in (3, 4) or len(y.shape) != len(x.shape):
             reasons.append(f"input {tuple(x.shape)} and output {tuple(y.shape)} must both be 3-D "
                            "(NHC) or 4-D (NHWC), as in TFLM")
@@ -96,7 +92,7 @@ class _SpaceBatch(OpLowering):
             reasons.append(f"block_shape {block.tolist()} must be at least 1")
         if np.any(edges < 0):
             reasons.append(f"{self.third} {edges.reshape(-1, 2).tolist()} has negative entries")
-        if not same_quantization(x, y):
+        if not same_values(x, y):
             reasons.append(f"input (scale {x.scale}, zero point {x.zero_point}) and output "
                            f"(scale {y.scale}, zero point {y.zero_point}) are quantized "
                            "differently; TFLM copies values without rescaling")
@@ -169,7 +165,7 @@ class SpaceToBatchND(_SpaceBatch):
         fields = [("batches", n), ("input_h", h), ("input_w", w),
                   ("pixel_bytes", c * np.dtype(x.dtype).itemsize), ("output_h", oh),
                   ("output_w", ow), ("block_h", bh), ("block_w", bw), ("pad_top", top),
-                  ("pad_left", left), ("pad_value", y.zero_point)]
+                  ("pad_left", left), ("pad_value", y.zero_point if y.quant is not None else 0)]
         params = ctx.symbol("params")
         ctx.static(f"static const mb_space_to_batch_nd_params {params} = {c_struct(fields)};")
         return (f"mb_space_to_batch_nd(&{params}, {ctx.ptr(op.inputs[0])}, "

@@ -1,5 +1,6 @@
 """SVDF (int8 input and output, int8 feature weights, int16 or int8 time weights and activation
-state, int32 bias), bit-exact with TFLM's integer reference (svdf_common.cc).
+state, int32 bias), bit-exact with TFLM's integer reference (svdf_common.cc); float32 throughout
+(runtime/kernels/svdf_f32.c), bit-exact with its EvalFloatSvdfReference.
 
 The activation state is a variable tensor: it lives in the model's state buffer and carries the
 last ``memory`` values of every filter from one invocation to the next (see
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import all_float32_reasons, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.fully_connected import arrange_rows
 from microbuild.compiler.quant import quantize_multiplier
@@ -44,12 +46,43 @@ def _folds(op: Operator, graph: Graph) -> np.ndarray:
     return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
 
 
+# svdf_f32.h's codes for the fused activations TFLM's ActivationValFloat applies here.
+_FLOAT_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+def _float32_reasons(op: Operator, graph: Graph) -> list[str]:
+    """A float SVDF: float32 throughout (an optional bias), a fused activation svdf_f32.c has."""
+    reasons = all_float32_reasons(op, graph)
+    activation = op.options.get("fused_activation_function", "NONE")
+    if activation not in _FLOAT_ACTIVATIONS:
+        reasons.append(f"fused activation {activation} is not supported for float SVDF "
+                       f"({', '.join(_FLOAT_ACTIVATIONS)})")
+    return reasons
+
+
+def _emit_float32(op: Operator, graph: Graph, ctx: EmitContext) -> str:
+    x, wt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[2])
+    rank = int(op.options.get("rank", 1))
+    filters, memory = wt.shape
+    fields = [("batches", x.shape[0]), ("input_size", x.shape[1]), ("filters", filters),
+              ("units", filters // rank), ("rank", rank), ("memory", memory),
+              ("activation",
+               _FLOAT_ACTIVATIONS[op.options.get("fused_activation_function", "NONE")])]
+    params = ctx.symbol("params")
+    ctx.static(f"static const mb_svdf_f32_params {params} = {c_struct(fields)};")
+    bias = ctx.ptr(op.inputs[3]) if op.inputs[3] >= 0 else "NULL"
+    args = [f"&{params}", *(ctx.ptr(op.inputs[k]) for k in (0, 1, 2)), bias,
+            ctx.ptr(op.inputs[4]), ctx.ptr(op.outputs[0]), f"(float *){ctx.scratch_ptr()}"]
+    return f"mb_svdf_f32({', '.join(args)});"
+
+
 @register
 class Svdf(OpLowering):
     opcode = "SVDF"
     kernel_sources = ("svdf.c",)
-    headers = ("microbuild/kernels/svdf.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = ("svdf_f32.c",)
+    headers = ("microbuild/kernels/svdf.h", "microbuild/kernels/svdf_f32.h")
+    dtypes = frozenset({"int8", "int16", "float32"})
     state_inputs = (4,)
     # The same arithmetic with the zero points folded out of the loops and the dot products on
     # the DSP / Helium instructions (runtime/kernels/svdf_fast.c); the function is chosen by the
@@ -78,23 +111,25 @@ class Svdf(OpLowering):
         x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
         y = graph.tensor(op.outputs[0])
         bias = graph.tensor(op.inputs[3]) if op.inputs[3] >= 0 else None
-        reasons = []
-        if x.dtype != "int8" or y.dtype != "int8" or wf.dtype != "int8":
-            reasons.append(f"input, feature weights and output must be int8 (float SVDF is not "
-                           f"supported): they are {x.dtype}, {wf.dtype}, {y.dtype}")
-        if state.dtype not in _STATE_TYPES or wt.dtype != state.dtype:
+        float32 = is_float32(op, graph)
+        # A float SVDF: every operand float32, nothing quantized, the bias optional.
+        reasons = _float32_reasons(op, graph) if float32 else []
+        if not float32 and (x.dtype != "int8" or y.dtype != "int8" or wf.dtype != "int8"):
+            reasons.append(f"input, feature weights and output must be int8 (or all float32): "
+                           f"they are {x.dtype}, {wf.dtype}, {y.dtype}")
+        if not float32 and (state.dtype not in _STATE_TYPES or wt.dtype != state.dtype):
             reasons.append(f"time weights ({wt.dtype}) and state ({state.dtype}) must both be "
                            "int16 or both int8")
         if not state.is_variable:
             reasons.append(f"state '{state.name}' is not a variable tensor; TFLM requires one")
         if not (wf.is_constant and wt.is_constant and (bias is None or bias.is_constant)):
             reasons.append("the weights and bias must be constant")
-        if bias is None:
+        if bias is None and not float32:
             reasons.append("has no bias; TFLM's SVDF reads the bias's scale in Prepare and cannot "
                            "run without one")
-        elif bias.dtype != "int32":
+        elif not float32 and bias.dtype != "int32":
             reasons.append(f"bias is {bias.dtype}; int32 expected")
-        if any(t.quant is None for t in (x, wf, wt, state, y)):
+        if not float32 and any(t.quant is None for t in (x, wf, wt, state, y)):
             reasons.append("every tensor but the bias must be quantized")
         if reasons:
             return reasons
@@ -116,7 +151,8 @@ class Svdf(OpLowering):
         if state.num_elements != batches * filters * memory:
             reasons.append(f"state has {state.num_elements} values, expected batches x filters "
                            f"x memory = {batches * filters * memory}")
-        if x.quant.per_channel or wf.quant.per_channel or wt.quant.per_channel:
+        if not float32 and (x.quant.per_channel or wf.quant.per_channel
+                            or wt.quant.per_channel):
             reasons.append("TFLM's SVDF takes per-tensor quantization only")
         return reasons
 
@@ -124,6 +160,8 @@ class Svdf(OpLowering):
         x, wt = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[2])
         batches, filters = x.shape[0], wt.shape[0]
         units = filters // int(op.options.get("rank", 1))
+        if is_float32(op, graph):
+            return 4 * batches * filters  # svdf_f32.h: the time dot products
         return 4 * batches * (filters + units)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
@@ -131,6 +169,8 @@ class Svdf(OpLowering):
         y = graph.tensor(op.outputs[0])
         rank = int(op.options.get("rank", 1))
         filters, memory = wt.shape
+        if is_float32(op, graph):
+            return _emit_float32(op, graph, ctx)
         m1, s1 = quantize_multiplier(_effective_scale(x.scale, wf.scale, state.scale))
         m2, s2 = quantize_multiplier(_effective_scale(state.scale, wt.scale, y.scale))
         params = ctx.symbol("params")

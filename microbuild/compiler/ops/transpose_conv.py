@@ -1,6 +1,7 @@
 """TRANSPOSE_CONV (int8 activations with int8 filters per channel or per tensor and an optional
 int32 bias; 16x8: int16 activations, int8 filters, an optional int64 (or legacy int16) bias),
-bit-exact with TFLM's reference_integer_ops::TransposeConv.
+bit-exact with TFLM's reference_integer_ops::TransposeConv; float32 in
+microbuild/compiler/f32/transpose_conv.py.
 
 TFLM sums each output in a scratch buffer the size of the output (int32 for int8, int64 for
 16x8) by scattering every input pixel through the filter, then requantizes with one multiplier
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.f32 import is_float32
+from microbuild.compiler.f32 import transpose_conv as transpose_conv_f32
+from microbuild.compiler.f32.layout import moved_value_reasons
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
@@ -57,8 +61,9 @@ def _sum_bound(op: Operator, graph: Graph) -> int:
 class TransposeConv(OpLowering):
     opcode = "TRANSPOSE_CONV"
     kernel_sources = ("transpose_conv.c",)
-    headers = ("microbuild/kernels/transpose_conv.h",)
-    dtypes = frozenset({"int8", "int16"})
+    float32_sources = transpose_conv_f32.KERNEL_SOURCES
+    headers = ("microbuild/kernels/transpose_conv.h", transpose_conv_f32.HEADER)
+    dtypes = frozenset({"int8", "int16", "float32"})
 
     def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
         inputs = list(op.inputs)
@@ -74,20 +79,29 @@ class TransposeConv(OpLowering):
             return reasons or ["input or filter is missing"]
         x, w = graph.tensor(op.inputs[INPUT]), graph.tensor(op.inputs[FILTER])
         bias, out = _bias(op, graph), graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
-        reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
+        float32 = is_float32(op, graph)
+        if float32:
+            reasons += transpose_conv_f32.reasons(op, graph)
+            reasons += moved_value_reasons("input", x, rank=4, dtypes=("float32",))
+            reasons += moved_value_reasons("output", out, rank=4, dtypes=("float32",))
+        else:
+            reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
+            reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
         if len(w.shape) != 4:
             reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [out, h, w, in]")
         reasons += window_option_reasons(op.options, dilation=False)
         if reasons:
             return reasons
-        reasons += filter_reasons(w, channel_axis=0)
+        if not float32:
+            reasons += filter_reasons(w, channel_axis=0)
         out_c, _, _, filter_c = w.shape
         # 16x8: an int64 bias, or the int16 one older converters made (TFLM widens it to int64
         # at every invocation; here it is widened once, at compile time).
         bias_dtype = "int32"
         if x.dtype == "int16":
             bias_dtype = "int16" if bias is not None and bias.dtype == "int16" else "int64"
+        elif float32:
+            bias_dtype = "float32"
         reasons += bias_reasons(bias, out_c, bias_dtype)
         if x.shape[3] != filter_c:
             reasons.append(f"input depth {x.shape[3]} differs from the filter depth {filter_c}")
@@ -109,9 +123,13 @@ class TransposeConv(OpLowering):
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         x = graph.tensor(op.inputs[INPUT])
+        if is_float32(op, graph):
+            return 0  # the float kernel sums in the output itself, as TFLM's does
         return graph.tensor(op.outputs[0]).num_elements * (8 if x.dtype == "int16" else 4)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        if is_float32(op, graph):
+            return transpose_conv_f32.emit(op, graph, ctx)
         x, w = graph.tensor(op.inputs[INPUT]), graph.tensor(op.inputs[FILTER])
         bias, out = _bias(op, graph), graph.tensor(op.outputs[0])
         batches, in_h, in_w, in_c = x.shape

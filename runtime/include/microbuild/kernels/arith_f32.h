@@ -20,6 +20,10 @@
 #define MB_F32_MAX 5
 #define MB_F32_SQUARED_DIFFERENCE 6
 #define MB_F32_PRELU 7
+/* TFLM's FloorDiv<float>: floor of the quotient computed in double; FloorMod<float>: fmodf,
+ * moved to the divisor's sign. Neither clamps. */
+#define MB_F32_FLOOR_DIV 8
+#define MB_F32_FLOOR_MOD 9
 
 typedef struct {
     int32_t operation; /* MB_F32_* */

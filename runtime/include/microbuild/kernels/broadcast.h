@@ -54,5 +54,11 @@ typedef void (*mb_binary_row_s32)(const void *params, const int32_t *a, int32_t 
 void mb_broadcast_binary_s32(const mb_broadcast_shape *shape, const int32_t *a,
                              const int32_t *b, int32_t *out, mb_binary_row_s32 row,
                              const void *params);
+/* Two float32 inputs, one bool output (float32 comparisons). */
+typedef void (*mb_binary_row_f32_bool)(const void *params, const float *a, int32_t a_step,
+                                       const float *b, int32_t b_step, uint8_t *out, int32_t n);
+void mb_broadcast_binary_f32_bool(const mb_broadcast_shape *shape, const float *a,
+                                  const float *b, uint8_t *out, mb_binary_row_f32_bool row,
+                                  const void *params);
 
 #endif

@@ -1,4 +1,4 @@
-/* SELECT_V2 (int8, int16 values, bool condition) with broadcasting of all three inputs,
+/* SELECT_V2 (int8, int16 or float32 values, bool condition) with broadcasting of all three inputs,
  * bit-exact with TFLM's Select / BroadcastSelect5DSlow: out = condition ? x : y, raw values copied
  * (the compiler requires x, y and the output to share one quantization).
  *
@@ -24,5 +24,7 @@ void mb_select_v2_s8(const mb_select_shape *shape, const uint8_t *condition, con
                      const int8_t *y, int8_t *output);
 void mb_select_v2_s16(const mb_select_shape *shape, const uint8_t *condition, const int16_t *x,
                       const int16_t *y, int16_t *output);
+void mb_select_v2_f32(const mb_select_shape *shape, const uint8_t *condition, const float *x,
+                      const float *y, float *output);
 
 #endif
