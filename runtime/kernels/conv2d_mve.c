@@ -269,6 +269,7 @@ typedef struct {
     const int8_t *filter;
     const int32_t *interior_bias, *multipliers, *shifts;
     int32_t kp, chunks;
+    int32_t with_tail; /* the depth is not a multiple of 16: its last k % 16 taps, predicated */
     mve_pred16_t tail;
 } direct_conv;
 
@@ -293,10 +294,9 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
  * vector load, requantized on 4 lanes and stored with one VSTRB (the last block of a channel
  * count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
- * block + i * 64 + j * 16. with_tail: the depth's last k % 16 taps, the input read with tail
- * predication. */
+ * block + i * 64 + j * 16. */
 static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const *x, int8_t *out,
-                                       const int np, const int with_tail)
+                                       const int np)
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
@@ -324,7 +324,7 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
                     s3 = vmladavaq_s8(s3, vldrbq_s8(x3), f);
                 }
             }
-            if (with_tail) { /* the filter's padding is zero: only the input is masked */
+            if (d->with_tail) { /* the filter's padding is zero: only the input is masked */
                 const int8x16_t f = vldrbq_s8(w);
                 s0 = vmladavaq_p_s8(s0, vldrbq_z_s8(x0, d->tail), f, d->tail);
                 if (np > 1) {
@@ -353,11 +353,11 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
 }
 
 /* A 1x1 filter without padding and without a fused ADD: the pixels read in place, 4 at a time
- * (direct_block), then a block of 2 and one of 1 for the rest, so no pixel is computed twice.
- * Cheaper per output than run()'s 2 pixels x 4 channels, which walks the columns twice (two
- * channels per pass) and requantizes twice as many vectors per filter block. */
-static ALWAYS_INLINE void run_direct(const direct_conv *d, const int8_t *input, int8_t *output,
-                                     const int with_tail)
+ * (direct_block), the last 1-3 one at a time, so no pixel is computed twice (two copies of
+ * direct_block keep the code small). Cheaper per output than run()'s 2 pixels x 4 channels,
+ * which walks the columns twice (two channels per pass) and requantizes twice as many vectors
+ * per filter block. */
+static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output)
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t total = p->batches * p->output_h * p->output_w;
@@ -366,16 +366,11 @@ static ALWAYS_INLINE void run_direct(const direct_conv *d, const int8_t *input, 
     for (; n + 4 <= total; n += 4) {
         const int8_t *x[4] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1),
                               direct_pixel(p, input, n + 2), direct_pixel(p, input, n + 3)};
-        direct_block(d, x, output + n * oc, 4, with_tail);
+        direct_block(d, x, output + n * oc, 4);
     }
-    if (n + 2 <= total) {
-        const int8_t *x[2] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1)};
-        direct_block(d, x, output + n * oc, 2, with_tail);
-        n += 2;
-    }
-    if (n < total) {
+    for (; n < total; n++) {
         const int8_t *x[1] = {direct_pixel(p, input, n)};
-        direct_block(d, x, output + n * oc, 1, with_tail);
+        direct_block(d, x, output + n * oc, 1);
     }
 }
 
@@ -388,12 +383,9 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
     if (is_direct(p) && residual == 0) {
         const int32_t k = p->input_c;
         const direct_conv d = {p, filter, interior_bias, multipliers, shifts,
-                               (k + 15) & ~(int32_t)15, k / 16, vctp8q((uint32_t)(k % 16))};
-        if (k % 16 != 0) {
-            run_direct(&d, input, output, 1);
-        } else {
-            run_direct(&d, input, output, 0);
-        }
+                               (k + 15) & ~(int32_t)15, k / 16, k % 16 != 0,
+                               vctp8q((uint32_t)(k % 16))};
+        run_direct(&d, input, output);
     } else if (is_direct(p) && p->input_c % 16 != 0) {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
     } else {
