@@ -22,6 +22,8 @@ prints the tables.
 
     .venv/bin/python benchmarks/kernels.py [BOARD ...]   (named boards: only their rows change)
     MB_BENCH_MODELS=ds_cnn,resnet8 ...                   (only those models' rows change)
+    MB_BENCH_NO_TUNE=1 ...                               (default kernels only: no tuning, the
+                                                          tuned columns say "not tuned")
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
     return out
 
 
+class _NotTuned(Exception):
+    """MB_BENCH_NO_TUNE: the model is measured with the reference and default kernels only."""
+
+
 def _skipped(board, model: Path, why: str, err: Exception) -> dict:
     """A row for a model the board could not measure, with why (also printed)."""
     print(f"{board.name} {model.stem}: {why}: {str(err).splitlines()[0]}", file=sys.stderr)
@@ -100,9 +106,16 @@ def measure_board(board: str) -> list[dict]:
             work = Path(tmp) / model.stem
             untuned = None  # why the model has no tuned figures, when it has none
             try:
+                if os.environ.get("MB_BENCH_NO_TUNE"):
+                    # A quick look at the defaults (a kernel change measured beside TFLM):
+                    # tuning a model takes most of a board's time.
+                    untuned = "MB_BENCH_NO_TUNE"
+                    raise _NotTuned
                 report = tune(b, [model], log, out_dir=work / "tune",
                               repeat=1 if b.is_emulated else 9)
                 cpu = report.cpu
+            except _NotTuned:
+                cpu = Target.of_board(b).cpu
             except FitError as err:
                 # Measured without tuning if the model itself fits (then skipped below if not).
                 untuned = "the reference and one candidate do not fit one tuning firmware"

@@ -244,9 +244,10 @@ VARIANTS = (
         opcode="CONV_2D", name="mve", function="mb_conv2d_s8_mve",
         sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30, accepts=_mve_fits,
         arrange=_arrange_mve, scratch=_scratch_mve,
-        overlap_group=2,
-        description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 4 channels, "
-                    "4-lane VQRDMULH requantization"),
+        overlap_group=4,  # 1x1 filters: blocks of 4 pixels (conv2d_mve.c, run_direct)
+        description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 4 channels "
+                    "(1x1: 4 pixels x 4 channels read in place), 4-lane VQRDMULH "
+                    "requantization"),
     KernelVariant(
         opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
         sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
