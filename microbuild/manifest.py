@@ -49,6 +49,13 @@ class ManifestModel:
     variants: dict[str, str] = field(default_factory=dict)
 
 
+def default_out_dir(board: str, executor: str) -> Path:
+    # A board given as a YAML file builds into build/<file name without .yaml> by default; an
+    # RPC firmware into build/<board>-rpc, so it does not replace the AOT one.
+    name = Path(board).stem if board.endswith((".yaml", ".yml")) else board
+    return Path("build") / (name if executor == "aot" else f"{name}-{executor}")
+
+
 @dataclass
 class Manifest:
     """A validated microbuild.yaml; every path in it absolute."""
@@ -69,8 +76,6 @@ class Manifest:
 
     def out_dir(self, board: str, executor: str) -> Path:
         """<build_dir>/<board>[-executor]: the CLI's default folder, under the manifest's."""
-        from microbuild.cli.firmware import default_out_dir
-
         return self.build_dir / default_out_dir(board, executor).relative_to("build")
 
     def activate(self) -> None:
@@ -152,7 +157,7 @@ def _checked(path: Path, data: dict[str, Any], location) -> tuple[Manifest | Non
                             f"with `boards:`)")
 
     from microbuild.compiler.ops import REGISTRY
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.compiler.c_names import model_prefix
 
     models: list[ManifestModel] = []
     prefixes: dict[str, int] = {}
@@ -278,7 +283,7 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
     manifest = getattr(args, "manifest", None)
     models = getattr(args, "manifest_models", None)
     if models:
-        from microbuild.firmware.scons_tool import model_prefix
+        from microbuild.compiler.c_names import model_prefix
 
         named = {(m.prefix or model_prefix(m.path)): m for m in models}
         if any(m.prefix for m in models):

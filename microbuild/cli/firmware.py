@@ -14,7 +14,7 @@ from microbuild import api
 from microbuild.cli.console import NoStatus, err, out
 from microbuild.cli.kernel_options import kernel_options
 from microbuild.errors import MicrobuildError
-from microbuild.manifest import build_options
+from microbuild.manifest import build_options, default_out_dir
 
 
 def render_fit(build) -> None:
@@ -103,13 +103,6 @@ def render_profile(profile, board, summary=None) -> None:
                   f"{macs / profile.model_ticks:.2f}" if macs and profile.model_ticks else "",
                   f"{100 * profile.ratio:.1f}%")
     out.print(table)
-
-
-def default_out_dir(board: str, executor: str) -> Path:
-    # A board given as a YAML file builds into build/<file name without .yaml> by default; an
-    # RPC firmware into build/<board>-rpc, so it does not replace the AOT one.
-    name = Path(board).stem if board.endswith((".yaml", ".yml")) else board
-    return Path("build") / (name if executor == "aot" else f"{name}-{executor}")
 
 
 def build_incrementally(args: argparse.Namespace, executor: str, input_file: str | None):

@@ -15,7 +15,7 @@ from microbuild.cli.kernel_options import add_kernel_arguments
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

@@ -21,7 +21,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from microbuild.device.device import open_console
     from microbuild.device.monitor import AotRecordDecoder, monitor, rpc_firmware_advice
     from microbuild.device.runners import runner_for
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

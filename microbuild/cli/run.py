@@ -23,7 +23,7 @@ from microbuild.manifest import apply_manifest, require
 def _firmware(args: argparse.Namespace):
     """(the FirmwareBuild to run, its executor): built now from --model, or --firmware F, or the
     board's last build (--no-flash without --model: what is on the board)."""
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     if args.model and not args.firmware:
         executor = args.executor or "rpc"

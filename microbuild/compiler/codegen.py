@@ -23,15 +23,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from microbuild.compiler.c_names import is_c_identifier
 from microbuild.compiler.fusion import fuse_conv_add
 from microbuild.compiler.op_stats import live_bytes
 from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.ops import REGISTRY
-from microbuild.compiler.planner import MemoryPlan, plan_memory
+from microbuild.compiler.planner import MemoryPlan, plan_memory, plan_with_streaming
 from microbuild.compiler.workspace_split import (WorkspaceRegion, describe_parts, needs_split,
                                                  part_symbol, split_plan)
 from microbuild.compiler.prepare import prepare_graph
-from microbuild.compiler.row_stream import RowBand, Shift, plan_with_streaming
+from microbuild.compiler.row_stream import RowBand, Shift
 from microbuild.compiler.variants import BoundLowering, Selection, Target, bind, op_signature
 from microbuild.compiler.validate import check_graph
 from microbuild.errors import ModelError
@@ -50,14 +51,6 @@ _NUMPY_OF_CTYPE = {
     "int32_t": np.int32, "uint32_t": np.uint32, "int64_t": np.int64, "uint64_t": np.uint64,
     "float": np.float32, "double": np.float64,
 }
-
-C_KEYWORDS = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Imaginary",
-}
-
 
 @dataclass
 class TensorSpec:
@@ -209,8 +202,7 @@ def compile_model(model: str | Path | bytes | Graph, prefix: str = "model",
     ``workspace_regions``: the memory regions the board lists for the workspace, in order of
     preference, with the bytes free in each: a workspace larger than the first is split across
     them (microbuild/compiler/workspace_split.py); one that fits is planned as without them."""
-    if not isinstance(prefix, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", prefix) \
-            or prefix in C_KEYWORDS:
+    if not is_c_identifier(prefix):
         raise ModelError(f"prefix {prefix!r} is not a valid C identifier; use letters, digits and "
                          "underscores, not starting with a digit (e.g. 'kws')")
     graph = lowered_graph(model)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+from microbuild.compiler.tuning_log import TuningLog
 from microbuild.model.ir import Graph, Operator
 
 if TYPE_CHECKING:
@@ -236,7 +237,7 @@ class Selection:
     silent fallback, except with ``force_where_possible`` (the tuner's candidate builds)."""
 
     target: Target = field(default_factory=Target)
-    tuning: Any = None  # microbuild.tuning.TuningLog or None
+    tuning: TuningLog | None = None
     force: Mapping[Any, str] = field(default_factory=dict)
     force_where_possible: bool = False
     # False: every op runs whole (no row-streamed region, microbuild/compiler/row_stream.py):
@@ -356,8 +357,6 @@ def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] 
 
 
 def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
-    from microbuild.tuning.log import TuningLog
-
     tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
     return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
                      tuning=tuning, force=dict(spec.get("force") or {}),

@@ -27,7 +27,9 @@ from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 
 from microbuild.boards.board import Board, MemoryRegion
-from microbuild.errors import FitError, MicrobuildError
+from microbuild.compiler.ops import REGISTRY
+from microbuild.errors import BuildError, FitError, MicrobuildError
+from microbuild.units import kib, nbytes
 
 TOP_SYMBOLS = 8
 
@@ -403,23 +405,6 @@ def split_lines(workspaces: list[dict[str, Any]], buffers_shown: int = 10) -> li
     return lines
 
 
-# --- number formatting ---------------------------------------------------------------------------
-
-def kib(n: int) -> str:
-    """Short form for tables: ``488 B``, ``55.0 KiB``, ``1.50 MiB``."""
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / (1024 * 1024):.2f} MiB"
-
-
-def nbytes(n: int) -> str:
-    """Long form for messages: ``488 bytes``, ``56,320 bytes (55.0 KiB)``."""
-    unit = "byte" if n == 1 else "bytes"
-    return f"{n:,} {unit}" if n < 1024 else f"{n:,} {unit} ({kib(n)})"
-
-
 # --- reading the ELF -----------------------------------------------------------------------------
 
 def _open(elf_path: str | Path) -> ELFFile:
@@ -453,6 +438,37 @@ def load_address(elf: ELFFile, sec) -> int:
 
 # A model's workspace part in another region than the first (.mb_workspace_<region>: a workspace
 # split across the regions memory.placement.workspace lists).
+def region_images(elf_path: str | Path, board: Board) -> dict[str, tuple[int, bytes]]:
+    """Region name -> (start address, bytes) of the loaded bytes there (at their load
+    addresses), gaps between sections filled with zeros (as objcopy does)."""
+    regions = list(board.regions.values())
+    pieces: dict[str, list[tuple[int, bytes]]] = {}
+    with open(elf_path, "rb") as f:
+        elf = ELFFile(f)
+        # Sections, as objcopy reads them, not program headers: ld may map the ELF's own
+        # headers into the first segment when they fit below the image.
+        for section in elf.iter_sections():
+            if (not section["sh_flags"] & SH_FLAGS.SHF_ALLOC or section["sh_size"] == 0
+                    or section["sh_type"] == "SHT_NOBITS"):
+                continue
+            address = load_address(elf, section)
+            region = next((r for r in regions if r.origin <= address < r.end), None)
+            if region is None:
+                raise BuildError(f"{elf_path}: section {section.name} is loaded at "
+                                 f"{address:#010x}, in no memory region of board '{board.name}'")
+            pieces.setdefault(region.name, []).append((address, section.data()))
+    images = {}
+    for name, parts in pieces.items():
+        parts.sort()
+        start = parts[0][0]
+        end = max(a + len(d) for a, d in parts)
+        image = bytearray(end - start)
+        for address, data in parts:
+            image[address - start:address - start + len(data)] = data
+        images[name] = (start, bytes(image))
+    return images
+
+
 _WORKSPACE_PART = ".mb_workspace_"
 
 
@@ -709,8 +725,6 @@ _WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_([A-Za-z0-9]+)$")
 def widened_weights(symbols: list[Symbol]) -> list[WidenedWeights]:
     """The arrays of ``symbols`` that a variant with a ``compact`` alternative widened, per
     (opcode, variant), largest first."""
-    from microbuild.compiler.ops import REGISTRY
-
     compact = {v.name: (v.opcode, v.compact) for lowering in REGISTRY.values()
                for v in lowering.variants if v.compact}
     found: dict[str, tuple[set[int], int]] = {}

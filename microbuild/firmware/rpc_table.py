@@ -12,6 +12,7 @@ import hashlib
 import json
 from typing import Any, Collection, Sequence
 
+from microbuild.compiler.c_names import c_string
 from microbuild.firmware.workspaces import workspace_groups
 
 # Bytes the arena keeps beyond the models' workspaces for ALLOC (host-side scratch buffers).
@@ -66,10 +67,6 @@ def describe(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
             "models": list(models)}
 
 
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                  separate: Collection[str] | bool = ()) -> str:
     """C source of the RPC table. ``models`` are compiler summaries (CompiledModel.summary());
@@ -111,7 +108,7 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
         for op in m["ops"]:
             ins = sum(1 for t in op["inputs"] if t >= 0)
             name = f"{p}.{op['index']}.{op['opcode']}"
-            ops.append(f"    {{{_c_string(name)}, {op['index']}u, {ins}u, {len(op['outputs'])}u}},")
+            ops.append(f"    {{{c_string(name)}, {op['index']}u, {ins}u, {len(op['outputs'])}u}},")
         lines += ["", f"static const mb_rpc_op mb_rpc_ops_{p}[] = {{", *(ops or ["    {0, 0, 0, 0},"]),
                   "};", "",
                   f"static int mb_rpc_run_{p}(uint8_t *ws)",
@@ -125,7 +122,7 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                   f"    return {p}_run_op({', '.join(op_args)});",
                   "}"]
         w = layout["workspaces"][p]
-        entries.append(f"    {{{_c_string(p)}, mb_rpc_run_{p}, mb_rpc_run_op_{p}, {w['offset']}u, "
+        entries.append(f"    {{{c_string(p)}, mb_rpc_run_{p}, mb_rpc_run_op_{p}, {w['offset']}u, "
                        f"{w['bytes']}u, {len(m['inputs'])}u, {len(m['outputs'])}u, "
                        f"{len(m['ops'])}u, mb_rpc_ops_{p}}},")
     lines += ["", "const mb_rpc_model mb_rpc_models[] = {", *entries, "};",

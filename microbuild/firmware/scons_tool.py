@@ -33,11 +33,10 @@ import SCons.Action
 import SCons.Builder
 import SCons.Script
 
-from microbuild.boards import Board
+from microbuild.boards import Board, resolve_board
 from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
                                  toolchains, workspaces)
-from microbuild.firmware.build import resolve_board
-from microbuild.compiler.codegen import C_KEYWORDS
+from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.variants import Target, selection_spec
 from microbuild.errors import MicrobuildError
 from microbuild.paths import runtime_dir
@@ -121,24 +120,10 @@ def _write_value(target, source, env):
 
 
 # ---- the board's environment ------------------------------------------------------------------------
-_loaded_boards: dict[str, Board] = {}
-
-
-def _resolve_board(board: str | Path | Board) -> Board:
-    """A board by name or YAML path, read once per SCons run (a matrix names each board many
-    times, and reading YAML with line numbers is not free)."""
-    if isinstance(board, Board):
-        return board
-    text = str(board)
-    if text not in _loaded_boards:
-        _loaded_boards[text] = resolve_board(text)
-    return _loaded_boards[text]
-
-
 def board_environment(env, board, toolchain: str | None = None):
     """A clone of ``env`` set up to compile for ``board`` (name, YAML path or Board) with its
     default toolchain or the family ``toolchain``. Made once per (board, toolchain)."""
-    board = _resolve_board(board)
+    board = resolve_board(board)
     early = (id(env), id(board), toolchain)
     if early in _board_keys:
         return _boards[_board_keys[early]][1]
@@ -219,14 +204,6 @@ def micro_runtime(env, board, toolchain: str | None = None):
 
 
 # ---- MicroFirmware --------------------------------------------------------------------------------
-def model_prefix(path: str | Path) -> str:
-    """A C prefix from a model's file name: ds_cnn.tflite -> ds_cnn, 2-layer.tflite -> m_2_layer."""
-    stem = re.sub(r"[^a-z0-9_]", "_", Path(path).stem.lower()) or "model"
-    if stem[0].isdigit():
-        stem = "m_" + stem
-    return stem + "_model" if stem in C_KEYWORDS else stem
-
-
 def _aot_table(target, source, env):
     import numpy as np
 

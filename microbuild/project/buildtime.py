@@ -35,14 +35,14 @@ def fail(err: MicrobuildError) -> None:
 
 
 def load_board(path: str | Path) -> Board:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     return resolve_board(str(path))
 
 
 def model_prefixes(models: Sequence[str]) -> dict[str, str]:
     """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.compiler.c_names import model_prefix
 
     named: dict[str, str] = {}
     for path in models:
@@ -337,7 +337,7 @@ def _separate(text: str) -> list[str] | bool:
 
 
 def _variants(text: str) -> dict[str, str]:
-    from microbuild.cli.kernel_options import parse_variants
+    from microbuild.compiler.forced_variants import parse_variants
 
     return parse_variants(text.split())
 

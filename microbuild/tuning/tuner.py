@@ -47,7 +47,7 @@ from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.variants import (REFERENCE, Target, candidates, default_variant,
                                           op_signature)
 from microbuild.errors import FitError, MicrobuildError
-from microbuild.tuning.log import TuningLog, board_kind
+from microbuild.compiler.tuning_log import TuningLog, board_kind
 
 
 @dataclass
@@ -277,7 +277,7 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
     the default kernels' weights) the chosen variants' weights may add over the default
     kernels'; None for no limit. ``check_fit``: build the tuned firmware and, if it does not
     fit the board, choose within the flash that fits. ``check_whole``: step 8."""
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.compiler.c_names import model_prefix
     from microbuild.device.device import connect
 
     say = progress or (lambda _line: None)
