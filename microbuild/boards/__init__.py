@@ -13,5 +13,6 @@ from microbuild.boards.sizes import format_size, parse_size
 from microbuild.boards.source import Problem
 
 __all__ = ["Board", "FlashRunner", "MemoryRegion", "Problem", "Toolchain", "available_boards",
-           "board_schema", "board_yaml", "check_board_file", "list_boards", "format_size", "load_board", "load_board_file",
-           "parse_size", "resolve_board", "scan_boards", "search_path"]
+           "board_schema", "board_yaml", "check_board_file", "format_size", "list_boards",
+           "load_board", "load_board_file", "parse_size", "resolve_board", "scan_boards",
+           "search_path"]

@@ -65,7 +65,7 @@ class KernelVariant:
     description: str = ""
     # A variant whose arranged weights are wider than the model's names here the variant with the
     # same arithmetic on weights half its size (dsp16 -> dsp): the fit error's lever when a
-    # firmware with it does not fit (microbuild/firmware/fit.py).
+    # firmware with it does not fit (microbuild/firmware/fit/).
     compact: str = ""
 
     # The element type of the activations the variant's kernel reads: an int16 (16x8) instance
