@@ -197,7 +197,7 @@ def save_outputs(path: str, build, outputs: dict[str, list]) -> None:
 
 
 def output_specs(model):
-    from microbuild.compiler.codegen import TensorSpec
+    from microbuild.compiler.compiled_model import TensorSpec
 
     return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
             for o in model["outputs"]]

@@ -120,7 +120,7 @@ class Device:
         return self._models[name]
 
     def specs(self, model: str | Path | None = None, kind: str = "inputs"):
-        from microbuild.compiler.codegen import TensorSpec
+        from microbuild.compiler.compiled_model import TensorSpec
 
         return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                 for s in self._model(model).summary[kind]]

@@ -114,7 +114,7 @@ def embedded_inputs(models: Sequence[dict[str, Any]], input_files: dict[str, Any
     ``input_files[prefix]`` (.npy/.npz, checked against the model's inputs) or, for a model
     without one, seeded random (microbuild.tensor_files.random_inputs), as `microbuild build`
     chooses them. Raises TensorFileError for a file that does not match."""
-    from microbuild.compiler.codegen import TensorSpec
+    from microbuild.compiler.compiled_model import TensorSpec
     from microbuild.tensor_files import load_inputs, random_inputs
 
     arrays = []

@@ -207,7 +207,7 @@ def micro_runtime(env, board, toolchain: str | None = None):
 def _aot_table(target, source, env):
     import numpy as np
 
-    from microbuild.compiler.codegen import TensorSpec
+    from microbuild.compiler.compiled_model import TensorSpec
     from microbuild.tensor_files import load_inputs, random_inputs
 
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
