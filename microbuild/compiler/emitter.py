@@ -557,3 +557,16 @@ def _array_body(values: np.ndarray, ctype: str) -> list[str]:
     per_line = 16 if ctype in ("int8_t", "uint8_t") else 8
     return ["    " + ", ".join(items[i:i + per_line]) + ","
             for i in range(0, len(items), per_line)]
+
+
+# What a generated <prefix>_weights.c declares (ModelEmitter._weights_c writes these lines): read
+# back by the checks that count a model's arrays before or after the build.
+_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
+            "int64_t": 8, "uint64_t": 8, "float": 4, "double": 8}
+_WEIGHTS_ARRAY = re.compile(r"^const (\w+) (\w+)\[(\d+)\] MB_WEIGHTS_ATTR", re.MULTILINE)
+
+
+def weights_arrays(weights_c: str) -> dict[str, int]:
+    """Symbol -> bytes of every weights array in a generated ``<prefix>_weights.c``."""
+    return {name: int(count) * _C_SIZES.get(ctype, 4)
+            for ctype, name, count in _WEIGHTS_ARRAY.findall(weights_c)}

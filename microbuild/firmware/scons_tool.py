@@ -16,65 +16,35 @@ The board, its toolchain flags and its generated files (mb_board_config.h, mb_bo
 linker script) are computed when the SConstruct is read, from the board YAML; each generated file
 is written from a Value node, so editing the YAML rebuilds exactly what the change touches.
 Set MICROBUILD_VERBOSE=1 in the environment to see full command lines.
+
+The board's environment and runtime library are made in scons_env.py, the steps that check the
+firmware fits in scons_fit.py; this module adds the builders and the tool's entry points.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import SCons.Action
 import SCons.Builder
 import SCons.Script
 
-from microbuild.boards import Board, resolve_board
-from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
-                                 toolchains, workspaces)
 from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.variants import Target, selection_spec
 from microbuild.errors import MicrobuildError
-from microbuild.paths import runtime_dir
+from microbuild.firmware import aot, image_steps, images, rpc_table, toolchains, workspaces
+from microbuild.firmware.scons_env import (board_environment, board_of, micro_runtime, quiet,
+                                           report_error, runtime_object)
+from microbuild.firmware.scons_fit import check_object_sizes, fit_report_action, link_with_fit_check
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Changing the compiler's Python code must regenerate models; these files are their dependencies.
 _COMPILER_FILES = sorted(str(p) for sub in ("compiler", "model")
                          for p in (_PACKAGE / sub).rglob("*.py"))
-
-_boards: dict[str, tuple[Board, Any]] = {}  # key -> (board, its SCons environment)
-_board_keys: dict[tuple, str] = {}  # (env, board object, toolchain asked for) -> key above
-_runtimes: dict[str, list] = {}  # key above -> MicroRuntime's nodes
-
-
-# ---- reporting errors --------------------------------------------------------------------------
-def report_error(err: MicrobuildError, target=None, report=None) -> None:
-    """Print a user's error for SCons' output. When microbuild runs SCons it also names a file in
-    MICROBUILD_ERROR_LOG, and the error goes there as one JSON line (with the target that failed,
-    and the fit report for a FitError), so the CLI can re-raise it without parsing output that
-    parallel jobs interleave."""
-    print(f"microbuild: error: {err}", file=sys.stderr)
-    sys.stderr.flush()
-    log = os.environ.get("MICROBUILD_ERROR_LOG")
-    if log:
-        record = {"kind": type(err).__name__, "message": str(err),
-                  "target": str(target) if target is not None else None}
-        if report is not None:
-            record["report"] = report.to_dict()
-        line = (json.dumps(record) + "\n").encode()
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)  # one write of one line: appends from parallel jobs don't mix
-        finally:
-            os.close(fd)
-
-
-def _quiet() -> bool:
-    return not os.environ.get("MICROBUILD_VERBOSE")
 
 
 # ---- MicroModel ---------------------------------------------------------------------------------
@@ -119,90 +89,6 @@ def _write_value(target, source, env):
     return 0
 
 
-# ---- the board's environment ------------------------------------------------------------------------
-def board_environment(env, board, toolchain: str | None = None):
-    """A clone of ``env`` set up to compile for ``board`` (name, YAML path or Board) with its
-    default toolchain or the family ``toolchain``. Made once per (board, toolchain)."""
-    board = resolve_board(board)
-    early = (id(env), id(board), toolchain)
-    if early in _board_keys:
-        return _boards[_board_keys[early]][1]
-    setup = toolchains.toolchain_setup(board, toolchain)
-    default = board.toolchain.family == setup.family
-    variant = board.name if default else f"{board.name}+{setup.family}"
-    # The board's own source files take part: two boards written alike in two folders differ.
-    local = {kind: str(path) for kind, path in board.local_sources.items()}
-    key = f"{id(env)}:{variant}:{json.dumps([board.data, local], sort_keys=True)}"
-    _board_keys[early] = key
-    if key in _boards:
-        return _boards[key][1]
-
-    benv = env.Clone()
-    benv.Replace(**setup.as_scons())
-    benv["ENV"]["PATH"] = os.environ.get("PATH", benv["ENV"].get("PATH", ""))
-    for tool in ("AR", "RANLIB", "OBJCOPY"):
-        benv[tool] = shutil.which(benv[tool]) or benv[tool]
-    root = env.Dir(env.subst("$MICROBUILD_BUILD_DIR")).Dir(variant)
-    config = root.Dir("config")
-    benv["MICROBUILD_BOARD_KEY"] = key
-    benv["MICROBUILD_VARIANT_DIR"] = root
-    benv["MICROBUILD_TOOLCHAIN"] = setup
-    benv.Replace(CPPPATH=[config, str(runtime_dir() / "include")])
-    generated = {"mb_board_config.h": board_files.board_config_h(board),
-                 "mb_board_init.c": board_files.board_init_c(board)}
-    if setup.uses_linker_script:
-        generated[f"{board.name}.ld"] = linker_script.linker_script(board)
-    elif setup.insert_after and not board.is_host:
-        generated[f"{board.name}.additions.ld"] = linker_script.default_script_additions(
-            board, setup.insert_after)
-    nodes = {}
-    for name, text in generated.items():
-        nodes[name] = benv._MicroText(config.File(name), benv.Value(text))[0]
-    benv["MICROBUILD_CONFIG_FILES"] = nodes
-    _boards[key] = (board, benv)
-    return benv
-
-
-def _board_of(benv) -> Board:
-    return _boards[benv["MICROBUILD_BOARD_KEY"]][0]
-
-
-_objects: dict[tuple[str, str], Any] = {}
-
-
-def _object(benv, rel: str):
-    """One runtime/ source compiled for the board, into its variant directory (once per board
-    and toolchain, however many firmwares use it)."""
-    key = (benv["MICROBUILD_BOARD_KEY"], rel)
-    if key not in _objects:
-        src = runtime_dir() / rel
-        obj = benv["MICROBUILD_VARIANT_DIR"].Dir("obj").File(re.sub(r"\.[cS]$", ".o", rel))
-        _objects[key] = benv.Object(obj, str(src))[0]
-    return _objects[key]
-
-
-# ---- MicroRuntime ---------------------------------------------------------------------------------
-def micro_runtime(env, board, toolchain: str | None = None):
-    """[start-up objects..., libmicrobuild.a] for ``board``."""
-    benv = board_environment(env, board, toolchain)
-    if benv["MICROBUILD_BOARD_KEY"] in _runtimes:  # one library per board and toolchain
-        return list(_runtimes[benv["MICROBUILD_BOARD_KEY"]])
-    b = _board_of(benv)
-    root = benv["MICROBUILD_VARIANT_DIR"]
-    objects = [_object(benv, rel) for rel in board_files.kernel_sources()]
-    objects += [_object(benv, rel) for rel in board_files.driver_sources(b)]
-    # The board's own drivers and init code, from its folder (named by kind: two boards' files
-    # may share a name).
-    objects += [benv.Object(root.Dir("obj").Dir("board").File(f"{kind}_{path.stem}.o"), str(path))[0]
-                for kind, path in b.local_sources.items()]
-    init = benv["MICROBUILD_CONFIG_FILES"]["mb_board_init.c"]
-    objects.append(benv.Object(root.Dir("obj").File("mb_board_init.o"), init)[0])
-    library = benv.StaticLibrary(root.File("libmicrobuild.a"), objects)
-    startup = [_object(benv, rel) for rel in benv["MICROBUILD_TOOLCHAIN"].startup]
-    _runtimes[benv["MICROBUILD_BOARD_KEY"]] = startup + list(library)
-    return startup + list(library)
-
-
 # ---- MicroFirmware --------------------------------------------------------------------------------
 def _aot_table(target, source, env):
     import numpy as np
@@ -231,173 +117,6 @@ def _aot_table(target, source, env):
                                                      env["MICROBUILD_SEPARATE_WORKSPACE"]))
     np.savez(str(target[1]), **saved)
     return 0
-
-
-def _unbounded_script(script: Path) -> Path:
-    """A copy of a generated linker script whose regions are large enough for anything, so an
-    over-full firmware still links and can be measured against the real regions."""
-    text = script.read_text()
-
-    def widen(m: re.Match) -> str:
-        origin = int(m.group(1), 16)
-        return f"ORIGIN = {m.group(1)}, LENGTH = {min(0x10000000, 0x100000000 - origin):#x}"
-
-    copy = script.with_name(script.stem + ".unbounded.ld")
-    copy.write_text(re.sub(r"ORIGIN = (0x[0-9a-fA-F]+), LENGTH = 0x[0-9a-fA-F]+", widen, text))
-    return copy
-
-
-def _link_with_fit_check(target, source, env):
-    """Link; if a memory region overflows, link again with the regions widened (and section
-    overlap checks off) to get an ELF anyway, and explain from it what does not fit, instead of
-    the linker's one-liner. (GNU ld's --noinhibit-exec would do for ld, but lld refuses to write
-    an output after a region overflow; widening works for both.)"""
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
-    command = env.subst_list("$MB_LINKLINE", target=target, source=source)[0]
-    command = [str(c) for c in command]
-    result = subprocess.run(command, capture_output=True, text=True, env=env["ENV"])
-    if result.returncode == 0:
-        sys.stderr.write(result.stderr)
-        return 0
-    overflow = re.search(r"overflowed by|will not fit in region|section .* overlaps",
-                         result.stderr)
-    board_key = env.get("MICROBUILD_BOARD_KEY")
-    scripts = [i for i, arg in enumerate(command) if arg.startswith("-T") and len(arg) > 2]
-    if overflow and board_key in _boards and scripts:
-        elf = str(target[0]) + ".overflow.elf"
-        retry = list(command)
-        retry[retry.index("-o") + 1] = elf
-        retry[scripts[0]] = "-T" + str(_unbounded_script(Path(command[scripts[0]][2:])))
-        retry.append("-Wl,--no-check-sections")
-        setup = env.get("MICROBUILD_TOOLCHAIN")
-        retry += list(getattr(setup, "unbounded_link_flags", []))  # avr-libc's crt limits
-        Path(elf).unlink(missing_ok=True)  # never explain the overflow from an earlier attempt
-        subprocess.run(retry, capture_output=True, text=True, env=env["ENV"])
-        if Path(elf).is_file():
-            report = analyze_elf(elf, _boards[board_key][0])
-            if not report.fits:
-                if _fit_is_a_result():
-                    # A matrix build records "does not fit" as this firmware's result: keep the
-                    # over-full ELF as the target, and the fit report step says it does not fit.
-                    shutil.copyfile(elf, str(target[0]))
-                    return 0
-                report_error(fit_error(report), target[0], report)
-                return 1
-    sys.stderr.write(result.stderr)
-    return result.returncode
-
-
-_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
-            "int64_t": 8, "uint64_t": 8, "float": 4, "double": 8}
-_WEIGHTS_ARRAY = re.compile(r"^const (\w+) (\w+)\[(\d+)\] MB_WEIGHTS_ATTR", re.MULTILINE)
-
-
-def _check_object_sizes(target, source, env):
-    """Before compiling a model for a toolchain that limits the size of one object (avr-gcc:
-    32767 bytes), check its arrays: one over the limit would stop the build with the compiler's
-    "size of array is too large". Such a model is too big for the board anyway; say so with the
-    fit error, counted from the model alone (a lower bound: no code, strings or C library)."""
-    from microbuild.firmware.fit import (CATEGORIES, Contribution, FitReport, Overflow,
-                                      RegionUsage, Symbol, fit_error, nbytes)
-
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
-    setup = env["MICROBUILD_TOOLCHAIN"]
-    limit = setup.max_object_bytes
-    summary = json.loads(Path(str(source[0])).read_text())
-    prefix = summary["prefix"]
-    weights_text = Path(str(source[1])).read_text()
-    # (symbol, bytes, kind): the arrays this model puts in the firmware (generated weights file
-    # and the AOT table of build/aot.py).
-    arrays = [(name, int(count) * _C_SIZES.get(ctype, 4), "weights")
-              for ctype, name, count in _WEIGHTS_ARRAY.findall(weights_text)]
-    arrays.append((f"mb_aot_workspace_{prefix}", summary["workspace_bytes"], "workspace"))
-    arrays += [(f"mb_aot_input_{prefix}_{k}", spec["bytes"], "rodata")
-               for k, spec in enumerate(summary["inputs"])]
-    too_big = sorted((a for a in arrays if a[1] > limit), key=lambda a: -a[1])
-    if not too_big:
-        Path(str(target[0])).write_text(json.dumps({"limit": limit, "largest": max(
-            arrays, key=lambda a: a[1])}) + "\n")
-        return 0
-
-    name, size, _ = too_big[0]
-    why = (f"{name} is {nbytes(size)}, more than the largest object {setup.family} can compile "
-           f"({limit:,} bytes)")
-    place = board.placement
-    regions = board.regions
-    usage = {r.name: RegionUsage(r.name, r.origin, r.length, r.access) for r in regions.values()}
-    code_region = place["text"]
-    symbols: dict[str, list[Symbol]] = {}
-    totals = {"workspace": 0, "weights": 0, "rodata": 0}
-    for symbol, nbytes_, kind in arrays:
-        totals[kind] += nbytes_
-    totals["weights"] = summary["weights_bytes"]  # the compiler's count; arrays are for names
-    labels = {"workspace": f"{prefix} workspace", "weights": f"{prefix} weights",
-              "rodata": f"{prefix} embedded inputs"}
-    for kind, total in totals.items():
-        if not total:
-            continue
-        region = place[kind]
-        usage[region].contributions.append(
-            Contribution(labels[kind], total, "run", regions[region].origin, kind))
-        if kind != "workspace" and region != code_region and regions[region].writable:
-            # Constant data in RAM is copied there at boot: its image is in flash too.
-            usage[code_region].contributions.append(
-                Contribution(labels[kind], total, "load", regions[code_region].origin, kind))
-    for kind, size_ in (("stack", board.stack_size), ("heap", board.heap_size)):
-        if size_:
-            region = place[kind]
-            usage[region].contributions.append(
-                Contribution(f".{kind}", size_, "run", regions[region].origin, kind))
-    for symbol, nbytes_, kind in arrays:
-        symbols.setdefault(place[kind], []).append(
-            Symbol(symbol, nbytes_, labels[kind], regions[place[kind]].origin, "run"))
-    for r in usage.values():
-        r.contributions.sort(key=lambda c: (-c.bytes, c.section))
-        r.symbols = sorted(symbols.get(r.name, []), key=lambda y: (-y.size, y.name))[:8]
-    overflows = [Overflow(r.name, r.origin, r.length, r.used, r.over, list(r.contributions),
-                          list(r.symbols)) for r in usage.values() if r.over > 0]
-    if not overflows:
-        report_error(MicrobuildError(
-            f"model '{prefix}' cannot be built for board {board.name}: {why}; split or shrink "
-            f"that tensor"), target[0])
-        return 1
-    known = {"workspace": totals["workspace"], "weights": totals["weights"],
-             "rodata": totals["rodata"], "stack": board.stack_size, "heap": board.heap_size}
-    report = FitReport(elf_path="", board=board.name, is_host=False, sections=[],
-                       totals={c: known.get(c, 0) for c in CATEGORIES},
-                       regions=list(usage.values()), overflows=overflows)
-    report_error(fit_error(report, lower_bound=(
-        f"Counted from the model alone, before compiling: {why}, so the firmware cannot even "
-        f"be built. Code, strings and the C library would add to these numbers.")),
-        target[0], report)
-    return 1
-
-
-def _fit_report(target, source, env):
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
-    # The models' summaries follow the ELF: which models share a workspace, for the report.
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source[1:]
-                 if str(s).endswith(".json")]
-    groups = workspaces.workspace_groups(summaries, env["MICROBUILD_SEPARATE_WORKSPACE"])
-    report = analyze_elf(str(source[0]), board,
-                         workspaces=workspaces.describe(summaries, groups))
-    document = report.to_dict()
-    if not report.fits:
-        document["fit_error"] = str(fit_error(report))
-    Path(str(target[0])).write_text(json.dumps(document, indent=1) + "\n")
-    if not report.fits:
-        report_error(fit_error(report), target[0], report)
-        # In a matrix build "does not fit" is the cell's result, kept (and not rebuilt) like any
-        # other; everywhere else it fails the build.
-        return 0 if _fit_is_a_result() else 1
-    return 0
-
-
-def _fit_is_a_result() -> bool:
-    return bool(os.environ.get("MICROBUILD_FIT_IS_RESULT"))
 
 
 def _rpc_table(target, source, env):
@@ -484,7 +203,7 @@ def _add_note(target, source, env):
     """Post-link: write .note.microbuild into the ELF (microbuild/firmware/note.py)."""
     from microbuild.firmware.note import add_note
 
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    board = board_of(env)
     setup = env["MICROBUILD_TOOLCHAIN"]
     try:
         add_note(str(target[0]), board.name, env["MICROBUILD_NOTE_MODELS"],
@@ -533,7 +252,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
                               "hold it (sources=[...], or `sources:` in microbuild.yaml)")
     benv = board_environment(env, board, toolchain)
-    b = _board_of(benv)
+    b = board_of(benv)
     setup = benv["MICROBUILD_TOOLCHAIN"]
     base = env.File(str(target))
     out_dir = base.dir
@@ -580,7 +299,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         if setup.max_object_bytes:
             check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
                                  [summary, weights, fenv.Value(setup.max_object_bytes)],
-                                 SCons.Action.Action(_check_object_sizes, "$MICROFITCOMSTR"))
+                                 SCons.Action.Action(check_object_sizes, "$MICROFITCOMSTR"))
             fenv.Depends(model_objects, check)
             size_checks += check
         objects += model_objects
@@ -610,7 +329,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     if table is not None:
         objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
         fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
-    objects += [_object(benv, rel) for rel in executor_sources]
+    objects += [runtime_object(benv, rel) for rel in executor_sources]
     user_objects, has_cxx = _user_objects(fenv, setup, src.Dir("app"), list(sources or []))
     # The models' code is generated before the user's sources that include its headers.
     fenv.Depends(user_objects, [src.Dir(prefix).File(f"{prefix}.h") for prefix in models])
@@ -621,10 +340,10 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     elif has_cxx:
         # No libstdc++ for bare-metal targets here: link with the C driver as always, plus the
         # few C++ ABI symbols the compilers' code refers to.
-        objects += [_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
+        objects += [runtime_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
 
     steps = [] if b.is_host else image_steps.steps(b)
-    objects += boot_header_objects(fenv, steps, lambda rel: _object(benv, rel), src)
+    objects += boot_header_objects(fenv, steps, lambda rel: runtime_object(benv, rel), src)
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
@@ -657,7 +376,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.Depends(elf, main_check)
     results = list(elf) + ([side_file] if side_file is not None else [])
     size = fenv.Command(out_dir.File(f"{name}.size.json"), list(elf) + summaries + [grouping],
-                        SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"),
+                        SCons.Action.Action(fit_report_action, "$MICROFITCOMSTR"),
                         MICROBUILD_SEPARATE_WORKSPACE=separate)
     results += size
     if setup.objcopy and not b.is_host:
@@ -727,7 +446,7 @@ def _header_c(target, source, env):
 
 
 def _region_bins(target, source, env):
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    board = board_of(env)
     files = {region: Path(str(t)) for region, t in
              zip(env["MICROBUILD_REGION_BINS"], target)}
     try:
@@ -760,8 +479,8 @@ def generate(env):
     env.AddMethod(micro_firmware, "MicroFirmware")
     env.AddMethod(board_environment, "MicroBoardEnvironment")
     env["MB_LINKLINE"] = "$LINK -o $TARGET $LINKFLAGS $SOURCES $_LIBDIRFLAGS $_LIBFLAGS"
-    env["LINKCOM"] = SCons.Action.Action(_link_with_fit_check, "$LINKCOMSTR")
-    if _quiet():
+    env["LINKCOM"] = SCons.Action.Action(link_with_fit_check, "$LINKCOMSTR")
+    if quiet():
         env.SetDefault(CCCOMSTR="  CC      $TARGET", ASPPCOMSTR="  AS      $TARGET",
                        ASCOMSTR="  AS      $TARGET", ARCOMSTR="  AR      $TARGET",
                        RANLIBCOMSTR="  RANLIB  $TARGET", LINKCOMSTR="  LINK    $TARGET",

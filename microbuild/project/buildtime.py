@@ -145,19 +145,9 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
 
 # ---- an SCons project -----------------------------------------------------------------------------
 def _fit_report(target, source, env):
-    from microbuild.firmware.fit import analyze_elf, fit_error
-    from microbuild.firmware.scons_tool import report_error
+    from microbuild.firmware.scons_fit import write_fit_report
 
-    board = env["MICROBUILD_PROJECT_BOARD"]
-    report = analyze_elf(str(source[0]), board)
-    document = report.to_dict()
-    if not report.fits:
-        document["fit_error"] = str(fit_error(report))
-    Path(str(target[0])).write_text(json.dumps(document, indent=1) + "\n")
-    if not report.fits:
-        report_error(fit_error(report), target[0], report)
-        return 1
-    return 0
+    return write_fit_report(str(source[0]), env["MICROBUILD_PROJECT_BOARD"], target[0])
 
 
 def _run(target, source, env):

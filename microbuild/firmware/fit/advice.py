@@ -105,7 +105,7 @@ def fit_error(report: FitReport, lower_bound: str | None = None) -> FitError:
     """A :class:`FitError` explaining every overflow of ``report`` and what to do about it.
 
     ``lower_bound``: the report was estimated before linking, from part of the firmware only
-    (see scons_tool._check_object_sizes); this paragraph says how, and the overflows are "at
+    (see scons_fit.check_object_sizes); this paragraph says how, and the overflows are "at
     least" the numbers given."""
     if report.fits:
         raise ValueError("fit_error() called for a firmware that fits")
