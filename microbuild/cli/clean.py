@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import apply_manifest_board, records_root
+from microbuild.cli.shared import apply_manifest_board, records_root
 from microbuild.manifest import default_out_dir
 
 

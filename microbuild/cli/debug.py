@@ -13,7 +13,7 @@ import sys
 from rich.markup import escape
 
 from microbuild.cli.console import err
-from microbuild.cli.firmware import apply_manifest_board, choose_firmware
+from microbuild.cli.shared import apply_manifest_board, choose_firmware
 from microbuild.errors import ToolchainError
 
 

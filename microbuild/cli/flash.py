@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (add_row_stream_argument, add_workspace_argument,
+from microbuild.cli.shared import (add_row_stream_argument, add_workspace_argument,
                                      apply_manifest_board, choose_firmware)
 from microbuild.cli.kernel_options import add_kernel_arguments
 

@@ -13,7 +13,7 @@ import argparse
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import apply_manifest_board, choose_firmware, render_result
+from microbuild.cli.shared import apply_manifest_board, choose_firmware, render_result
 from microbuild.errors import MicrobuildError
 
 

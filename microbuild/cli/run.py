@@ -11,10 +11,10 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
+from microbuild.cli.shared import (build_incrementally, check_output_name, choose_firmware,
                                      profile_rows, render_outputs, render_profile, render_result,
                                      run_app, save_outputs)
-from microbuild.cli.firmware import add_row_stream_argument, add_workspace_argument
+from microbuild.cli.shared import add_row_stream_argument, add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, require

@@ -31,10 +31,6 @@ class LastBuild:
     built_at: float  # seconds since the epoch
     out_dir: Path
 
-    @property
-    def built_at_text(self) -> str:
-        return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(self.built_at))
-
     def to_dict(self) -> dict[str, Any]:
         return {"board": self.board, "elf": str(self.elf), "executor": self.executor,
                 "toolchain": self.toolchain, "models": self.models, "build_id": self.build_id,

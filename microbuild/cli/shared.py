@@ -1,5 +1,6 @@
-"""What build, run and flash share: building incrementally with a progress line, the build
-folder's default name, and rendering fit reports, outputs and profiles."""
+"""What the commands build, run, flash, monitor, debug and clean share (this module is no
+command): building incrementally with a progress line, choosing the firmware to run, their
+common arguments, and rendering fit reports, outputs and profiles."""
 
 from __future__ import annotations
 
