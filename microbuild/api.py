@@ -4,6 +4,10 @@
     >>> board = mb.get_board("mps2-an500")
     >>> board.region_for("workspace").length
     4194304
+
+The boards room is imported at the top; the functions import the rooms they drive (firmware,
+device, ci, tuning) when called, on purpose: the CLI imports this module to start, and those load
+SCons, numpy, pyelftools and every operator module.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from microbuild.boards import scan_boards as _scan_boards
-from microbuild.boards import (Board, Problem, board_yaml, check_board_file, list_boards,
-                               load_board, load_board_file)
-from microbuild.errors import BoardError, MicrobuildError
+# board_yaml and list_boards are part of this API as the boards room defines them.
+from microbuild.boards import (Board, Problem, board_yaml, check_board_file,  # noqa: F401
+                               list_boards, load_board, load_board_file, resolve_board)
+from microbuild.errors import BoardError, DeviceError, MicrobuildError
 
 
 def get_board(name: str) -> Board:
@@ -123,9 +128,7 @@ def connect(board, firmware, runner: str | None = None, port: str | None = None,
 def flash_runner(board, runner: str | None = None, port: str | None = None):
     """The FlashToolRunner ``runner`` (default: the board's first) of a real board; a
     DeviceError for the host and emulated boards, which have nothing to flash."""
-    from microbuild.boards import resolve_board
     from microbuild.device.runners import FlashToolRunner, runner_for
-    from microbuild.errors import DeviceError
 
     board = resolve_board(board)
     options = {"args": {"port": port}} if port else {}

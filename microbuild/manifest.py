@@ -31,6 +31,7 @@ from typing import Any
 from microbuild.boards.loader import ENV_PATH, available_boards, did_you_mean, schema_problems
 from microbuild.boards.source import Location, Problem, read_yaml_source
 from microbuild.errors import MicrobuildError
+from microbuild.compiler.c_names import model_prefix
 
 MANIFEST_NAME = "microbuild.yaml"
 DEFAULT_BUILD_DIR = "build"
@@ -156,8 +157,9 @@ def _checked(path: Path, data: dict[str, Any], location) -> tuple[Manifest | Non
                             f"`microbuild boards list` shows them (add your own board folders "
                             f"with `boards:`)")
 
+    # Imported here: it loads every operator module, which a command reading the manifest for
+    # its board alone (`microbuild --help` in a project folder too) should not wait for.
     from microbuild.compiler.ops import REGISTRY
-    from microbuild.compiler.c_names import model_prefix
 
     models: list[ManifestModel] = []
     prefixes: dict[str, int] = {}
@@ -283,8 +285,6 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
     manifest = getattr(args, "manifest", None)
     models = getattr(args, "manifest_models", None)
     if models:
-        from microbuild.compiler.c_names import model_prefix
-
         named = {(m.prefix or model_prefix(m.path)): m for m in models}
         if any(m.prefix for m in models):
             options["models"] = {p: str(m.path) for p, m in named.items()}

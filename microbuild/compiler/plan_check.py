@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan
 from microbuild.model.ir import Graph
+from microbuild.compiler.row_stream import Call
 
 
 def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
@@ -270,8 +271,6 @@ def _check_region(graph: Graph, plan: MemoryPlan) -> list[str]:
     inside their buffer, and every row it reads was produced and still sits in the slot the
     call reads it from (moves included); every row buffer has an aligned place in the
     workspace."""
-    from microbuild.compiler.row_stream import Call
-
     region = plan.row_region
     problems = []
     for t in region.capacity:

@@ -26,6 +26,7 @@ import numpy as np
 
 from microbuild.compiler.tuning_log import TuningLog
 from microbuild.model.ir import Graph, Operator
+from microbuild.errors import ModelError
 
 if TYPE_CHECKING:
     from microbuild.compiler.ops.base import OpLowering
@@ -263,8 +264,6 @@ class Selection:
                 return wanted, "forced"
             # "*" means every op that has such a variant; a named op must have it.
             if not self.force_where_possible and key != "*":
-                from microbuild.errors import ModelError
-
                 known = [REFERENCE] + [v.name for v in lowering.variants]
                 if wanted not in known:
                     raise ModelError(f"{op.describe()}: no kernel variant '{wanted}' for "

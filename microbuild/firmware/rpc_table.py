@@ -14,6 +14,8 @@ from typing import Any, Collection, Sequence
 
 from microbuild.compiler.c_names import c_string
 from microbuild.firmware.workspaces import workspace_groups
+from microbuild.firmware.workspaces import refuse_split_for_rpc
+from microbuild.paths import runtime_dir
 
 # Bytes the arena keeps beyond the models' workspaces for ALLOC (host-side scratch buffers).
 DEFAULT_POOL_BYTES = 1024
@@ -71,8 +73,6 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                  separate: Collection[str] | bool = ()) -> str:
     """C source of the RPC table. ``models`` are compiler summaries (CompiledModel.summary());
     ``separate``: models that do not share the one workspace (see arena_layout)."""
-    from microbuild.firmware.workspaces import refuse_split_for_rpc
-
     refuse_split_for_rpc(board, models)  # one arena: a workspace split by region cannot be in it
     layout = arena_layout(models, pool_bytes, separate)
     ident = build_id(board, models, pool_bytes, separate)
@@ -132,6 +132,4 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
 
 def runtime_sources() -> list[str]:
     """The RPC server's C files, relative to runtime/: every .c in runtime/rpc (main.c included)."""
-    from microbuild.paths import runtime_dir
-
     return sorted(f"rpc/{p.name}" for p in (runtime_dir() / "rpc").glob("*.c"))

@@ -28,18 +28,28 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import SCons.Action
 import SCons.Builder
 import SCons.Script
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
+from microbuild.compiler import compile_model
 from microbuild.compiler.c_names import model_prefix
-from microbuild.compiler.variants import Target, selection_spec
+from microbuild.compiler.compiled_model import TensorSpec
+from microbuild.compiler.variants import Target, selection_from_spec, selection_spec
+from microbuild.compiler.workspace_split import WorkspaceRegion
 from microbuild.errors import MicrobuildError
 from microbuild.firmware import aot, image_steps, images, rpc_table, toolchains, workspaces
+from microbuild.firmware.note import add_note
 from microbuild.firmware.scons_env import (board_environment, board_of, micro_runtime, quiet,
                                            report_error, runtime_object)
 from microbuild.firmware.scons_fit import check_object_sizes, fit_report_action, link_with_fit_check
+from microbuild.tensor_files import load_inputs, random_inputs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Changing the compiler's Python code must regenerate models; these files are their dependencies.
@@ -59,10 +69,6 @@ def _model_emitter(target, source, env):
 
 
 def _compile_model(target, source, env):
-    from microbuild.compiler import compile_model
-    from microbuild.compiler.variants import selection_from_spec
-    from microbuild.compiler.workspace_split import WorkspaceRegion
-
     prefix = Path(str(target[0])).stem
     try:
         spec = env.get("MICROBUILD_SELECTION")
@@ -91,11 +97,6 @@ def _write_value(target, source, env):
 
 # ---- MicroFirmware --------------------------------------------------------------------------------
 def _aot_table(target, source, env):
-    import numpy as np
-
-    from microbuild.compiler.compiled_model import TensorSpec
-    from microbuild.tensor_files import load_inputs, random_inputs
-
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
                  if str(s).endswith(".json")]
     input_files = env["MICROBUILD_AOT_INPUTS"]
@@ -167,10 +168,6 @@ def _user_objects(fenv, setup, folder, sources: list[str]) -> tuple[list, bool]:
 def _defines_main(object_path: str) -> bool | None:
     """Whether a compiled object defines a global ``main``; None when it is not an ELF object
     (then the linker is left to tell)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
     try:
         with open(object_path, "rb") as f:
             for section in ELFFile(f).iter_sections():
@@ -201,8 +198,6 @@ def _check_main(target, source, env):
 
 def _add_note(target, source, env):
     """Post-link: write .note.microbuild into the ELF (microbuild/firmware/note.py)."""
-    from microbuild.firmware.note import add_note
-
     board = board_of(env)
     setup = env["MICROBUILD_TOOLCHAIN"]
     try:
@@ -245,12 +240,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     ``include_dirs`` and every model's generated header on the include path. With
     ``executor='app'`` they hold ``main`` (which calls ``<prefix>_run``) and neither harness is
     linked; with 'aot' or 'rpc' they add code to the harness, and must not define main."""
-    if executor not in EXECUTORS:
-        raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
-                              f"{', '.join(EXECUTORS)}")
-    if executor == "app" and not sources:
-        raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
-                              "hold it (sources=[...], or `sources:` in microbuild.yaml)")
+    _check_executor(executor, sources)
     benv = board_environment(env, board, toolchain)
     b = board_of(benv)
     setup = benv["MICROBUILD_TOOLCHAIN"]
@@ -262,70 +252,24 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
-    # A board listing several workspace regions: each model may be split across them, so the
-    # regions and their free bytes are an input of the model's compilation.
-    split_spec = workspaces.split_spec(b)
     # The grouping is an input of the table and of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 
     runtime = micro_runtime(env, b, toolchain)
-    objects, summaries = [], []
+    objects = []
     # The board's environment plus the models' folders on the include path: an override (cheap)
     # rather than a Clone, which costs milliseconds per firmware in a large matrix.
     fenv = benv.Override({"CPPPATH": list(benv["CPPPATH"])
                           + [src.Dir(prefix) for prefix in models]
                           + [env.Dir(str(Path(d).resolve())) for d in include_dirs or []]})
-    size_checks = []
-    target_cpu = Target.of_board(b)
-    for prefix, path in models.items():
-        log = (model_tuning or {}).get(prefix) or tuning
-        tuning_file = str(Path(log).resolve()) if log else None
-        force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
-        spec = json.dumps(selection_spec(target_cpu, tuning_file, force,
-                                         row_stream=not no_row_stream), sort_keys=True)
-        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
-                                   MICROBUILD_SELECTION=spec,
-                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
-        # The choice of kernels is an input: a new log or forced variant recompiles the model.
-        env.Depends(generated, env.Value(spec))
-        if split_spec:
-            env.Depends(generated, env.Value(split_spec))
-        if tuning_file:
-            env.Depends(generated, env.File(tuning_file))
-        h, c, weights, summary = generated
-        summaries.append(summary)
-        model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
-                                     source)[0] for source in (c, weights)]
-        if setup.max_object_bytes:
-            check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
-                                 [summary, weights, fenv.Value(setup.max_object_bytes)],
-                                 SCons.Action.Action(check_object_sizes, "$MICROFITCOMSTR"))
-            fenv.Depends(model_objects, check)
-            size_checks += check
-        objects += model_objects
-    if executor == "aot":
-        inputs = {k: str(v) for k, v in (inputs or {}).items()}
-        input_nodes = [env.File(p) for p in inputs.values()]
-        table, side_file = fenv.Command(
-            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
-            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
-                                       grouping],
-            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = ["aot/main.c", "aot/self_test.c"]
-    elif executor == "app":
-        table = side_file = None
-        executor_sources = []
-    else:
-        # What the host reads back: build id, arena layout, the models' slots and operators.
-        table, side_file = fenv.Command(
-            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
-            summaries + [fenv.Value(json.dumps({"board": b.name, "pool": rpc_pool})), grouping],
-            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = rpc_table.runtime_sources()
+    model_objects, summaries, size_checks = _model_objects(
+        env, fenv, src, models, b, {"tuning": tuning, "variants": variants,
+                                    "model_variants": model_variants,
+                                    "model_tuning": model_tuning, "no_row_stream": no_row_stream})
+    objects += model_objects
+    table, side_file, executor_sources = _executor_table(
+        env, fenv, src, out_dir.File(name), executor, summaries, inputs, seed,
+        {"board": b.name, "pool": rpc_pool, "separate": separate, "grouping": grouping})
     if table is not None:
         objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
         fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
@@ -379,6 +323,101 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                         SCons.Action.Action(fit_report_action, "$MICROFITCOMSTR"),
                         MICROBUILD_SEPARATE_WORKSPACE=separate)
     results += size
+    results += _image_files(fenv, elf, out_dir, name, b)
+    results += image_step_files(fenv, steps, elf, out_dir, name)
+    return results
+
+
+def _check_executor(executor: str, sources: list[str] | None) -> None:
+    if executor not in EXECUTORS:
+        raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
+                              f"{', '.join(EXECUTORS)}")
+    if executor == "app" and not sources:
+        raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
+                              "hold it (sources=[...], or `sources:` in microbuild.yaml)")
+
+
+def _model_objects(env, fenv, src, models: dict[str, str], b, kernels: dict[str, Any]
+                   ) -> tuple[list, list, list]:
+    """Each model compiled (MicroModel, with its kernel choice as an input) and its two C files
+    compiled for the board: (objects, the models' summaries, the object-size checks)."""
+    objects, summaries, size_checks = [], [], []
+    setup = fenv["MICROBUILD_TOOLCHAIN"]
+    # A board listing several workspace regions: each model may be split across them, so the
+    # regions and their free bytes are an input of the model's compilation.
+    split_spec = workspaces.split_spec(b)
+    target_cpu = Target.of_board(b)
+    tuning, variants = kernels["tuning"], kernels["variants"]
+    model_variants, model_tuning = kernels["model_variants"], kernels["model_tuning"]
+    for prefix, path in models.items():
+        log = (model_tuning or {}).get(prefix) or tuning
+        tuning_file = str(Path(log).resolve()) if log else None
+        force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
+        spec = json.dumps(selection_spec(target_cpu, tuning_file, force,
+                                         row_stream=not kernels["no_row_stream"]), sort_keys=True)
+        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
+                                   MICROBUILD_SELECTION=spec,
+                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
+        # The choice of kernels is an input: a new log or forced variant recompiles the model.
+        env.Depends(generated, env.Value(spec))
+        if split_spec:
+            env.Depends(generated, env.Value(split_spec))
+        if tuning_file:
+            env.Depends(generated, env.File(tuning_file))
+        h, c, weights, summary = generated
+        summaries.append(summary)
+        model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
+                                     source)[0] for source in (c, weights)]
+        if setup.max_object_bytes:
+            check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
+                                 [summary, weights, fenv.Value(setup.max_object_bytes)],
+                                 SCons.Action.Action(check_object_sizes, "$MICROFITCOMSTR"))
+            fenv.Depends(model_objects, check)
+            size_checks += check
+        objects += model_objects
+    return objects, summaries, size_checks
+
+
+def _executor_table(env, fenv, src, base, executor: str, summaries: list, inputs, seed: int,
+                    build: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    """The executor's generated table (the AOT models with their embedded inputs, or the RPC
+    table the host reads back), the file beside the firmware that goes with it, and the
+    executor's runtime sources. ``build``: the board's name, the RPC pool, the workspace
+    grouping."""
+    out_dir, name, grouping = base.dir, base.name, build["grouping"]
+    separate, rpc_pool = build["separate"], build["pool"]
+    if executor == "aot":
+        inputs = {k: str(v) for k, v in (inputs or {}).items()}
+        input_nodes = [env.File(p) for p in inputs.values()]
+        table, side_file = fenv.Command(
+            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
+            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
+                                       grouping],
+            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
+        executor_sources = ["aot/main.c", "aot/self_test.c"]
+    elif executor == "app":
+        table = side_file = None
+        executor_sources = []
+    else:
+        # What the host reads back: build id, arena layout, the models' slots and operators.
+        table, side_file = fenv.Command(
+            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
+            summaries + [fenv.Value(json.dumps({"board": build["board"], "pool": rpc_pool})),
+                         grouping],
+            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_RPC_BOARD=build["board"], MICROBUILD_RPC_POOL=rpc_pool,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
+        executor_sources = rpc_table.runtime_sources()
+    return table, side_file, executor_sources
+
+
+def _image_files(fenv, elf, out_dir, name: str, b) -> list:
+    """The .bin and .hex objcopy makes of the ELF, or one .bin per region when the loaded bytes
+    lie in regions far apart."""
+    results = []
+    setup = fenv["MICROBUILD_TOOLCHAIN"]
     if setup.objcopy and not b.is_host:
         per_region = images.region_bin_names(name, b)
         formats = ((".hex", "ihex"),) if per_region else ((".bin", "binary"), (".hex", "ihex"))
@@ -393,7 +432,6 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                 [out_dir.File(f) for f in per_region.values()], elf,
                 SCons.Action.Action(_region_bins, "$MICROIMAGECOMSTR"),
                 MICROBUILD_REGION_BINS=per_region)
-    results += image_step_files(fenv, steps, elf, out_dir, name)
     return results
 
 
