@@ -4,6 +4,10 @@
     >>> board = mb.get_board("mps2-an500")
     >>> board.region_for("workspace").length
     4194304
+
+The boards room is imported at the top; the functions import the rooms they drive (firmware,
+device, ci, tuning) when called, on purpose: the CLI imports this module to start, and those load
+SCons, numpy, pyelftools and every operator module.
 """
 
 from __future__ import annotations
@@ -13,22 +17,16 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from microbuild.boards import scan_boards as _scan_boards
-from microbuild.boards import (Board, Problem, available_boards, check_board_file, load_board,
-                               load_board_file)
-from microbuild.errors import BoardError, MicrobuildError
+# board_yaml and list_boards are part of this API as the boards room defines them.
+from microbuild.boards import (Board, Problem, board_yaml, check_board_file,  # noqa: F401
+                               list_boards, load_board, load_board_file, resolve_board)
+from microbuild.errors import BoardError, DeviceError, MicrobuildError
 
 
 def get_board(name: str) -> Board:
     """A board by name from the search path (or by path to a .yaml file), resolved and validated."""
     return load_board(name)
-
-
-def list_boards() -> list[Board]:
-    """Every board on the search path, resolved; a broken user file raises BoardError naming it."""
-    return [load_board_file(path) for path in available_boards().values()]
 
 
 def scan_boards() -> tuple[list[Board], list[str]]:
@@ -48,32 +46,6 @@ def validate_board_files(paths: list[Path]) -> list[Problem | str]:
         except BoardError as exc:
             problems.append(str(exc))
     return problems
-
-
-class _HexInt(int):
-    """An int that ``board_yaml`` writes in hex (addresses, USB ids)."""
-
-
-yaml.SafeDumper.add_representer(
-    _HexInt, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:int", f"{int(value):#x}"))
-
-_HEX_KEYS = {"origin", "base", "vid", "pid", "address"}
-
-
-def _with_hex(value: Any, key: str = "") -> Any:
-    if isinstance(value, dict):
-        return {k: _with_hex(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_with_hex(v, key) for v in value]
-    if key in _HEX_KEYS and isinstance(value, int) and not isinstance(value, bool):
-        return _HexInt(value)
-    return value
-
-
-def board_yaml(board: Board) -> str:
-    """The resolved definition as YAML (addresses in hex), as ``boards show`` prints it."""
-    header = f"# {board.name}: resolved from " + " <- ".join(str(p) for p in board.files) + "\n"
-    return header + yaml.safe_dump(_with_hex(board.data), sort_keys=False, width=100)
 
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -156,9 +128,7 @@ def connect(board, firmware, runner: str | None = None, port: str | None = None,
 def flash_runner(board, runner: str | None = None, port: str | None = None):
     """The FlashToolRunner ``runner`` (default: the board's first) of a real board; a
     DeviceError for the host and emulated boards, which have nothing to flash."""
-    from microbuild.firmware.build import resolve_board
     from microbuild.device.runners import FlashToolRunner, runner_for
-    from microbuild.errors import DeviceError
 
     board = resolve_board(board)
     options = {"args": {"port": port}} if port else {}

@@ -31,6 +31,7 @@ from typing import Any
 from microbuild.boards.loader import ENV_PATH, available_boards, did_you_mean, schema_problems
 from microbuild.boards.source import Location, Problem, read_yaml_source
 from microbuild.errors import MicrobuildError
+from microbuild.compiler.c_names import model_prefix
 
 MANIFEST_NAME = "microbuild.yaml"
 DEFAULT_BUILD_DIR = "build"
@@ -47,6 +48,13 @@ class ManifestModel:
     prefix: str | None = None
     tuning: Path | None = None  # absolute
     variants: dict[str, str] = field(default_factory=dict)
+
+
+def default_out_dir(board: str, executor: str) -> Path:
+    # A board given as a YAML file builds into build/<file name without .yaml> by default; an
+    # RPC firmware into build/<board>-rpc, so it does not replace the AOT one.
+    name = Path(board).stem if board.endswith((".yaml", ".yml")) else board
+    return Path("build") / (name if executor == "aot" else f"{name}-{executor}")
 
 
 @dataclass
@@ -69,8 +77,6 @@ class Manifest:
 
     def out_dir(self, board: str, executor: str) -> Path:
         """<build_dir>/<board>[-executor]: the CLI's default folder, under the manifest's."""
-        from microbuild.cli.firmware import default_out_dir
-
         return self.build_dir / default_out_dir(board, executor).relative_to("build")
 
     def activate(self) -> None:
@@ -151,8 +157,9 @@ def _checked(path: Path, data: dict[str, Any], location) -> tuple[Manifest | Non
                             f"`microbuild boards list` shows them (add your own board folders "
                             f"with `boards:`)")
 
+    # Imported here: it loads every operator module, which a command reading the manifest for
+    # its board alone (`microbuild --help` in a project folder too) should not wait for.
     from microbuild.compiler.ops import REGISTRY
-    from microbuild.firmware.scons_tool import model_prefix
 
     models: list[ManifestModel] = []
     prefixes: dict[str, int] = {}
@@ -278,8 +285,6 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
     manifest = getattr(args, "manifest", None)
     models = getattr(args, "manifest_models", None)
     if models:
-        from microbuild.firmware.scons_tool import model_prefix
-
         named = {(m.prefix or model_prefix(m.path)): m for m in models}
         if any(m.prefix for m in models):
             options["models"] = {p: str(m.path) for p, m in named.items()}

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from microbuild.compiler.codegen import TensorSpec
+from microbuild.compiler.compiled_model import TensorSpec
 from microbuild.errors import MicrobuildError
 
 

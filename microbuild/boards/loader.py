@@ -26,6 +26,7 @@ from microbuild.boards.drivers import (DRIVER_KEYS, SOURCE_KEYS, builtin_drivers
                                        value_at)
 from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, ReplaceMapping,
                                       format_key_path, plain, read_board_source)
+from microbuild.boards.runner_names import RUNNER_NAMES
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
 from microbuild.paths import board_defs_dir
@@ -77,7 +78,7 @@ def available_boards() -> dict[str, Path]:
     return dict(sorted(winners.items()))
 
 
-def _find(name: str, exclude: Path | None = None) -> Path | None:
+def find_board_file(name: str, exclude: Path | None = None) -> Path | None:
     """The highest-priority file for ``name``; with ``exclude``, the next one below that file
     (so ``boards/stm32f746.yaml`` can say ``extends: stm32f746`` and mean the built-in one)."""
     candidates = [p for p in _board_files() if p.stem == name]
@@ -172,7 +173,7 @@ def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
     where = source.location(("extends",))
     if not isinstance(base_name, str):
         raise BoardError(f"{where}: extends: must be a board name (a string), not {base_name!r}")
-    base_path = _find(base_name, exclude=path)
+    base_path = find_board_file(base_name, exclude=path)
     if base_path is None:
         raise BoardError(f"{where}: extends: no board named '{base_name}' on the search path"
                          f"{_did_you_mean(base_name, available_boards())}; "
@@ -365,13 +366,12 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
 
     if not usable(("flash",)):
         return
-    from microbuild.device.runners import RUNNERS  # the device room registers runners by name
-
     runners = [f["runner"] for f in data["flash"]]
     for i, runner in enumerate(runners):
-        if runner not in RUNNERS:
-            add(("flash", i, "runner"), f"no runner '{runner}'{_did_you_mean(runner, RUNNERS)}; "
-                                        f"runners: {', '.join(sorted(RUNNERS))}")
+        if runner not in RUNNER_NAMES:
+            add(("flash", i, "runner"),
+                f"no runner '{runner}'{_did_you_mean(runner, RUNNER_NAMES)}; "
+                f"runners: {', '.join(sorted(RUNNER_NAMES))}")
     if "qemu" in runners and "qemu" not in data:
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
     if len(set(runners)) != len(runners):
@@ -537,6 +537,11 @@ def scan_boards() -> tuple[list[Board], list[str]]:
     return boards, errors
 
 
+def list_boards() -> list[Board]:
+    """Every board on the search path, resolved; a broken user file raises BoardError naming it."""
+    return [load_board_file(path) for path in available_boards().values()]
+
+
 def load_board_file(path: Path) -> Board:
     board, problems = check_board_file(path)
     if problems:
@@ -548,7 +553,7 @@ def load_board(name: str) -> Board:
     """The board called ``name`` from the search path, resolved and validated."""
     if name.endswith((".yaml", ".yml")) or os.sep in name:
         return load_board_file(Path(name))
-    path = _find(name)
+    path = find_board_file(name)
     if path is None:
         known = available_boards()
         raise BoardError(f"no board named '{name}'{_did_you_mean(name, known)}. "
@@ -559,7 +564,7 @@ def load_board(name: str) -> Board:
 
 
 __all__ = ["available_boards", "board_schema", "builtin_boards_dir", "check_board_file",
-           "did_you_mean", "load_board", "load_board_file", "scan_boards", "schema_problems",
+           "did_you_mean", "list_boards", "load_board", "load_board_file", "scan_boards", "schema_problems",
            "search_path", "format_key_path"]
 
 did_you_mean = _did_you_mean

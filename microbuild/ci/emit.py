@@ -31,14 +31,13 @@ The output is deterministic: the same cells (in the same order) give the same by
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import posixpath
 import re
 import shlex
 from collections import Counter
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import yaml
 
@@ -47,6 +46,8 @@ from microbuild.firmware.toolchains import debian_packages
 from microbuild.ci.cells import Cell
 from microbuild.ci.matrix import EXECUTORS
 from microbuild.errors import MicrobuildError
+from microbuild.boards import load_board
+from microbuild.device.runners.qemu import debian_package, qemu_program
 
 WORKFLOW_NAME = "microbuild ci"
 DISTRIBUTION = "microbuild-mcu"  # microbuild's name on PyPI ("microbuild" there is another project)
@@ -163,9 +164,6 @@ def install_source(spec: str | None = None) -> str:
 def emulator_packages(board_name: str) -> tuple[str, ...] | None:
     """The Debian packages that run ``board_name`` with --emulate (none for the host), or None
     when the board is neither emulated nor the host (a real board: --emulate does not run it)."""
-    from microbuild.boards import load_board
-    from microbuild.device.runners.qemu import debian_package, qemu_program
-
     board = load_board(board_name)
     if board.is_host:
         return ()

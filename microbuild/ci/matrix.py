@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from microbuild.boards import available_boards, load_board
-from microbuild.firmware.scons_tool import model_prefix
+from microbuild.compiler.c_names import model_prefix
 from microbuild.ci.cells import Cell
 from microbuild.errors import MicrobuildError, ModelError, ToolchainError
 

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from microbuild.ci.cells import Cell, cell_from_build_json
 from microbuild.errors import MicrobuildError
@@ -144,7 +144,3 @@ def compare(cells: Sequence[Cell], baseline: Sequence[Cell], max_growth: str = "
 def summary_counts(cells: Sequence[Cell]) -> dict[str, int]:
     return {s: sum(1 for c in cells if c.status == s)
             for s in ("ok", "does-not-fit", "not-applicable", "failed")}
-
-
-def as_dicts(cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    return [c.to_dict() for c in cells]

@@ -28,6 +28,9 @@ import numpy as np
 from microbuild.firmware.build import load_firmware_build, scons
 from microbuild.ci.cells import Cell, apply_fit_report
 from microbuild.errors import MicrobuildError
+from microbuild.boards import load_board
+from microbuild.tuning import TuningLog
+from microbuild.device.aot_run import run_aot_firmware
 
 FIRMWARE = "firmware"
 
@@ -80,16 +83,12 @@ def build_matrix(cells: list[Cell], out_dir: Path, jobs: int | None = None,
     """Build every pending cell into ``out_dir``; fills in status, sizes and build seconds.
     ``tuning``/``variants`` choose kernel variants as in `microbuild build` (one log serves
     every board: it is keyed by CPU)."""
-    from microbuild.boards import load_board
-
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     buildable = [c for c in cells if c.status == "pending"]
     if not buildable:
         return cells
     if tuning is not None:
-        from microbuild.tuning import TuningLog
-
         TuningLog.load(tuning)  # reported now, not once per cell
     kernels = {"tuning": str(Path(tuning).resolve()) if tuning else None,
                "variants": dict(variants or {})}
@@ -178,8 +177,7 @@ def emulate_cells(cells: list[Cell], out_dir: Path, jobs: int | None = None,
                   progress: Callable[[str], None] | None = None) -> list[Cell]:
     """Run every ok cell of an emulated board (or the host) and compare its outputs with TFLM's
     for the same embedded input. A mismatch or a crash marks the cell failed."""
-    from microbuild.boards import load_board
-    from microbuild.device.aot_run import run_aot_firmware
+    # Imported here: TFLM (the tflite-micro package) is needed by --emulate only, and optional.
     from microbuild.reference import tflm_outputs
 
     out_dir = Path(out_dir).resolve()

@@ -2,10 +2,14 @@
 
 One module per command (init, boards, compile, ops, platformio-core, build, run, flash,
 monitor, debug, clean, tune, ci, validate, quantize;
-`generate` lives with the projects in microbuild.project.command); `firmware` holds what build, run
-and flash share. No logic lives here that a Python user could not reach through the API. A user's
-mistake (MicrobuildError) is printed as one clear message and its exit code (1); argparse usage
-errors exit 2.
+`generate` lives with the projects in microbuild.project.command); `shared` holds what build, run
+and flash share (it is no command). No logic lives here that a Python user could not reach through
+the API. A user's mistake (MicrobuildError) is printed as one clear message and its exit code (1);
+argparse usage errors exit 2.
+
+The commands import the rooms they drive (compiler, firmware, device, tuning) inside their
+functions, on purpose: those load numpy, SCons, pyelftools and every operator module, which
+`microbuild --help` and a mistyped option should not wait for.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ import json
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (build_incrementally, check_output_name, render_fit,
+from microbuild.cli.shared import (build_incrementally, check_output_name, render_fit,
                                      render_result, run_app, save_outputs)
-from microbuild.cli.firmware import add_row_stream_argument, add_workspace_argument
+from microbuild.cli.shared import add_row_stream_argument, add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, require

@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (apply_manifest_board, default_out_dir,
-                                     records_root)
+from microbuild.cli.shared import apply_manifest_board, records_root
+from microbuild.manifest import default_out_dir
 
 
 def board_outputs(board_arg: str, board_name: str, root: Path) -> list[Path]:
@@ -35,7 +35,7 @@ def board_outputs(board_arg: str, board_name: str, root: Path) -> list[Path]:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

@@ -10,11 +10,12 @@ from rich.table import Table
 
 from microbuild.cli.console import out
 from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
+from microbuild.units import kib
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from microbuild.firmware.build import resolve_board
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.boards import resolve_board
+    from microbuild.compiler.c_names import model_prefix
     from microbuild.compiler import compile_model
     from microbuild.compiler.variants import Selection, Target
     from microbuild.tuning import TuningLog
@@ -55,7 +56,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         table.add_row(str(op["index"]), *model_op, op["opcode"],
                       shapes_text(op["input_shapes"]), shapes_text(op["output_shapes"]),
                       f"{op['macs']:,}" if op["macs"] else "",
-                      f"{op['kernel']} ({op['kernel_choice']})", kib_text(op["live_bytes"]))
+                      f"{op['kernel']} ({op['kernel_choice']})", kib(op["live_bytes"]))
     out.print(table)
     out.print(f"MACs per inference: {sum(op['macs'] for op in summary['ops']):,}   live: "
               "workspace bytes in use while the operator runs (its tensors and scratch)")
@@ -96,10 +97,6 @@ def shapes_text(shapes) -> str:
     """[[1, 49, 10, 1], [64, 10, 4, 1], None] -> "1x49x10x1, 64x10x4x1, -" (None: no tensor)."""
     return ", ".join("x".join(map(str, s)) if s else ("-" if s is None else "scalar")
                      for s in shapes)
-
-
-def kib_text(nbytes: int) -> str:
-    return f"{nbytes:,} B" if nbytes < 1024 else f"{nbytes / 1024:,.1f} KiB"
 
 
 def add_parser(commands) -> None:

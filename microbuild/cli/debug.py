@@ -13,7 +13,7 @@ import sys
 from rich.markup import escape
 
 from microbuild.cli.console import err
-from microbuild.cli.firmware import apply_manifest_board, choose_firmware
+from microbuild.cli.shared import apply_manifest_board, choose_firmware
 from microbuild.errors import ToolchainError
 
 
@@ -27,7 +27,7 @@ def _ignore_while_stopping(signum, frame):
 
 def cmd_debug(args: argparse.Namespace) -> int:
     from microbuild.device.debug import debug_session, gdb_program
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

@@ -9,13 +9,13 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (add_row_stream_argument, add_workspace_argument,
+from microbuild.cli.shared import (add_row_stream_argument, add_workspace_argument,
                                      apply_manifest_board, choose_firmware)
 from microbuild.cli.kernel_options import add_kernel_arguments
 
 
 def cmd_flash(args: argparse.Namespace) -> int:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

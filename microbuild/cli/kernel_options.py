@@ -20,30 +20,13 @@ def add_kernel_arguments(p: argparse.ArgumentParser) -> None:
                         "lists each op's choice)")
 
 
-def parse_variants(items: list[str]) -> dict[str, str]:
-    """``["CONV_2D=dsp", "*=reference"]`` -> ``{"CONV_2D": "dsp", "*": "reference"}``; an op
-    index (``3=reference``) forces one op."""
-    from microbuild.compiler.ops import REGISTRY
-
-    forced: dict[str, str] = {}
-    for item in items:
-        opcode, sep, name = item.partition("=")
-        opcode, name = opcode.strip().upper(), name.strip()
-        if not sep or not opcode or not name:
-            raise MicrobuildError(f"--variant {item}: write OPCODE=NAME, e.g. CONV_2D=dsp or "
-                                  "'*=reference'")
-        if opcode != "*" and not opcode.isdigit() and opcode not in REGISTRY:
-            raise MicrobuildError(f"--variant {item}: unknown operator {opcode}; operators with "
-                                  "variants: " + ", ".join(sorted(
-                                      k for k, v in REGISTRY.items() if v.variants)))
-        forced[opcode] = name
-    return forced
-
-
 def kernel_options(args: argparse.Namespace) -> dict[str, Any]:
     """``tuning=`` and ``variants=`` keyword arguments for build_firmware and friends. A tuning
     log measured on an emulator, used for a real board (``args.board``), is warned about here,
     once per command (build, run, flash, compile, generate)."""
+    # Imported here: it loads every operator module, which `microbuild --help` should not wait for.
+    from microbuild.compiler.forced_variants import parse_variants
+
     options: dict[str, Any] = {}
     if getattr(args, "tuning", None):
         options["tuning"] = args.tuning
@@ -60,7 +43,7 @@ def warn_about_tuning_log(path: str, board_name: str) -> None:
     the build reports that with its own error)."""
     from microbuild.cli.console import err
     from microbuild.compiler.variants import Target
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
     from microbuild.tuning import TuningLog
 
     try:

@@ -13,7 +13,7 @@ import argparse
 from rich.markup import escape
 
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import apply_manifest_board, choose_firmware, render_result
+from microbuild.cli.shared import apply_manifest_board, choose_firmware, render_result
 from microbuild.errors import MicrobuildError
 
 
@@ -21,7 +21,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     from microbuild.device.device import open_console
     from microbuild.device.monitor import AotRecordDecoder, monitor, rpc_firmware_advice
     from microbuild.device.runners import runner_for
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     apply_manifest_board(args)
     board = resolve_board(args.board)

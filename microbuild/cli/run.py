@@ -11,10 +11,10 @@ from rich.markup import escape
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import (build_incrementally, check_output_name, choose_firmware,
+from microbuild.cli.shared import (build_incrementally, check_output_name, choose_firmware,
                                      profile_rows, render_outputs, render_profile, render_result,
                                      run_app, save_outputs)
-from microbuild.cli.firmware import add_row_stream_argument, add_workspace_argument
+from microbuild.cli.shared import add_row_stream_argument, add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, require
@@ -23,7 +23,7 @@ from microbuild.manifest import apply_manifest, require
 def _firmware(args: argparse.Namespace):
     """(the FirmwareBuild to run, its executor): built now from --model, or --firmware F, or the
     board's last build (--no-flash without --model: what is on the board)."""
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     if args.model and not args.firmware:
         executor = args.executor or "rpc"

@@ -13,7 +13,7 @@ from microbuild.manifest import apply_manifest, require
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
     from microbuild.device.timing import duration, icount_shift
     from microbuild.tuning.tuner import short_signature, speedup, tune
 
@@ -86,7 +86,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 def _cost(measured, candidate) -> str:
     """`` (weights 2.5 KiB +1.2 KiB, scratch 604 B)`` for a candidate's table cell."""
-    from microbuild.firmware.fit import kib
+    from microbuild.units import kib
     from microbuild.tuning.costs import growth
 
     if candidate.flash is None:

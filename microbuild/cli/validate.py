@@ -15,7 +15,7 @@ from rich.table import Table
 
 from microbuild import api
 from microbuild.cli.console import err, out
-from microbuild.cli.firmware import build_incrementally, choose_firmware
+from microbuild.cli.shared import build_incrementally, choose_firmware
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, require
@@ -130,7 +130,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         """--firmware F (an RPC build with the model), else the model built now."""
         if not args.firmware:
             return build_incrementally(args, "rpc", None)
-        from microbuild.firmware.build import resolve_board
+        from microbuild.boards import resolve_board
 
         chosen = choose_firmware(args, resolve_board(args.board))
         chosen.check_board(False)

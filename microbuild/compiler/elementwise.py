@@ -87,15 +87,10 @@ def fused_activation(op: Operator) -> str:
     return str(op.options.get("fused_activation_function", "NONE"))
 
 
-def binary_int8_reasons(op: Operator, graph: Graph) -> list[str]:
-    """What ADD and MUL both refuse: non-int8 operands, shapes that do not broadcast, fused
-    activations TFLM's int8 kernels do not apply. Empty when the op's operands are usable."""
-    return binary_reasons(op, graph, "int8")
-
-
 def binary_reasons(op: Operator, graph: Graph, dtype: str) -> list[str]:
-    """``binary_int8_reasons`` for operands of ``dtype`` (int8, or int16 in 16x8 models, whose
-    operands TFLM requires to have zero point 0)."""
+    """What ADD and MUL both refuse for operands of ``dtype`` (int8, or int16 in 16x8 models,
+    whose operands TFLM requires to have zero point 0): other operand types, shapes that do not
+    broadcast, fused activations TFLM's kernels do not apply. Empty when the op is usable."""
     reasons = operand_reasons(op, graph, 2, (dtype, dtype), dtype)
     if reasons:
         return reasons

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from microbuild.compiler.spatial import window_2d
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,6 @@ def sliding_window_overlap(op, graph, k: int, filter_h: int, filter_w: int,
     """The Overlap of a CONV_2D, DEPTHWISE_CONV_2D or pooling op's output over its input 0, for
     the reference kernel (``variant`` None: every reference kernel of these ops walks output
     pixels in order, one at a time) or the given variant (its ``overlap_group``)."""
-    from microbuild.compiler.spatial import window_2d
-
     if k != 0 or not op.inputs or op.inputs[0] < 0:
         return None
     group = 1 if variant is None else variant.overlap_group

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan
 from microbuild.model.ir import Graph
+from microbuild.compiler.row_stream import Call
 
 
 def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
@@ -38,12 +39,12 @@ def _tensor_lifetimes(graph: Graph) -> dict[int, tuple[int, int]]:
 def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None = None
                 ) -> list[str]:
     """Every problem found in ``plan`` for ``graph``; an empty list means the plan is sound.
-    A workspace split across memory regions is checked as its parts laid end to end."""
+    A workspace split across memory regions is checked as its parts laid end to end.
+    ``lowerings``: the ones the plan was made with (each op's kernel variant); without them, the
+    reference kernels' needs."""
     plan = plan.flattened()
     problems: list[str] = []
     lifetimes = _tensor_lifetimes(graph)
-    locations = plan.locations
-    ops = graph.operators
     region = plan.row_region
     if region is not None:
         # A row-streamed region interleaves its ops' calls: whatever is alive at one of them is
@@ -55,7 +56,23 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
         for t, (first, last) in list(lifetimes.items()):
             if first <= region.last and region.first <= last:
                 lifetimes[t] = (min(first, region.first), max(last, region.last))
+    problems += _check_places(graph, plan, lifetimes)
+    problems += _check_state(graph, plan)
+    problems += _check_sharing_claims(graph, plan, lifetimes)
+    shared = _UnionFind()  # tensors a claim lets share bytes
+    for _, src, dst in list(plan.aliases) + list(plan.in_place):
+        shared.union(src, dst)
+    overlap_problems, may_overlap = _check_overlap_claims(graph, plan, lowerings, lifetimes,
+                                                          shared)
+    problems += overlap_problems
+    problems += _check_disjoint(graph, plan, lowerings, lifetimes, shared, may_overlap)
+    return problems
 
+
+def _check_places(graph: Graph, plan: MemoryPlan, lifetimes: dict[int, tuple[int, int]]
+                  ) -> list[str]:
+    problems: list[str] = []
+    locations = plan.locations
     # 1. Every run-time tensor has a place, aligned and inside the workspace.
     for t in lifetimes:
         loc = locations.get(t)
@@ -68,7 +85,12 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
         if loc.offset < 0 or end > plan.workspace_bytes:
             problems.append(f"tensor {t} [{loc.offset}, {end}) lies outside the workspace "
                             f"of {plan.workspace_bytes} bytes")
+    return problems
 
+
+def _check_state(graph: Graph, plan: MemoryPlan) -> list[str]:
+    problems: list[str] = []
+    ops = graph.operators
     # 1b. Every variable tensor has its own bytes in the state buffer (nothing else shares them:
     #     they must survive from one invocation to the next).
     state = sorted((loc.offset, loc.offset + graph.tensors[t].nbytes, t)
@@ -82,7 +104,14 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
             problems.append(f"variable tensors {a} and {b} overlap in the state buffer")
     if state and state[-1][1] > plan.state_bytes:
         problems.append(f"the state buffer of {plan.state_bytes} bytes is too small")
+    return problems
 
+
+def _check_sharing_claims(graph: Graph, plan: MemoryPlan, lifetimes: dict[int, tuple[int, int]]
+                          ) -> list[str]:
+    problems: list[str] = []
+    locations = plan.locations
+    ops = graph.operators
     # 2. Sharing claims: each must name the op's input 0 (alias) or the input its lowering lets it
     #    overwrite (in place) and output 0, an op that allows it, the same place and the same
     #    size.
@@ -126,10 +155,17 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
             if j != k and t >= 0 and t != src and content.find(t) == content.find(src):
                 problems.append(f"op {op_index} overwrites tensor {src} in place while reading "
                                 f"the same bytes as tensor {t}")
-    shared = _UnionFind()
-    for _, src, dst in list(plan.aliases) + list(plan.in_place):
-        shared.union(src, dst)
+    return problems
 
+
+def _check_overlap_claims(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None,
+                          lifetimes: dict[int, tuple[int, int]], shared: _UnionFind
+                          ) -> tuple[list[str], set[frozenset]]:
+    """The overlap claims' problems, and the pairs of sharing keys each sound claim lets
+    overlap (for the disjointness check)."""
+    problems: list[str] = []
+    locations = plan.locations
+    ops = graph.operators
     # 2b. Overlap claims: an op whose kernel walks its output pixels in order may write its
     #     output over an input it is the last reader of, starting at least the distance its
     #     lowering (for the kernel the plan was made with) asks below that input.
@@ -166,7 +202,16 @@ def verify_plan(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None 
             problems.append(f"op {op_index} overwrites tensor {src} while another of its inputs "
                             "reads the same bytes")
         may_overlap.add(frozenset({("t", shared.find(src)), ("t", shared.find(dst))}))
+    return problems, may_overlap
 
+
+def _check_disjoint(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | None,
+                    lifetimes: dict[int, tuple[int, int]], shared: _UnionFind,
+                    may_overlap: set[frozenset]) -> list[str]:
+    problems: list[str] = []
+    locations = plan.locations
+    ops = graph.operators
+    region = plan.row_region
     # 3. No two workspace regions alive at the same op overlap, except tensors sharing a buffer.
     regions = []  # (label, start, end, first op, last op, sharing key)
     for t, (first, last) in lifetimes.items():
@@ -226,8 +271,6 @@ def _check_region(graph: Graph, plan: MemoryPlan) -> list[str]:
     inside their buffer, and every row it reads was produced and still sits in the slot the
     call reads it from (moves included); every row buffer has an aligned place in the
     workspace."""
-    from microbuild.compiler.row_stream import Call
-
     region = plan.row_region
     problems = []
     for t in region.capacity:

@@ -38,7 +38,8 @@ from typing import Callable, Sequence
 
 from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.overlap import Overlap
-from microbuild.compiler.row_stream import RowRegion
+from microbuild.compiler.op_stats import live_bytes
+from microbuild.compiler.row_stream import RowRegion, build_region, candidate_spans, streamable_ops
 from microbuild.model.ir import Graph
 
 ALIGNMENT = 16
@@ -521,3 +522,28 @@ def _pack(buffers: list[Buffer], offsets: list[int], pairs: _Pairs) -> list[int]
     buffer's old offset is still free when its turn comes) and never grows."""
     order = sorted(range(len(buffers)), key=lambda i: (offsets[i], -buffers[i].first_op, i))
     return _fit(buffers, order, "first", pairs)
+
+
+def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
+    """The smallest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
+    every region row_stream can build; ties keep op-by-op execution (no band calls, no moves).
+    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports.
+
+    Only regions holding an op where op-by-op execution peaks are tried: the workspace is at
+    least what is alive at such an op, and a region elsewhere leaves that unchanged."""
+    names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
+             for lw in lowerings]
+    rows = streamable_ops(graph, names)
+    live = live_bytes(op_by_op.summary(), len(graph.operators))
+    peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
+    spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})
+    best = op_by_op
+    for first, last in spans:
+        region = build_region(graph, first, last, rows)
+        if region is None:
+            continue
+        plan = plan_memory(graph, lowerings, region=region)
+        if plan.workspace_bytes < best.workspace_bytes:
+            best = plan
+    best.op_by_op_bytes = op_by_op.workspace_bytes
+    return best

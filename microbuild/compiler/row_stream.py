@@ -30,7 +30,7 @@ then whatever rows remain. A first pass with unbounded buffers measures each buf
 (the most rows ever needed at once), a second one records the moves. Consecutive calls of one
 op with nothing between them become one band.
 
-Where it is used: ``plan_with_streaming`` (below) keeps a region only when the planner
+Where it is used: ``planner.plan_with_streaming`` keeps a region only when the planner
 (``plan_memory(region=...)``) places it in a smaller workspace than op by op; codegen emits each
 band shape of an op as a small function and the region as one function of calls and moves;
 ``plan_check.verify_plan`` replays the schedule independently.
@@ -306,31 +306,3 @@ def _merge_bands(steps: list, region: RowRegion) -> list:
             continue
         merged.append(s)
     return merged
-
-
-def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
-    """The smallest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
-    every region row_stream can build; ties keep op-by-op execution (no band calls, no moves).
-    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports.
-
-    Only regions holding an op where op-by-op execution peaks are tried: the workspace is at
-    least what is alive at such an op, and a region elsewhere leaves that unchanged."""
-    from microbuild.compiler.op_stats import live_bytes
-    from microbuild.compiler.planner import plan_memory
-
-    names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
-             for lw in lowerings]
-    rows = streamable_ops(graph, names)
-    live = live_bytes(op_by_op.summary(), len(graph.operators))
-    peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
-    spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})
-    best = op_by_op
-    for first, last in spans:
-        region = build_region(graph, first, last, rows)
-        if region is None:
-            continue
-        plan = plan_memory(graph, lowerings, region=region)
-        if plan.workspace_bytes < best.workspace_bytes:
-            best = plan
-    best.op_by_op_bytes = op_by_op.workspace_bytes
-    return best

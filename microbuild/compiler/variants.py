@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+from microbuild.compiler.tuning_log import TuningLog
 from microbuild.model.ir import Graph, Operator
+from microbuild.errors import ModelError
 
 if TYPE_CHECKING:
     from microbuild.compiler.ops.base import OpLowering
@@ -64,7 +66,7 @@ class KernelVariant:
     description: str = ""
     # A variant whose arranged weights are wider than the model's names here the variant with the
     # same arithmetic on weights half its size (dsp16 -> dsp): the fit error's lever when a
-    # firmware with it does not fit (microbuild/firmware/fit.py).
+    # firmware with it does not fit (microbuild/firmware/fit/).
     compact: str = ""
 
     # The element type of the activations the variant's kernel reads: an int16 (16x8) instance
@@ -236,7 +238,7 @@ class Selection:
     silent fallback, except with ``force_where_possible`` (the tuner's candidate builds)."""
 
     target: Target = field(default_factory=Target)
-    tuning: Any = None  # microbuild.tuning.TuningLog or None
+    tuning: TuningLog | None = None
     force: Mapping[Any, str] = field(default_factory=dict)
     force_where_possible: bool = False
     # False: every op runs whole (no row-streamed region, microbuild/compiler/row_stream.py):
@@ -262,8 +264,6 @@ class Selection:
                 return wanted, "forced"
             # "*" means every op that has such a variant; a named op must have it.
             if not self.force_where_possible and key != "*":
-                from microbuild.errors import ModelError
-
                 known = [REFERENCE] + [v.name for v in lowering.variants]
                 if wanted not in known:
                     raise ModelError(f"{op.describe()}: no kernel variant '{wanted}' for "
@@ -356,8 +356,6 @@ def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] 
 
 
 def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
-    from microbuild.tuning.log import TuningLog
-
     tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
     return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
                      tuning=tuning, force=dict(spec.get("force") or {}),

@@ -27,6 +27,7 @@ from microbuild.compiler.planner import (Buffer, Location, MemoryPlan, _bytes_ov
                                          place_buffers)
 from microbuild.errors import FitError
 from microbuild.model.ir import Graph
+from microbuild.units import nbytes
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,6 @@ def split_plan(plan: MemoryPlan, graph: Graph, regions: Sequence[WorkspaceRegion
 
 def _split_error(plan: MemoryPlan, regions: Sequence[WorkspaceRegion], budgets: list[int],
                  sizes: list[int], prefix: str, io: set[int]) -> FitError:
-    from microbuild.firmware.fit import nbytes
-
     lines = [f"model '{prefix}': its workspace ({nbytes(plan.workspace_bytes)} planned as one) "
              f"does not fit the regions the board lists for it (memory.placement.workspace: "
              f"{', '.join(r.name for r in regions)}), even split across them:"]

@@ -112,7 +112,7 @@ class Device:
             return next(iter(self._models.values()))
         name = str(model)
         if name.endswith(".tflite"):
-            from microbuild.firmware.scons_tool import model_prefix
+            from microbuild.compiler.c_names import model_prefix
             name = model_prefix(name)
         if name not in self._models:
             raise MicrobuildError(f"the firmware has no model '{name}'; it has: "
@@ -120,7 +120,7 @@ class Device:
         return self._models[name]
 
     def specs(self, model: str | Path | None = None, kind: str = "inputs"):
-        from microbuild.compiler.codegen import TensorSpec
+        from microbuild.compiler.compiled_model import TensorSpec
 
         return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                 for s in self._model(model).summary[kind]]
@@ -254,7 +254,7 @@ def connect(board: str | Path | Board, firmware, runner: str | None = None,
     ``flash=False``, then reached on ``port`` (default: found from the board's USB ids).
     ``description``: the firmware's .rpc.json when it is not next to the ELF (a generated
     Make project keeps it in generated/)."""
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
     from microbuild.device.runners import runner_for
 
     board = resolve_board(board)

@@ -13,7 +13,7 @@ _BAR_LOW = "#f28e2b"  # operators below a third of the model's MACs per tick
 
 def profile_svg(title: str, unit: str, rows: Sequence[dict[str, Any]], width: int = 960) -> str:
     """``rows``: dicts with index, opcode, kernel, ticks, macs and macs_per_tick (as
-    microbuild.cli.firmware.profile_rows makes them); ``unit``: what a tick is on this board."""
+    microbuild.cli.shared.profile_rows makes them); ``unit``: what a tick is on this board."""
     row_h, top, bottom, left, right = 20, 50, 40, 300, 170
     height = top + row_h * max(len(rows), 1) + bottom
     plot_w = width - left - right

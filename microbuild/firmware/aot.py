@@ -12,6 +12,8 @@ from typing import Any, Collection, Sequence
 import numpy as np
 
 from microbuild.firmware.workspaces import SHARED_SYMBOL, workspace_groups
+from microbuild.compiler.compiled_model import TensorSpec
+from microbuild.tensor_files import load_inputs, random_inputs
 
 
 def _bytes_initializer(data: bytes) -> list[str]:
@@ -114,9 +116,6 @@ def embedded_inputs(models: Sequence[dict[str, Any]], input_files: dict[str, Any
     ``input_files[prefix]`` (.npy/.npz, checked against the model's inputs) or, for a model
     without one, seeded random (microbuild.tensor_files.random_inputs), as `microbuild build`
     chooses them. Raises TensorFileError for a file that does not match."""
-    from microbuild.compiler.codegen import TensorSpec
-    from microbuild.tensor_files import load_inputs, random_inputs
-
     arrays = []
     for m in models:
         specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})

@@ -16,6 +16,7 @@ from pathlib import Path
 from microbuild.boards import Board
 from microbuild.errors import BoardError
 from microbuild.paths import runtime_dir
+from microbuild.firmware.toolchains import startup_sources
 
 
 def _c_value(value) -> str:
@@ -181,8 +182,6 @@ def runtime_files(board: Board, family: str | None = None,
     toolchain or ``family`` and an executor whose own files are ``executor_files``: the start-up
     code, the console/timer/exit drivers and print helpers, every operator kernel (another model
     may need others), the executor's files, and the headers all of these include."""
-    from microbuild.firmware.toolchains import startup_sources
-
     sources = (startup_sources(board, family) + driver_sources(board) + kernel_sources()
                + list(executor_files))
     return sorted(set(sources + included_headers(sources)))

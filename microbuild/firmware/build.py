@@ -15,10 +15,17 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from microbuild.boards import Board, load_board, load_board_file
-from microbuild.firmware.toolchains import select_toolchain, toolchain_setup
+from microbuild.boards import Board, resolve_board
+from microbuild.compiler import compile_model
+from microbuild.compiler.c_names import model_prefix
+from microbuild.compiler.tuning_log import TuningLog
 from microbuild.errors import (BoardError, BuildError, FitError, MicrobuildError, ModelError,
                                ToolchainError)
+from microbuild.firmware import image_steps, images
+from microbuild.firmware.fit import analyze_elf
+from microbuild.firmware.toolchains import select_toolchain, toolchain_setup
+from microbuild.firmware.workspaces import check_separate
+from microbuild.tensor_files import load_inputs
 
 
 @dataclass
@@ -64,8 +71,6 @@ class FirmwareBuild:
     @property
     def size_rows(self) -> list[tuple[str, ...]]:
         """The fit report as table rows (microbuild.firmware.fit.TABLE_HEADER)."""
-        from microbuild.firmware.fit import analyze_elf
-
         return analyze_elf(self.elf, self.board,
                            workspaces=self.size.get("workspaces")).table_rows()
 
@@ -79,16 +84,6 @@ class FirmwareBuild:
 
 _ERROR_KINDS = {cls.__name__: cls for cls in (BoardError, BuildError, FitError, ModelError,
                                               ToolchainError, MicrobuildError)}
-
-
-def resolve_board(board: str | Path | Board) -> Board:
-    """A board given as a Board, a name on the search path, or a path to its YAML file."""
-    if isinstance(board, Board):
-        return board
-    text = str(board)
-    if text.endswith((".yaml", ".yml")) or os.sep in text:
-        return load_board_file(Path(text))
-    return load_board(text)
 
 
 # The folder of compiled objects shared between builds (microbuild/firmware/object_cache.py; this
@@ -189,8 +184,6 @@ def run_scons(directory: Path, jobs: int | None = None,
 def load_firmware_build(board: Board, out_dir: Path, name: str, prefixes: Sequence[str],
                         toolchain: str, executor: str = "aot", log: str = "") -> FirmwareBuild:
     """The FirmwareBuild for a firmware MicroFirmware built as ``out_dir/name``."""
-    from microbuild.firmware import image_steps, images
-
     out = Path(out_dir)
     summaries = [json.loads((out / f"{name}.src" / p / f"{p}.json").read_text()) for p in prefixes]
     per_region = {} if board.is_host else images.region_bin_names(name, board)
@@ -211,8 +204,6 @@ def _separate_prefixes(separate: Sequence[str] | bool, named: Mapping[str, str]
                        ) -> list[str] | bool:
     """``separate_workspace`` as prefixes: each item a prefix, or a model's path (its prefix(es));
     an item naming no model of the firmware is an error that lists them."""
-    from microbuild.firmware.workspaces import check_separate
-
     if separate is True or separate is False:
         return bool(separate)
     if isinstance(separate, (str, Path)):
@@ -263,10 +254,7 @@ def build_firmware(board: str | Path | Board,
     with ``include_dirs`` and the models' generated headers on the include path. With
     ``executor="app"`` they hold main() and call ``<prefix>_run`` themselves (no harness is
     linked); with "aot"/"rpc" they are linked beside microbuild's harness."""
-    from microbuild.firmware.scons_tool import model_prefix
-    from microbuild.compiler import compile_model
-    from microbuild.tensor_files import load_inputs
-
+    # Imported here: the SCons tool loads SCons, which only the build's own process needs.
     from microbuild.firmware.scons_tool import EXECUTORS
 
     board = resolve_board(board)
@@ -301,8 +289,6 @@ def build_firmware(board: str | Path | Board,
     separate = _separate_prefixes(separate_workspace, named)
     logs = [tuning, *(model_tuning or {}).values()]
     if any(log is not None for log in logs):
-        from microbuild.tuning import TuningLog
-
         for log in logs:
             if log is not None:
                 TuningLog.load(log)  # a missing or broken log is reported now, with its path

@@ -7,19 +7,18 @@ build writes one .bin per region instead, named after the region (``firmware.fla
 ``firmware.qspi.bin``), and the .hex covers them all (Intel HEX records carry their address).
 
 Which regions hold loaded bytes is known from the board before linking (:func:`loaded_regions`),
-so the build can declare its files; after linking, :func:`region_images` reads the bytes from the
-ELF's program headers (load addresses) and :func:`write_region_bins` checks they agree.
+so the build can declare its files; after linking, ``fit.region_images`` reads the bytes from the
+ELF's sections (at their load addresses) and :func:`write_region_bins` checks they agree.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-
 from microbuild.boards import Board
 from microbuild.errors import BuildError
+from microbuild.firmware import image_steps
+from microbuild.firmware.fit import region_images
 
 
 def loaded_regions(board: Board) -> list[str]:
@@ -27,8 +26,6 @@ def loaded_regions(board: Board) -> list[str]:
     table or entry code, the copy tables, and the load images of what is copied at reset), and
     each region where a loaded section is placed without a copy (flash banks, QSPI flash, or RAM
     that the boot loader fills itself)."""
-    from microbuild.firmware import image_steps
-
     boot = board.boot_region
     if boot is None:
         return []
@@ -41,39 +38,6 @@ def loaded_regions(board: Board) -> list[str]:
         if not copied and name not in found:
             found.append(name)
     return found
-
-
-def region_images(elf_path: str | Path, board: Board) -> dict[str, tuple[int, bytes]]:
-    """Region name -> (start address, bytes) of the loaded bytes there (at their load
-    addresses), gaps between sections filled with zeros (as objcopy does)."""
-    from microbuild.firmware.fit import load_address
-
-    regions = list(board.regions.values())
-    pieces: dict[str, list[tuple[int, bytes]]] = {}
-    with open(elf_path, "rb") as f:
-        elf = ELFFile(f)
-        # Sections, as objcopy reads them, not program headers: ld may map the ELF's own
-        # headers into the first segment when they fit below the image.
-        for section in elf.iter_sections():
-            if (not section["sh_flags"] & SH_FLAGS.SHF_ALLOC or section["sh_size"] == 0
-                    or section["sh_type"] == "SHT_NOBITS"):
-                continue
-            address = load_address(elf, section)
-            region = next((r for r in regions if r.origin <= address < r.end), None)
-            if region is None:
-                raise BuildError(f"{elf_path}: section {section.name} is loaded at "
-                                 f"{address:#010x}, in no memory region of board '{board.name}'")
-            pieces.setdefault(region.name, []).append((address, section.data()))
-    images = {}
-    for name, parts in pieces.items():
-        parts.sort()
-        start = parts[0][0]
-        end = max(a + len(d) for a, d in parts)
-        image = bytearray(end - start)
-        for address, data in parts:
-            image[address - start:address - start + len(data)] = data
-        images[name] = (start, bytes(image))
-    return images
 
 
 def region_bin_names(name: str, board: Board) -> dict[str, str]:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from microbuild.errors import MicrobuildError
+from microbuild.firmware.note import read_note
+from microbuild.firmware.build import load_firmware_build
 
 BUILD_ROOT = Path("build")  # the CLI's build folder, relative to where microbuild runs
 FOLDER = "last-build"
@@ -31,10 +33,6 @@ class LastBuild:
     built_at: float  # seconds since the epoch
     out_dir: Path
 
-    @property
-    def built_at_text(self) -> str:
-        return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(self.built_at))
-
     def to_dict(self) -> dict[str, Any]:
         return {"board": self.board, "elf": str(self.elf), "executor": self.executor,
                 "toolchain": self.toolchain, "models": self.models, "build_id": self.build_id,
@@ -47,8 +45,6 @@ def record_path(board: str, root: str | Path = BUILD_ROOT) -> Path:
 
 def record(build, root: str | Path = BUILD_ROOT) -> LastBuild:
     """Remember ``build`` (a FirmwareBuild) as the board's last build."""
-    from microbuild.firmware.note import read_note
-
     note = read_note(build.elf)
     last = LastBuild(board=build.board.name, elf=Path(build.elf).resolve(),
                      executor=build.executor, toolchain=build.toolchain,
@@ -83,9 +79,6 @@ def firmware_at(elf: str | Path, board):
     """The FirmwareBuild of an ELF microbuild built (found from its note: the models' summaries
     are in ``<name>.src/`` next to it). None when the ELF has no note or its folder has no
     summaries (a firmware copied away from its build folder)."""
-    from microbuild.firmware.build import load_firmware_build
-    from microbuild.firmware.note import read_note
-
     elf = Path(elf)
     note = read_note(elf)
     if note is None:

@@ -12,7 +12,10 @@ import hashlib
 import json
 from typing import Any, Collection, Sequence
 
+from microbuild.compiler.c_names import c_string
 from microbuild.firmware.workspaces import workspace_groups
+from microbuild.firmware.workspaces import refuse_split_for_rpc
+from microbuild.paths import runtime_dir
 
 # Bytes the arena keeps beyond the models' workspaces for ALLOC (host-side scratch buffers).
 DEFAULT_POOL_BYTES = 1024
@@ -66,16 +69,10 @@ def describe(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
             "models": list(models)}
 
 
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                  separate: Collection[str] | bool = ()) -> str:
     """C source of the RPC table. ``models`` are compiler summaries (CompiledModel.summary());
     ``separate``: models that do not share the one workspace (see arena_layout)."""
-    from microbuild.firmware.workspaces import refuse_split_for_rpc
-
     refuse_split_for_rpc(board, models)  # one arena: a workspace split by region cannot be in it
     layout = arena_layout(models, pool_bytes, separate)
     ident = build_id(board, models, pool_bytes, separate)
@@ -111,7 +108,7 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
         for op in m["ops"]:
             ins = sum(1 for t in op["inputs"] if t >= 0)
             name = f"{p}.{op['index']}.{op['opcode']}"
-            ops.append(f"    {{{_c_string(name)}, {op['index']}u, {ins}u, {len(op['outputs'])}u}},")
+            ops.append(f"    {{{c_string(name)}, {op['index']}u, {ins}u, {len(op['outputs'])}u}},")
         lines += ["", f"static const mb_rpc_op mb_rpc_ops_{p}[] = {{", *(ops or ["    {0, 0, 0, 0},"]),
                   "};", "",
                   f"static int mb_rpc_run_{p}(uint8_t *ws)",
@@ -125,7 +122,7 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
                   f"    return {p}_run_op({', '.join(op_args)});",
                   "}"]
         w = layout["workspaces"][p]
-        entries.append(f"    {{{_c_string(p)}, mb_rpc_run_{p}, mb_rpc_run_op_{p}, {w['offset']}u, "
+        entries.append(f"    {{{c_string(p)}, mb_rpc_run_{p}, mb_rpc_run_op_{p}, {w['offset']}u, "
                        f"{w['bytes']}u, {len(m['inputs'])}u, {len(m['outputs'])}u, "
                        f"{len(m['ops'])}u, mb_rpc_ops_{p}}},")
     lines += ["", "const mb_rpc_model mb_rpc_models[] = {", *entries, "};",
@@ -135,6 +132,4 @@ def rpc_models_c(board: str, models: Sequence[dict[str, Any]], pool_bytes: int,
 
 def runtime_sources() -> list[str]:
     """The RPC server's C files, relative to runtime/: every .c in runtime/rpc (main.c included)."""
-    from microbuild.paths import runtime_dir
-
     return sorted(f"rpc/{p.name}" for p in (runtime_dir() / "rpc").glob("*.c"))

@@ -16,66 +16,45 @@ The board, its toolchain flags and its generated files (mb_board_config.h, mb_bo
 linker script) are computed when the SConstruct is read, from the board YAML; each generated file
 is written from a Value node, so editing the YAML rebuilds exactly what the change touches.
 Set MICROBUILD_VERBOSE=1 in the environment to see full command lines.
+
+The board's environment and runtime library are made in scons_env.py, the steps that check the
+firmware fits in scons_fit.py; this module adds the builders and the tool's entry points.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import SCons.Action
 import SCons.Builder
 import SCons.Script
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
-from microbuild.boards import Board
-from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
-                                 toolchains, workspaces)
-from microbuild.firmware.build import resolve_board
-from microbuild.compiler.codegen import C_KEYWORDS
-from microbuild.compiler.variants import Target, selection_spec
+from microbuild.compiler import compile_model
+from microbuild.compiler.c_names import model_prefix
+from microbuild.compiler.compiled_model import TensorSpec
+from microbuild.compiler.variants import Target, selection_from_spec, selection_spec
+from microbuild.compiler.workspace_split import WorkspaceRegion
 from microbuild.errors import MicrobuildError
-from microbuild.paths import runtime_dir
+from microbuild.firmware import aot, image_steps, images, rpc_table, toolchains, workspaces
+from microbuild.firmware.note import add_note
+from microbuild.firmware.scons_env import (board_environment, board_of, micro_runtime, quiet,
+                                           report_error, runtime_object)
+from microbuild.firmware.scons_fit import check_object_sizes, fit_report_action, link_with_fit_check
+from microbuild.tensor_files import load_inputs, random_inputs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Changing the compiler's Python code must regenerate models; these files are their dependencies.
 _COMPILER_FILES = sorted(str(p) for sub in ("compiler", "model")
                          for p in (_PACKAGE / sub).rglob("*.py"))
-
-_boards: dict[str, tuple[Board, Any]] = {}  # key -> (board, its SCons environment)
-_board_keys: dict[tuple, str] = {}  # (env, board object, toolchain asked for) -> key above
-_runtimes: dict[str, list] = {}  # key above -> MicroRuntime's nodes
-
-
-# ---- reporting errors --------------------------------------------------------------------------
-def report_error(err: MicrobuildError, target=None, report=None) -> None:
-    """Print a user's error for SCons' output. When microbuild runs SCons it also names a file in
-    MICROBUILD_ERROR_LOG, and the error goes there as one JSON line (with the target that failed,
-    and the fit report for a FitError), so the CLI can re-raise it without parsing output that
-    parallel jobs interleave."""
-    print(f"microbuild: error: {err}", file=sys.stderr)
-    sys.stderr.flush()
-    log = os.environ.get("MICROBUILD_ERROR_LOG")
-    if log:
-        record = {"kind": type(err).__name__, "message": str(err),
-                  "target": str(target) if target is not None else None}
-        if report is not None:
-            record["report"] = report.to_dict()
-        line = (json.dumps(record) + "\n").encode()
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)  # one write of one line: appends from parallel jobs don't mix
-        finally:
-            os.close(fd)
-
-
-def _quiet() -> bool:
-    return not os.environ.get("MICROBUILD_VERBOSE")
 
 
 # ---- MicroModel ---------------------------------------------------------------------------------
@@ -90,10 +69,6 @@ def _model_emitter(target, source, env):
 
 
 def _compile_model(target, source, env):
-    from microbuild.compiler import compile_model
-    from microbuild.compiler.variants import selection_from_spec
-    from microbuild.compiler.workspace_split import WorkspaceRegion
-
     prefix = Path(str(target[0])).stem
     try:
         spec = env.get("MICROBUILD_SELECTION")
@@ -120,119 +95,8 @@ def _write_value(target, source, env):
     return 0
 
 
-# ---- the board's environment ------------------------------------------------------------------------
-_loaded_boards: dict[str, Board] = {}
-
-
-def _resolve_board(board: str | Path | Board) -> Board:
-    """A board by name or YAML path, read once per SCons run (a matrix names each board many
-    times, and reading YAML with line numbers is not free)."""
-    if isinstance(board, Board):
-        return board
-    text = str(board)
-    if text not in _loaded_boards:
-        _loaded_boards[text] = resolve_board(text)
-    return _loaded_boards[text]
-
-
-def board_environment(env, board, toolchain: str | None = None):
-    """A clone of ``env`` set up to compile for ``board`` (name, YAML path or Board) with its
-    default toolchain or the family ``toolchain``. Made once per (board, toolchain)."""
-    board = _resolve_board(board)
-    early = (id(env), id(board), toolchain)
-    if early in _board_keys:
-        return _boards[_board_keys[early]][1]
-    setup = toolchains.toolchain_setup(board, toolchain)
-    default = board.toolchain.family == setup.family
-    variant = board.name if default else f"{board.name}+{setup.family}"
-    # The board's own source files take part: two boards written alike in two folders differ.
-    local = {kind: str(path) for kind, path in board.local_sources.items()}
-    key = f"{id(env)}:{variant}:{json.dumps([board.data, local], sort_keys=True)}"
-    _board_keys[early] = key
-    if key in _boards:
-        return _boards[key][1]
-
-    benv = env.Clone()
-    benv.Replace(**setup.as_scons())
-    benv["ENV"]["PATH"] = os.environ.get("PATH", benv["ENV"].get("PATH", ""))
-    for tool in ("AR", "RANLIB", "OBJCOPY"):
-        benv[tool] = shutil.which(benv[tool]) or benv[tool]
-    root = env.Dir(env.subst("$MICROBUILD_BUILD_DIR")).Dir(variant)
-    config = root.Dir("config")
-    benv["MICROBUILD_BOARD_KEY"] = key
-    benv["MICROBUILD_VARIANT_DIR"] = root
-    benv["MICROBUILD_TOOLCHAIN"] = setup
-    benv.Replace(CPPPATH=[config, str(runtime_dir() / "include")])
-    generated = {"mb_board_config.h": board_files.board_config_h(board),
-                 "mb_board_init.c": board_files.board_init_c(board)}
-    if setup.uses_linker_script:
-        generated[f"{board.name}.ld"] = linker_script.linker_script(board)
-    elif setup.insert_after and not board.is_host:
-        generated[f"{board.name}.additions.ld"] = linker_script.default_script_additions(
-            board, setup.insert_after)
-    nodes = {}
-    for name, text in generated.items():
-        nodes[name] = benv._MicroText(config.File(name), benv.Value(text))[0]
-    benv["MICROBUILD_CONFIG_FILES"] = nodes
-    _boards[key] = (board, benv)
-    return benv
-
-
-def _board_of(benv) -> Board:
-    return _boards[benv["MICROBUILD_BOARD_KEY"]][0]
-
-
-_objects: dict[tuple[str, str], Any] = {}
-
-
-def _object(benv, rel: str):
-    """One runtime/ source compiled for the board, into its variant directory (once per board
-    and toolchain, however many firmwares use it)."""
-    key = (benv["MICROBUILD_BOARD_KEY"], rel)
-    if key not in _objects:
-        src = runtime_dir() / rel
-        obj = benv["MICROBUILD_VARIANT_DIR"].Dir("obj").File(re.sub(r"\.[cS]$", ".o", rel))
-        _objects[key] = benv.Object(obj, str(src))[0]
-    return _objects[key]
-
-
-# ---- MicroRuntime ---------------------------------------------------------------------------------
-def micro_runtime(env, board, toolchain: str | None = None):
-    """[start-up objects..., libmicrobuild.a] for ``board``."""
-    benv = board_environment(env, board, toolchain)
-    if benv["MICROBUILD_BOARD_KEY"] in _runtimes:  # one library per board and toolchain
-        return list(_runtimes[benv["MICROBUILD_BOARD_KEY"]])
-    b = _board_of(benv)
-    root = benv["MICROBUILD_VARIANT_DIR"]
-    objects = [_object(benv, rel) for rel in board_files.kernel_sources()]
-    objects += [_object(benv, rel) for rel in board_files.driver_sources(b)]
-    # The board's own drivers and init code, from its folder (named by kind: two boards' files
-    # may share a name).
-    objects += [benv.Object(root.Dir("obj").Dir("board").File(f"{kind}_{path.stem}.o"), str(path))[0]
-                for kind, path in b.local_sources.items()]
-    init = benv["MICROBUILD_CONFIG_FILES"]["mb_board_init.c"]
-    objects.append(benv.Object(root.Dir("obj").File("mb_board_init.o"), init)[0])
-    library = benv.StaticLibrary(root.File("libmicrobuild.a"), objects)
-    startup = [_object(benv, rel) for rel in benv["MICROBUILD_TOOLCHAIN"].startup]
-    _runtimes[benv["MICROBUILD_BOARD_KEY"]] = startup + list(library)
-    return startup + list(library)
-
-
 # ---- MicroFirmware --------------------------------------------------------------------------------
-def model_prefix(path: str | Path) -> str:
-    """A C prefix from a model's file name: ds_cnn.tflite -> ds_cnn, 2-layer.tflite -> m_2_layer."""
-    stem = re.sub(r"[^a-z0-9_]", "_", Path(path).stem.lower()) or "model"
-    if stem[0].isdigit():
-        stem = "m_" + stem
-    return stem + "_model" if stem in C_KEYWORDS else stem
-
-
 def _aot_table(target, source, env):
-    import numpy as np
-
-    from microbuild.compiler.codegen import TensorSpec
-    from microbuild.tensor_files import load_inputs, random_inputs
-
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
                  if str(s).endswith(".json")]
     input_files = env["MICROBUILD_AOT_INPUTS"]
@@ -254,173 +118,6 @@ def _aot_table(target, source, env):
                                                      env["MICROBUILD_SEPARATE_WORKSPACE"]))
     np.savez(str(target[1]), **saved)
     return 0
-
-
-def _unbounded_script(script: Path) -> Path:
-    """A copy of a generated linker script whose regions are large enough for anything, so an
-    over-full firmware still links and can be measured against the real regions."""
-    text = script.read_text()
-
-    def widen(m: re.Match) -> str:
-        origin = int(m.group(1), 16)
-        return f"ORIGIN = {m.group(1)}, LENGTH = {min(0x10000000, 0x100000000 - origin):#x}"
-
-    copy = script.with_name(script.stem + ".unbounded.ld")
-    copy.write_text(re.sub(r"ORIGIN = (0x[0-9a-fA-F]+), LENGTH = 0x[0-9a-fA-F]+", widen, text))
-    return copy
-
-
-def _link_with_fit_check(target, source, env):
-    """Link; if a memory region overflows, link again with the regions widened (and section
-    overlap checks off) to get an ELF anyway, and explain from it what does not fit, instead of
-    the linker's one-liner. (GNU ld's --noinhibit-exec would do for ld, but lld refuses to write
-    an output after a region overflow; widening works for both.)"""
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
-    command = env.subst_list("$MB_LINKLINE", target=target, source=source)[0]
-    command = [str(c) for c in command]
-    result = subprocess.run(command, capture_output=True, text=True, env=env["ENV"])
-    if result.returncode == 0:
-        sys.stderr.write(result.stderr)
-        return 0
-    overflow = re.search(r"overflowed by|will not fit in region|section .* overlaps",
-                         result.stderr)
-    board_key = env.get("MICROBUILD_BOARD_KEY")
-    scripts = [i for i, arg in enumerate(command) if arg.startswith("-T") and len(arg) > 2]
-    if overflow and board_key in _boards and scripts:
-        elf = str(target[0]) + ".overflow.elf"
-        retry = list(command)
-        retry[retry.index("-o") + 1] = elf
-        retry[scripts[0]] = "-T" + str(_unbounded_script(Path(command[scripts[0]][2:])))
-        retry.append("-Wl,--no-check-sections")
-        setup = env.get("MICROBUILD_TOOLCHAIN")
-        retry += list(getattr(setup, "unbounded_link_flags", []))  # avr-libc's crt limits
-        Path(elf).unlink(missing_ok=True)  # never explain the overflow from an earlier attempt
-        subprocess.run(retry, capture_output=True, text=True, env=env["ENV"])
-        if Path(elf).is_file():
-            report = analyze_elf(elf, _boards[board_key][0])
-            if not report.fits:
-                if _fit_is_a_result():
-                    # A matrix build records "does not fit" as this firmware's result: keep the
-                    # over-full ELF as the target, and the fit report step says it does not fit.
-                    shutil.copyfile(elf, str(target[0]))
-                    return 0
-                report_error(fit_error(report), target[0], report)
-                return 1
-    sys.stderr.write(result.stderr)
-    return result.returncode
-
-
-_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
-            "int64_t": 8, "uint64_t": 8, "float": 4, "double": 8}
-_WEIGHTS_ARRAY = re.compile(r"^const (\w+) (\w+)\[(\d+)\] MB_WEIGHTS_ATTR", re.MULTILINE)
-
-
-def _check_object_sizes(target, source, env):
-    """Before compiling a model for a toolchain that limits the size of one object (avr-gcc:
-    32767 bytes), check its arrays: one over the limit would stop the build with the compiler's
-    "size of array is too large". Such a model is too big for the board anyway; say so with the
-    fit error, counted from the model alone (a lower bound: no code, strings or C library)."""
-    from microbuild.firmware.fit import (CATEGORIES, Contribution, FitReport, Overflow,
-                                      RegionUsage, Symbol, fit_error, nbytes)
-
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
-    setup = env["MICROBUILD_TOOLCHAIN"]
-    limit = setup.max_object_bytes
-    summary = json.loads(Path(str(source[0])).read_text())
-    prefix = summary["prefix"]
-    weights_text = Path(str(source[1])).read_text()
-    # (symbol, bytes, kind): the arrays this model puts in the firmware (generated weights file
-    # and the AOT table of build/aot.py).
-    arrays = [(name, int(count) * _C_SIZES.get(ctype, 4), "weights")
-              for ctype, name, count in _WEIGHTS_ARRAY.findall(weights_text)]
-    arrays.append((f"mb_aot_workspace_{prefix}", summary["workspace_bytes"], "workspace"))
-    arrays += [(f"mb_aot_input_{prefix}_{k}", spec["bytes"], "rodata")
-               for k, spec in enumerate(summary["inputs"])]
-    too_big = sorted((a for a in arrays if a[1] > limit), key=lambda a: -a[1])
-    if not too_big:
-        Path(str(target[0])).write_text(json.dumps({"limit": limit, "largest": max(
-            arrays, key=lambda a: a[1])}) + "\n")
-        return 0
-
-    name, size, _ = too_big[0]
-    why = (f"{name} is {nbytes(size)}, more than the largest object {setup.family} can compile "
-           f"({limit:,} bytes)")
-    place = board.placement
-    regions = board.regions
-    usage = {r.name: RegionUsage(r.name, r.origin, r.length, r.access) for r in regions.values()}
-    code_region = place["text"]
-    symbols: dict[str, list[Symbol]] = {}
-    totals = {"workspace": 0, "weights": 0, "rodata": 0}
-    for symbol, nbytes_, kind in arrays:
-        totals[kind] += nbytes_
-    totals["weights"] = summary["weights_bytes"]  # the compiler's count; arrays are for names
-    labels = {"workspace": f"{prefix} workspace", "weights": f"{prefix} weights",
-              "rodata": f"{prefix} embedded inputs"}
-    for kind, total in totals.items():
-        if not total:
-            continue
-        region = place[kind]
-        usage[region].contributions.append(
-            Contribution(labels[kind], total, "run", regions[region].origin, kind))
-        if kind != "workspace" and region != code_region and regions[region].writable:
-            # Constant data in RAM is copied there at boot: its image is in flash too.
-            usage[code_region].contributions.append(
-                Contribution(labels[kind], total, "load", regions[code_region].origin, kind))
-    for kind, size_ in (("stack", board.stack_size), ("heap", board.heap_size)):
-        if size_:
-            region = place[kind]
-            usage[region].contributions.append(
-                Contribution(f".{kind}", size_, "run", regions[region].origin, kind))
-    for symbol, nbytes_, kind in arrays:
-        symbols.setdefault(place[kind], []).append(
-            Symbol(symbol, nbytes_, labels[kind], regions[place[kind]].origin, "run"))
-    for r in usage.values():
-        r.contributions.sort(key=lambda c: (-c.bytes, c.section))
-        r.symbols = sorted(symbols.get(r.name, []), key=lambda y: (-y.size, y.name))[:8]
-    overflows = [Overflow(r.name, r.origin, r.length, r.used, r.over, list(r.contributions),
-                          list(r.symbols)) for r in usage.values() if r.over > 0]
-    if not overflows:
-        report_error(MicrobuildError(
-            f"model '{prefix}' cannot be built for board {board.name}: {why}; split or shrink "
-            f"that tensor"), target[0])
-        return 1
-    known = {"workspace": totals["workspace"], "weights": totals["weights"],
-             "rodata": totals["rodata"], "stack": board.stack_size, "heap": board.heap_size}
-    report = FitReport(elf_path="", board=board.name, is_host=False, sections=[],
-                       totals={c: known.get(c, 0) for c in CATEGORIES},
-                       regions=list(usage.values()), overflows=overflows)
-    report_error(fit_error(report, lower_bound=(
-        f"Counted from the model alone, before compiling: {why}, so the firmware cannot even "
-        f"be built. Code, strings and the C library would add to these numbers.")),
-        target[0], report)
-    return 1
-
-
-def _fit_report(target, source, env):
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
-    # The models' summaries follow the ELF: which models share a workspace, for the report.
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source[1:]
-                 if str(s).endswith(".json")]
-    groups = workspaces.workspace_groups(summaries, env["MICROBUILD_SEPARATE_WORKSPACE"])
-    report = analyze_elf(str(source[0]), board,
-                         workspaces=workspaces.describe(summaries, groups))
-    document = report.to_dict()
-    if not report.fits:
-        document["fit_error"] = str(fit_error(report))
-    Path(str(target[0])).write_text(json.dumps(document, indent=1) + "\n")
-    if not report.fits:
-        report_error(fit_error(report), target[0], report)
-        # In a matrix build "does not fit" is the cell's result, kept (and not rebuilt) like any
-        # other; everywhere else it fails the build.
-        return 0 if _fit_is_a_result() else 1
-    return 0
-
-
-def _fit_is_a_result() -> bool:
-    return bool(os.environ.get("MICROBUILD_FIT_IS_RESULT"))
 
 
 def _rpc_table(target, source, env):
@@ -471,10 +168,6 @@ def _user_objects(fenv, setup, folder, sources: list[str]) -> tuple[list, bool]:
 def _defines_main(object_path: str) -> bool | None:
     """Whether a compiled object defines a global ``main``; None when it is not an ELF object
     (then the linker is left to tell)."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
     try:
         with open(object_path, "rb") as f:
             for section in ELFFile(f).iter_sections():
@@ -505,9 +198,7 @@ def _check_main(target, source, env):
 
 def _add_note(target, source, env):
     """Post-link: write .note.microbuild into the ELF (microbuild/firmware/note.py)."""
-    from microbuild.firmware.note import add_note
-
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    board = board_of(env)
     setup = env["MICROBUILD_TOOLCHAIN"]
     try:
         add_note(str(target[0]), board.name, env["MICROBUILD_NOTE_MODELS"],
@@ -549,14 +240,9 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     ``include_dirs`` and every model's generated header on the include path. With
     ``executor='app'`` they hold ``main`` (which calls ``<prefix>_run``) and neither harness is
     linked; with 'aot' or 'rpc' they add code to the harness, and must not define main."""
-    if executor not in EXECUTORS:
-        raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
-                              f"{', '.join(EXECUTORS)}")
-    if executor == "app" and not sources:
-        raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
-                              "hold it (sources=[...], or `sources:` in microbuild.yaml)")
+    _check_executor(executor, sources)
     benv = board_environment(env, board, toolchain)
-    b = _board_of(benv)
+    b = board_of(benv)
     setup = benv["MICROBUILD_TOOLCHAIN"]
     base = env.File(str(target))
     out_dir = base.dir
@@ -566,74 +252,28 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
-    # A board listing several workspace regions: each model may be split across them, so the
-    # regions and their free bytes are an input of the model's compilation.
-    split_spec = workspaces.split_spec(b)
     # The grouping is an input of the table and of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 
     runtime = micro_runtime(env, b, toolchain)
-    objects, summaries = [], []
+    objects = []
     # The board's environment plus the models' folders on the include path: an override (cheap)
     # rather than a Clone, which costs milliseconds per firmware in a large matrix.
     fenv = benv.Override({"CPPPATH": list(benv["CPPPATH"])
                           + [src.Dir(prefix) for prefix in models]
                           + [env.Dir(str(Path(d).resolve())) for d in include_dirs or []]})
-    size_checks = []
-    target_cpu = Target.of_board(b)
-    for prefix, path in models.items():
-        log = (model_tuning or {}).get(prefix) or tuning
-        tuning_file = str(Path(log).resolve()) if log else None
-        force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
-        spec = json.dumps(selection_spec(target_cpu, tuning_file, force,
-                                         row_stream=not no_row_stream), sort_keys=True)
-        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
-                                   MICROBUILD_SELECTION=spec,
-                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
-        # The choice of kernels is an input: a new log or forced variant recompiles the model.
-        env.Depends(generated, env.Value(spec))
-        if split_spec:
-            env.Depends(generated, env.Value(split_spec))
-        if tuning_file:
-            env.Depends(generated, env.File(tuning_file))
-        h, c, weights, summary = generated
-        summaries.append(summary)
-        model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
-                                     source)[0] for source in (c, weights)]
-        if setup.max_object_bytes:
-            check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
-                                 [summary, weights, fenv.Value(setup.max_object_bytes)],
-                                 SCons.Action.Action(_check_object_sizes, "$MICROFITCOMSTR"))
-            fenv.Depends(model_objects, check)
-            size_checks += check
-        objects += model_objects
-    if executor == "aot":
-        inputs = {k: str(v) for k, v in (inputs or {}).items()}
-        input_nodes = [env.File(p) for p in inputs.values()]
-        table, side_file = fenv.Command(
-            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
-            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
-                                       grouping],
-            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = ["aot/main.c", "aot/self_test.c"]
-    elif executor == "app":
-        table = side_file = None
-        executor_sources = []
-    else:
-        # What the host reads back: build id, arena layout, the models' slots and operators.
-        table, side_file = fenv.Command(
-            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
-            summaries + [fenv.Value(json.dumps({"board": b.name, "pool": rpc_pool})), grouping],
-            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_RPC_BOARD=b.name, MICROBUILD_RPC_POOL=rpc_pool,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = rpc_table.runtime_sources()
+    model_objects, summaries, size_checks = _model_objects(
+        env, fenv, src, models, b, {"tuning": tuning, "variants": variants,
+                                    "model_variants": model_variants,
+                                    "model_tuning": model_tuning, "no_row_stream": no_row_stream})
+    objects += model_objects
+    table, side_file, executor_sources = _executor_table(
+        env, fenv, src, out_dir.File(name), executor, summaries, inputs, seed,
+        {"board": b.name, "pool": rpc_pool, "separate": separate, "grouping": grouping})
     if table is not None:
         objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
         fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
-    objects += [_object(benv, rel) for rel in executor_sources]
+    objects += [runtime_object(benv, rel) for rel in executor_sources]
     user_objects, has_cxx = _user_objects(fenv, setup, src.Dir("app"), list(sources or []))
     # The models' code is generated before the user's sources that include its headers.
     fenv.Depends(user_objects, [src.Dir(prefix).File(f"{prefix}.h") for prefix in models])
@@ -644,10 +284,10 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     elif has_cxx:
         # No libstdc++ for bare-metal targets here: link with the C driver as always, plus the
         # few C++ ABI symbols the compilers' code refers to.
-        objects += [_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
+        objects += [runtime_object(benv, rel) for rel in toolchains.CXX_SUPPORT_SOURCES]
 
     steps = [] if b.is_host else image_steps.steps(b)
-    objects += boot_header_objects(fenv, steps, lambda rel: _object(benv, rel), src)
+    objects += boot_header_objects(fenv, steps, lambda rel: runtime_object(benv, rel), src)
 
     elf_name = name if b.is_host else f"{name}.elf"
     linkflags = list(setup.linkflags)
@@ -680,9 +320,104 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         fenv.Depends(elf, main_check)
     results = list(elf) + ([side_file] if side_file is not None else [])
     size = fenv.Command(out_dir.File(f"{name}.size.json"), list(elf) + summaries + [grouping],
-                        SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"),
+                        SCons.Action.Action(fit_report_action, "$MICROFITCOMSTR"),
                         MICROBUILD_SEPARATE_WORKSPACE=separate)
     results += size
+    results += _image_files(fenv, elf, out_dir, name, b)
+    results += image_step_files(fenv, steps, elf, out_dir, name)
+    return results
+
+
+def _check_executor(executor: str, sources: list[str] | None) -> None:
+    if executor not in EXECUTORS:
+        raise MicrobuildError(f"unknown executor '{executor}'; choose one of: "
+                              f"{', '.join(EXECUTORS)}")
+    if executor == "app" and not sources:
+        raise MicrobuildError("executor 'app' runs your own main(): give the C/C++ files that "
+                              "hold it (sources=[...], or `sources:` in microbuild.yaml)")
+
+
+def _model_objects(env, fenv, src, models: dict[str, str], b, kernels: dict[str, Any]
+                   ) -> tuple[list, list, list]:
+    """Each model compiled (MicroModel, with its kernel choice as an input) and its two C files
+    compiled for the board: (objects, the models' summaries, the object-size checks)."""
+    objects, summaries, size_checks = [], [], []
+    setup = fenv["MICROBUILD_TOOLCHAIN"]
+    # A board listing several workspace regions: each model may be split across them, so the
+    # regions and their free bytes are an input of the model's compilation.
+    split_spec = workspaces.split_spec(b)
+    target_cpu = Target.of_board(b)
+    tuning, variants = kernels["tuning"], kernels["variants"]
+    model_variants, model_tuning = kernels["model_variants"], kernels["model_tuning"]
+    for prefix, path in models.items():
+        log = (model_tuning or {}).get(prefix) or tuning
+        tuning_file = str(Path(log).resolve()) if log else None
+        force = {**(variants or {}), **((model_variants or {}).get(prefix) or {})}
+        spec = json.dumps(selection_spec(target_cpu, tuning_file, force,
+                                         row_stream=not kernels["no_row_stream"]), sort_keys=True)
+        generated = env.MicroModel(src.Dir(prefix).File(prefix), str(path),
+                                   MICROBUILD_SELECTION=spec,
+                                   MICROBUILD_WORKSPACE_REGIONS=split_spec)
+        # The choice of kernels is an input: a new log or forced variant recompiles the model.
+        env.Depends(generated, env.Value(spec))
+        if split_spec:
+            env.Depends(generated, env.Value(split_spec))
+        if tuning_file:
+            env.Depends(generated, env.File(tuning_file))
+        h, c, weights, summary = generated
+        summaries.append(summary)
+        model_objects = [fenv.Object(src.Dir(prefix).File(Path(str(source)).stem + ".o"),
+                                     source)[0] for source in (c, weights)]
+        if setup.max_object_bytes:
+            check = fenv.Command(src.Dir(prefix).File(f"{prefix}.objects.json"),
+                                 [summary, weights, fenv.Value(setup.max_object_bytes)],
+                                 SCons.Action.Action(check_object_sizes, "$MICROFITCOMSTR"))
+            fenv.Depends(model_objects, check)
+            size_checks += check
+        objects += model_objects
+    return objects, summaries, size_checks
+
+
+def _executor_table(env, fenv, src, base, executor: str, summaries: list, inputs, seed: int,
+                    build: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    """The executor's generated table (the AOT models with their embedded inputs, or the RPC
+    table the host reads back), the file beside the firmware that goes with it, and the
+    executor's runtime sources. ``build``: the board's name, the RPC pool, the workspace
+    grouping."""
+    out_dir, name, grouping = base.dir, base.name, build["grouping"]
+    separate, rpc_pool = build["separate"], build["pool"]
+    if executor == "aot":
+        inputs = {k: str(v) for k, v in (inputs or {}).items()}
+        input_nodes = [env.File(p) for p in inputs.values()]
+        table, side_file = fenv.Command(
+            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
+            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
+                                       grouping],
+            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
+        executor_sources = ["aot/main.c", "aot/self_test.c"]
+    elif executor == "app":
+        table = side_file = None
+        executor_sources = []
+    else:
+        # What the host reads back: build id, arena layout, the models' slots and operators.
+        table, side_file = fenv.Command(
+            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
+            summaries + [fenv.Value(json.dumps({"board": build["board"], "pool": rpc_pool})),
+                         grouping],
+            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
+            MICROBUILD_RPC_BOARD=build["board"], MICROBUILD_RPC_POOL=rpc_pool,
+            MICROBUILD_SEPARATE_WORKSPACE=separate)
+        executor_sources = rpc_table.runtime_sources()
+    return table, side_file, executor_sources
+
+
+def _image_files(fenv, elf, out_dir, name: str, b) -> list:
+    """The .bin and .hex objcopy makes of the ELF, or one .bin per region when the loaded bytes
+    lie in regions far apart."""
+    results = []
+    setup = fenv["MICROBUILD_TOOLCHAIN"]
     if setup.objcopy and not b.is_host:
         per_region = images.region_bin_names(name, b)
         formats = ((".hex", "ihex"),) if per_region else ((".bin", "binary"), (".hex", "ihex"))
@@ -697,7 +432,6 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
                 [out_dir.File(f) for f in per_region.values()], elf,
                 SCons.Action.Action(_region_bins, "$MICROIMAGECOMSTR"),
                 MICROBUILD_REGION_BINS=per_region)
-    results += image_step_files(fenv, steps, elf, out_dir, name)
     return results
 
 
@@ -750,7 +484,7 @@ def _header_c(target, source, env):
 
 
 def _region_bins(target, source, env):
-    board = _boards[env["MICROBUILD_BOARD_KEY"]][0]
+    board = board_of(env)
     files = {region: Path(str(t)) for region, t in
              zip(env["MICROBUILD_REGION_BINS"], target)}
     try:
@@ -783,8 +517,8 @@ def generate(env):
     env.AddMethod(micro_firmware, "MicroFirmware")
     env.AddMethod(board_environment, "MicroBoardEnvironment")
     env["MB_LINKLINE"] = "$LINK -o $TARGET $LINKFLAGS $SOURCES $_LIBDIRFLAGS $_LIBFLAGS"
-    env["LINKCOM"] = SCons.Action.Action(_link_with_fit_check, "$LINKCOMSTR")
-    if _quiet():
+    env["LINKCOM"] = SCons.Action.Action(link_with_fit_check, "$LINKCOMSTR")
+    if quiet():
         env.SetDefault(CCCOMSTR="  CC      $TARGET", ASPPCOMSTR="  AS      $TARGET",
                        ASCOMSTR="  AS      $TARGET", ARCOMSTR="  AR      $TARGET",
                        RANLIBCOMSTR="  RANLIB  $TARGET", LINKCOMSTR="  LINK    $TARGET",

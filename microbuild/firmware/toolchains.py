@@ -81,7 +81,7 @@ class ToolchainSetup:
     cppdefines: list[str] = field(default_factory=list)  # e.g. "MB_WEIGHTS_ATTR=" (empty)
     objcopy_flags: list[str] = field(default_factory=list)  # for the .bin and .hex images
     # Link flags that lift the toolchain's own memory limits, for the relink that measures an
-    # over-full firmware (scons_tool._link_with_fit_check): its generated script is widened, but
+    # over-full firmware (scons_fit.link_with_fit_check): its generated script is widened, but
     # limits that come from elsewhere (avr-libc's crt) need these.
     unbounded_link_flags: list[str] = field(default_factory=list)
     # The largest single object (array) the compiler accepts, when the target limits it below

@@ -104,7 +104,7 @@ def _formats():
 
 
 def _resolve_board(board: str | Path | Board) -> Board:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     return resolve_board(board)
 
@@ -132,7 +132,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     the user's files (src/main.c, ...) and replaces the generated ones; a folder holding anything
     microbuild did not generate is refused. Raises a MicrobuildError subclass for every mistake
     a user can make."""
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.compiler.c_names import model_prefix
     from microbuild.firmware.toolchains import select_toolchain
     from microbuild.compiler import compile_model
     from microbuild.tensor_files import load_inputs

@@ -35,14 +35,14 @@ def fail(err: MicrobuildError) -> None:
 
 
 def load_board(path: str | Path) -> Board:
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
 
     return resolve_board(str(path))
 
 
 def model_prefixes(models: Sequence[str]) -> dict[str, str]:
     """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
-    from microbuild.firmware.scons_tool import model_prefix
+    from microbuild.compiler.c_names import model_prefix
 
     named: dict[str, str] = {}
     for path in models:
@@ -145,19 +145,9 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
 
 # ---- an SCons project -----------------------------------------------------------------------------
 def _fit_report(target, source, env):
-    from microbuild.firmware.fit import analyze_elf, fit_error
-    from microbuild.firmware.scons_tool import report_error
+    from microbuild.firmware.scons_fit import write_fit_report
 
-    board = env["MICROBUILD_PROJECT_BOARD"]
-    report = analyze_elf(str(source[0]), board)
-    document = report.to_dict()
-    if not report.fits:
-        document["fit_error"] = str(fit_error(report))
-    Path(str(target[0])).write_text(json.dumps(document, indent=1) + "\n")
-    if not report.fits:
-        report_error(fit_error(report), target[0], report)
-        return 1
-    return 0
+    return write_fit_report(str(source[0]), env["MICROBUILD_PROJECT_BOARD"], target[0])
 
 
 def _run(target, source, env):
@@ -337,7 +327,7 @@ def _separate(text: str) -> list[str] | bool:
 
 
 def _variants(text: str) -> dict[str, str]:
-    from microbuild.cli.kernel_options import parse_variants
+    from microbuild.compiler.forced_variants import parse_variants
 
     return parse_variants(text.split())
 

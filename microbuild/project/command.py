@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from microbuild.cli.firmware import add_workspace_argument, separate_workspace
+from microbuild.cli.shared import add_workspace_argument, separate_workspace
 from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
 from microbuild.project import FORMATS, build_project, generate_project
 from microbuild.project.common import EXECUTORS, NOT_YET

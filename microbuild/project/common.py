@@ -376,7 +376,7 @@ def board_yaml_text(board: Board) -> str:
     """The board's definition with `extends:` resolved, so the project needs no other board file
     (as `microbuild boards show` prints it, with a header that names no local paths). The board's
     own C files are named where the project keeps them (board/src/..., see add_board_files)."""
-    from microbuild.api import board_yaml
+    from microbuild.boards import board_yaml
     from microbuild.boards.drivers import SOURCE_KEYS
 
     own = {path: rel for rel, path in board_own_files(board).items()}

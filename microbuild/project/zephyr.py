@@ -46,7 +46,7 @@ ZEPHYR_KCONFIG = {
 def zephyr_board(board) -> str:
     name = (board.zephyr or {}).get("board")
     if not name:
-        from microbuild.api import list_boards
+        from microbuild.boards import list_boards
 
         try:
             known = [b.name for b in list_boards() if b.zephyr]

@@ -1,9 +1,10 @@
 """The tuning room: measure kernel variants on the device and remember the fastest correct one.
 
-``log`` is the JSON log (CPU + op signature -> best variant) the compiler reads; ``tuner`` builds
-candidate firmware, times it on the board over RPC and writes the log.
+The JSON log (CPU + op signature -> best variant) is the compiler's input, so its format lives
+below, in ``microbuild.compiler.tuning_log``; ``tuner`` builds candidate firmware, times it on the
+board over RPC and writes the log.
 """
 
-from microbuild.tuning.log import TuningLog, TuningLogError
+from microbuild.compiler.tuning_log import TuningLog, TuningLogError
 
 __all__ = ["TuningLog", "TuningLogError"]

@@ -18,21 +18,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from microbuild.compiler.emitter import weights_arrays
 from microbuild.errors import MicrobuildError
 
 if TYPE_CHECKING:
-    from microbuild.tuning.tuner import Candidate, Measured
-
-_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4, "uint32_t": 4,
-            "int64_t": 8, "uint64_t": 8, "float": 4, "double": 8}
-_WEIGHTS_ARRAY = re.compile(r"^const (\w+) (\w+)\[(\d+)\] MB_WEIGHTS_ATTR", re.MULTILINE)
-
-
-def weights_arrays(weights_c: str) -> dict[str, int]:
-    """Symbol -> bytes of every weights array in a generated ``<prefix>_weights.c``."""
-    return {name: int(count) * _C_SIZES.get(ctype, 4)
-            for ctype, name, count in _WEIGHTS_ARRAY.findall(weights_c)}
-
+    from microbuild.tuning.results import Candidate, Measured
 
 def op_costs(model_dir: Path, prefix: str, position: int) -> tuple[int, int]:
     """(flash, scratch) of the op at ``position`` in the model compiled as ``prefix`` into

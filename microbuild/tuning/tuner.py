@@ -33,122 +33,34 @@ alone is reported as such and never chosen.
 
 from __future__ import annotations
 
-import datetime as _dt
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from microbuild.boards import Board
-from microbuild.compiler import lowered_graph
+from microbuild.compiler import compile_model, lowered_graph
+from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.ops import REGISTRY
-from microbuild.compiler.variants import (REFERENCE, Target, candidates, default_variant,
-                                          op_signature)
+from microbuild.compiler.variants import (REFERENCE, Selection, Target, candidates,
+                                          default_variant, op_signature)
+from microbuild.compiler.tuning_log import TuningLog
+from microbuild.device.device import connect
 from microbuild.errors import FitError, MicrobuildError
-from microbuild.tuning.log import TuningLog, board_kind
-
-
-@dataclass
-class Candidate:
-    variant: str
-    ticks: int | None = None  # median of the repeats, in timer ticks
-    correct: bool | None = None
-    problem: str = ""  # why it is not correct (first difference, or the status it returned)
-    flash: int | None = None  # bytes of weights the measured op stores with this variant
-    scratch: int | None = None  # bytes of workspace scratch the op needs with this variant
-
-
-@dataclass
-class Measured:
-    """One op signature: where it was measured and how each candidate did."""
-
-    signature: str
-    opcode: str
-    model: str  # the .tflite path it was measured in
-    position: int  # the op's position in that model's execution order
-    also: int = 0  # further ops (in any of the models) sharing the signature
-    candidates: list[Candidate] = field(default_factory=list)
-    default: str = REFERENCE  # the variant the board's CPU gets without tuning
-    chosen: Candidate | None = None  # set when the choice is not simply the fastest
-    why: str = ""  # why the choice is not the fastest (flash budget, fit)
-
-    @property
-    def fastest(self) -> Candidate | None:
-        good = [c for c in self.candidates if c.correct and c.ticks is not None]
-        return min(good, key=lambda c: c.ticks) if good else None
-
-    @property
-    def best(self) -> Candidate | None:
-        """The choice the log records: the fastest correct candidate, unless a flash budget or
-        the board's memory made the tuner choose another."""
-        return self.chosen or self.fastest
-
-    @property
-    def default_candidate(self) -> Candidate | None:
-        return next((c for c in self.candidates if c.variant == self.default), None)
-
-    @property
-    def reference(self) -> Candidate:
-        return self.candidates[0]
-
-    def to_entry(self, board: Board, timer_hz: int, warmup: int, repeat: int) -> dict[str, Any]:
-        from microbuild.tuning.costs import entry_costs
-
-        best, fastest, costs = self.best, self.fastest, entry_costs(self)
-        return {
-            "best": best.variant if best else REFERENCE,
-            **({"fastest": fastest.variant, "why": self.why}
-               if fastest and best and fastest.variant != best.variant else {}),
-            "default": self.default,
-            "candidates": {c.variant: {"ticks": c.ticks, "correct": c.correct,
-                                       **costs[c.variant],
-                                       **({"problem": c.problem} if c.problem else {})}
-                           for c in self.candidates},
-            "timer_hz": timer_hz, "board": board.name, "board_kind": board_kind(board),
-            "model": Path(self.model).name,
-            "opcode": self.opcode, "warmup": warmup, "repeat": repeat,
-            "measured": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
-
-
-@dataclass
-class TuneReport:
-    board: str
-    cpu: str
-    timer_hz: int
-    log: Path
-    measured: list[Measured]
-    firmware: Path
-    max_flash: int | None = None  # the flash budget the choices kept to, in bytes
-    flash_growth: int = 0  # bytes the chosen variants' weights add over the default kernels'
-    notes: list[str] = field(default_factory=list)  # what the tuner had to do (fit, placement)
-    # model file name -> {"tuned": ticks, "default": ticks}: step 8's whole runs, before any
-    # choice went back to its default
-    whole: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        from microbuild.tuning.costs import growth
-
-        return {"board": self.board, "cpu": self.cpu, "timer_hz": self.timer_hz,
-                "log": str(self.log), "firmware": str(self.firmware),
-                "max_flash": self.max_flash, "flash_growth": self.flash_growth,
-                "notes": list(self.notes), "whole": dict(self.whole),
-                "signatures": [{"signature": m.signature, "opcode": m.opcode,
-                                "model": m.model, "op": m.position, "also": m.also,
-                                "default": m.default,
-                                "best": m.best.variant if m.best else None,
-                                "fastest": m.fastest.variant if m.fastest else None,
-                                "why": m.why,
-                                "candidates": [{**c.__dict__, "flash_growth": growth(m, c)}
-                                               for c in m.candidates]}
-                               for m in self.measured]}
+from microbuild.firmware.build import build_firmware
+from microbuild.tensor_files import random_inputs
+from microbuild.tuning.costs import (choose_within, growth, op_costs, parse_max_flash,
+                                     total_growth)
+from microbuild.tuning.on_device import (check_candidate, copy_prefix, reference_tensors,
+                                         time_candidates)
+from microbuild.tuning.results import Candidate, Measured, TuneReport, short_signature, speedup
 
 
 # ---- 1. plan ---------------------------------------------------------------------------------------
 @dataclass
-class _Plan:
+class TuningPlan:
     target: Target
     measured: list[Measured]
     # per model path: op position -> the candidate list of its signature
@@ -161,7 +73,7 @@ class _Plan:
         return max((len(m.candidates) for m in self.measured), default=0)
 
 
-def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None = None) -> _Plan:
+def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None = None) -> TuningPlan:
     """Which signatures to measure, where, and with which candidates (the reference first, then
     the legal variants by rank; ``trials`` caps how many per signature, the reference included)."""
     target = Target.of_board(board)
@@ -191,27 +103,21 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
                 names_here = ranked
             ops.setdefault(str(path), {})[position] = names_here
             signatures.setdefault(str(path), {})[position] = signature
-    return _Plan(target, list(by_signature.values()), ops, signatures)
+    return TuningPlan(target, list(by_signature.values()), ops, signatures)
 
 
-def _copy_prefix(stem: str, k: int) -> str:
-    return f"{stem}_k{k}"
-
-
-def _build_batch(board: Board, plan: _Plan, stems: dict[str, str], batch: list[int], out: Path,
+def _build_batch(board: Board, plan: TuningPlan, stems: dict[str, str], batch: list[int], out: Path,
                  toolchain: str | None):
     """One RPC firmware holding copy k of each model for every k in ``batch``: copy k runs
     candidate k of each of its measured signatures (the reference where a signature has fewer
     candidates, and for every other op)."""
-    from microbuild.firmware.build import build_firmware
-
     firmware_models: dict[str, str] = {}
     forced: dict[str, dict[str, str]] = {}
     for path, positions in plan.ops.items():
         for k in batch:
             if k > 0 and not any(len(names) > k for names in positions.values()):
                 continue  # nothing of this model is measured in copy k
-            prefix = _copy_prefix(stems[path], k)
+            prefix = copy_prefix(stems[path], k)
             firmware_models[prefix] = path
             forced[prefix] = {"*": REFERENCE, **{str(p): names[k] if len(names) > k
                                                    else REFERENCE
@@ -240,22 +146,20 @@ def _batches(copies: int, per_firmware: int, others: list[int] | None = None
     return [[0] + others[i:i + step] for i in range(0, len(others), step)] or [[0]]
 
 
-def _record_costs(build, plan: _Plan, stems: dict[str, str], batch: list[int]) -> None:
+def _record_costs(build, plan: TuningPlan, stems: dict[str, str], batch: list[int]) -> None:
     """Each candidate's flash and scratch, from the copy of the model built for it."""
-    from microbuild.tuning.costs import op_costs
-
     source = build.out_dir / "firmware.src"  # _build_batch's firmware name
     for measured in plan.measured:
         for k in batch:
             if k < len(measured.candidates):
-                prefix = _copy_prefix(stems[measured.model], k)
+                prefix = copy_prefix(stems[measured.model], k)
                 folder = source / prefix
                 if folder.is_dir():
                     c = measured.candidates[k]
                     c.flash, c.scratch = op_costs(folder, prefix, measured.position)
 
 
-def _does_not_fit(plan: _Plan, k: int, board: Board) -> list[str]:
+def _does_not_fit(plan: TuningPlan, k: int, board: Board) -> list[str]:
     """Mark the candidates of copy ``k`` (which does not fit the board even alone)."""
     names = []
     for measured in plan.measured:
@@ -277,9 +181,6 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
     the default kernels' weights) the chosen variants' weights may add over the default
     kernels'; None for no limit. ``check_fit``: build the tuned firmware and, if it does not
     fit the board, choose within the flash that fits. ``check_whole``: step 8."""
-    from microbuild.firmware.scons_tool import model_prefix
-    from microbuild.device.device import connect
-
     say = progress or (lambda _line: None)
     if repeat < 1 or warmup < 0:
         raise MicrobuildError("--repeat must be at least 1 and --warmup at least 0")
@@ -289,8 +190,6 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
             raise MicrobuildError(f"{m}: no such model file")
     budget = None
     if max_flash is not None:
-        from microbuild.tuning.costs import parse_max_flash
-
         budget = parse_max_flash(max_flash, _default_weights(board, models)
                                  if str(max_flash).strip().endswith("%") else 0)
     plan = plan_tuning(board, models, trials)
@@ -354,7 +253,7 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
         with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
             hz = dev.info.timer_hz
             if 0 in batch:
-                references = _reference_tensors(dev, plan, stems, seed)
+                references = reference_tensors(dev, plan, stems, seed)
             assert references is not None  # the reference is in the first firmware that ran
             for index, measured in enumerate(plan.measured, 1):
                 here = [k for k in batch if k < len(measured.candidates)]
@@ -363,9 +262,9 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
                 ref_in, ref_out = references[measured.signature]
                 stem = stems[measured.model]
                 for k in here:
-                    _check(dev, _copy_prefix(stem, k), measured.position, ref_in, ref_out,
+                    check_candidate(dev, copy_prefix(stem, k), measured.position, ref_in, ref_out,
                            measured.candidates[k])
-                _time(dev, stem, measured, here, warmup, repeat)
+                time_candidates(dev, stem, measured, here, warmup, repeat)
                 say(_progress_line(index, len(plan.measured), measured))  # best so far
     assert build is not None
 
@@ -384,8 +283,6 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
 def _choose(report: TuneReport, budget: int | None, say: Callable[[str], None],
             why: str = "") -> None:
     """Set each signature's choice: the fastest, or the fastest within ``budget`` bytes."""
-    from microbuild.tuning.costs import choose_within, growth, total_growth
-
     chosen = choose_within(report.measured, budget)
     for m in report.measured:
         c = chosen.get(m.signature)
@@ -427,8 +324,6 @@ def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Pa
     """Build the tuned firmware (the models with the log's choices, the way `build --tuning`
     does); while its weights overflow the board, take back the flash growth that does not fit
     and choose again. A default build that does not fit is not the tuner's business."""
-    from microbuild.firmware.build import build_firmware
-
     for attempt in range(4):
         saved = _save(report, board, Path(out) / "tuned.json", hz, warmup, repeat)
         say(f"checking that the tuned firmware fits {board.name}...")
@@ -460,14 +355,12 @@ def _fit_the_board(report: TuneReport, board: Board, models: list[Path], out: Pa
 
 
 # ---- 8. whole model -----------------------------------------------------------------------------
-def _check_whole_models(report: TuneReport, plan: _Plan, board: Board, models: list[Path],
+def _check_whole_models(report: TuneReport, plan: TuningPlan, board: Board, models: list[Path],
                         stems: dict[str, str], out: Path, toolchain: str | None,
                         runner: str | None, port: str | None, timeout: float, seed: int,
                         repeat: int, say: Callable[[str], None]) -> None:
     """Run each model whose choices differ from its defaults whole, both ways, and take back the
     choices of a model they make slower (see the module's docstring)."""
-    from microbuild.firmware.build import build_firmware
-
     by_signature = {m.signature: m for m in report.measured}
     copies: dict[str, tuple[Path, str, dict[str, str]]] = {}  # prefix -> (model, way, forced)
     for path in models:
@@ -530,7 +423,6 @@ def _check_whole_models(report: TuneReport, plan: _Plan, board: Board, models: l
         note = f"{why}: its operators keep the default kernels"
         report.notes.append(note)
         say(note)
-    from microbuild.tuning.costs import total_growth
 
     report.flash_growth = total_growth(report.measured, {m.signature: m.best for m in
                                                          report.measured if m.best})
@@ -541,9 +433,6 @@ def _time_whole(build, board: Board, prefixes: list[str], runner: str | None,
                 ) -> tuple[dict[str, int], dict[str, list[np.ndarray]]]:
     """Each model's whole RUN on a seeded input: the fastest of the rounds (one under -icount,
     where every round is the same), and its outputs."""
-    from microbuild.device.device import connect
-    from microbuild.tensor_files import random_inputs
-
     rounds = 1 if board.is_emulated else max(3, repeat)
     ticks, outputs = {}, {}
     with connect(board, build, runner=runner, port=port, timeout=timeout) as dev:
@@ -557,110 +446,9 @@ def _time_whole(build, board: Board, prefixes: list[str], runner: str | None,
 
 def _default_weights(board: Board, models: list[Path]) -> int:
     """Bytes of weights the models have with the board's default kernels (--max-flash N%)."""
-    from microbuild.compiler import compile_model
-    from microbuild.compiler.variants import Selection
-
     target = Target.of_board(board)
     return sum(compile_model(m, prefix=f"m{i}", selection=Selection(target)).weights_bytes
                for i, m in enumerate(models))
-
-
-def _activation_slots(summary: dict[str, Any], op: dict[str, Any], kind: str
-                      ) -> list[tuple[int, int, int]]:
-    """(tensor, workspace offset, bytes) of the op's ``kind`` ("inputs" or "outputs") that the
-    plan keeps in the workspace (constants live in flash and need no copying)."""
-    out = []
-    for t in op[kind]:
-        if t < 0:
-            continue
-        for buffer in summary["plan"]["buffers"]:
-            if t in buffer["tensors"]:
-                out.append((t, buffer["offset"], int(op["tensor_bytes"][str(t)])))
-                break
-    return out
-
-
-def _reference_tensors(dev, plan: _Plan, stems: dict[str, str], seed: int
-                       ) -> dict[str, tuple[list[bytes], list[bytes]]]:
-    """Run each model's reference copy op by op on a seeded input; for each measured op, the
-    bytes of its workspace inputs just before it and of its outputs just after."""
-    from microbuild.tensor_files import random_inputs
-
-    wanted: dict[str, dict[int, str]] = {}
-    for m in plan.measured:
-        wanted.setdefault(m.model, {})[m.position] = m.signature
-    found = {}
-    for path, positions in wanted.items():
-        prefix = _copy_prefix(stems[path], 0)
-        model = dev._model(prefix)
-        dev.write_inputs(prefix, random_inputs(dev.specs(prefix), seed))
-        for position in range(max(positions) + 1):
-            op = model.summary["ops"][position]
-            if position in positions:
-                ins = [dev.client.read(model.workspace_offset + offset, size)
-                       for _, offset, size in _activation_slots(model.summary, op, "inputs")]
-            status = dev.client.call(model.ops[position].index)
-            if status != 0:
-                raise MicrobuildError(f"the reference kernel of op {position} {op['opcode']} in "
-                                      f"{Path(path).name} returned {status} on the device")
-            if position in positions:
-                outs = [dev.client.read(model.workspace_offset + offset, size)
-                        for _, offset, size in _activation_slots(model.summary, op, "outputs")]
-                found[positions[position]] = (ins, outs)
-    return found
-
-
-def _check(dev, prefix: str, position: int, ref_in: list[bytes], ref_out: list[bytes],
-           candidate: Candidate) -> None:
-    model = dev._model(prefix)
-    op = model.summary["ops"][position]
-    for (_, offset, _size), data in zip(_activation_slots(model.summary, op, "inputs"), ref_in):
-        dev.client.write(model.workspace_offset + offset, data)
-    status = dev.client.call(model.ops[position].index)
-    if status != 0:
-        candidate.correct, candidate.problem = False, f"returned {status}"
-        return
-    for k, ((_, offset, size), want) in enumerate(
-            zip(_activation_slots(model.summary, op, "outputs"), ref_out)):
-        got = dev.client.read(model.workspace_offset + offset, size)
-        if got != want:
-            a, b = np.frombuffer(got, np.uint8), np.frombuffer(want, np.uint8)
-            first = int(np.argmax(a != b))
-            candidate.correct = False
-            candidate.problem = (f"output {k} differs from the reference in "
-                                 f"{int(np.count_nonzero(a != b))} of {len(a)} bytes (first at "
-                                 f"byte {first})")
-            return
-    candidate.correct = True
-
-
-def _time(dev, stem: str, measured: Measured, ks: list[int], warmup: int, repeat: int) -> None:
-    """Times candidates ``ks`` of ``measured`` in one batched TIMED_CALL."""
-    from microbuild.device.rpc.protocol import TimedEntry
-
-    entries = []
-    for k in ks:
-        model = dev._model(_copy_prefix(stem, k))
-        entries.append(TimedEntry(model.ops[measured.position].index, warmup=warmup,
-                                  repeat=repeat))
-    dev.client.timed_call(entries)  # split into as few round trips as the max packet allows
-    for candidate, entry in zip([measured.candidates[k] for k in ks], entries):
-        if entry.status != 0:
-            candidate.correct, candidate.problem = False, f"returned {entry.status} when timed"
-        else:
-            candidate.ticks = entry.median
-
-
-def short_signature(signature: str) -> str:
-    """The signature without its options, for tables."""
-    return signature.split(" {", 1)[0]
-
-
-def speedup(measured: Measured) -> str:
-    """How many times faster the best candidate is than the reference ("12.93x"; "" when either
-    has no time). Every speed figure tune prints is this ratio, never its inverse."""
-    best, ref = measured.best, measured.reference.ticks
-    return f"{ref / best.ticks:.2f}x" if best and best.ticks and ref else ""
 
 
 def _progress_line(index: int, total: int, measured: Measured) -> str:

@@ -61,7 +61,7 @@ class ValidationReport:
         if not self.ticks:
             return {}
         from microbuild.device.timing import duration
-        from microbuild.firmware.build import resolve_board
+        from microbuild.boards import resolve_board
 
         board = resolve_board(self.board)
         low, mid, high = min(self.ticks), int(statistics.median(self.ticks)), max(self.ticks)
@@ -132,7 +132,7 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
     is called with (samples done, samples) after each sample. A sample the device fails is
     recorded in ``report.failures`` and the run goes on; Ctrl-C ends the run and returns what
     was measured, with ``report.interrupted`` set."""
-    from microbuild.firmware.build import resolve_board
+    from microbuild.boards import resolve_board
     from microbuild.reference import tflm_outputs_many
 
     board = resolve_board(board)

@@ -12,7 +12,7 @@ import pytest
 
 from microbuild.cli import main
 from microbuild.tuning import TuningLog
-from microbuild.tuning.log import TuningLogError
+from microbuild.compiler.tuning_log import TuningLogError
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 

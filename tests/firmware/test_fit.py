@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from microbuild.boards import load_board, load_board_file
-from microbuild.firmware.fit import analyze_elf, fit_error, section_totals
+from microbuild.firmware.fit import (Contribution, FitReport, Overflow, RegionUsage, Symbol,
+                                     analyze_elf, fit_error, section_totals, widened_weights)
 from microbuild.errors import FitError, MicrobuildError
 
 ARM_GCC = shutil.which("arm-none-eabi-gcc")
@@ -410,3 +411,28 @@ def test_unreadable_elf_is_a_user_error(tmp_path):
         section_totals(tmp_path / "junk.elf")
     with pytest.raises(MicrobuildError, match="cannot read the linked firmware"):
         analyze_elf(tmp_path / "missing.elf", load_board("host"))
+
+
+def test_weights_widened_by_a_variant_with_an_underscore_name_the_compact_variant():
+    """``<prefix>_op<N>_weights_dsp_wide`` (FULLY_CONNECTED's dsp_wide, and the LSTM's) is found
+    like dsp16's, so the advice offers the compact variant; the linked kernel function tells
+    which operator's dsp_wide it is."""
+    symbols = [Symbol("kws_op3_weights_dsp_wide", 40000, ".mb_weights", 0x1000, "run"),
+               Symbol("kws_op5_weights_dsp_wide", 2000, ".mb_weights", 0xb000, "run"),
+               Symbol("kws_op0_weights_dsp16", 100, ".mb_weights", 0xc000, "run"),
+               Symbol("kws_op1_weights_dsp_wide", 300, ".data", 0xd000, "load")]  # not weights
+    fc = widened_weights(symbols, {"mb_fully_connected_s8_dsp_wide", "main"})
+    assert [(w.opcode, w.variant, w.compact, w.ops, w.bytes) for w in fc] == [
+        ("FULLY_CONNECTED", "dsp_wide", "dsp", (3, 5), 42000),
+        ("CONV_2D", "dsp16", "dsp", (0,), 100)]
+    lstm = widened_weights(symbols, {"mb_lstm_s8_dsp_wide"})
+    assert lstm[0].opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and lstm[0].ops == (3, 5)
+
+    weights = Contribution(".mb_weights", 42100, "run", 0x1000, "weights")
+    code = RegionUsage("code", 0, 32768, "rx", [weights])
+    report = FitReport("fw.elf", "tiny", False, [], {}, [code],
+                       [Overflow("code", 0, 32768, 42100, 42100 - 32768, [weights], [], fc)])
+    message = " ".join(str(fit_error(report)).split())
+    assert ("build with `--variant FULLY_CONNECTED=dsp` (dsp_wide stores the FULLY_CONNECTED "
+            "weights of ops 3, 5 widened to int16, 41.0 KiB; dsp runs the same arithmetic on int8 "
+            "weights, 20.5 KiB less") in message, message

@@ -12,7 +12,8 @@ from microbuild.boards import load_board
 from microbuild.compiler import compile_model
 from microbuild.compiler.variants import REFERENCE, Selection, Target, default_variant
 from microbuild.tuning import TuningLog
-from microbuild.tuning.tuner import _check, _copy_prefix, _reference_tensors, plan_tuning
+from microbuild.tuning.on_device import check_candidate, copy_prefix, reference_tensors
+from microbuild.tuning.tuner import plan_tuning
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 DS_CNN = MODELS / "ds_cnn.tflite"
@@ -65,13 +66,13 @@ def test_tune_on_the_host_then_build_with_the_log(tmp_path, capsys):
     plan = plan_tuning(board, [DS_CNN])
     stems = {str(DS_CNN): "ds_cnn"}
     with api.connect(board, Path(report["firmware"])) as dev:
-        references = _reference_tensors(dev, plan, stems, 0)
+        references = reference_tensors(dev, plan, stems, 0)
         measured = plan.measured[0]
         ins, outs = references[measured.signature]
         broken = [bytes([outs[0][0] ^ 1]) + outs[0][1:]] + outs[1:]
         candidate = measured.candidates[-1]
-        _check(dev, _copy_prefix("ds_cnn", len(measured.candidates) - 1), measured.position,
-               ins, broken, candidate)
+        check_candidate(dev, copy_prefix("ds_cnn", len(measured.candidates) - 1),
+                        measured.position, ins, broken, candidate)
         assert candidate.correct is False
         assert "differs from the reference in 1 of" in candidate.problem
 

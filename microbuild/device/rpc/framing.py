@@ -52,9 +52,6 @@ class FramingStats:
     noise_bytes: int = 0  # bytes outside any packet
     nops: int = 0
 
-    def as_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
-
     def damaged(self) -> int:
         """Packets that began but were not delivered whole."""
         return self.crc_errors + self.framing_errors + self.aborted + self.too_long

@@ -1,7 +1,7 @@
 """Post-link image steps: what turns the linked firmware into what a chip's boot ROM or boot
 loader takes, listed per board in the YAML's ``image:`` (run in order after the link).
 
-One unit per step, each a :class:`ImageStep`:
+One unit per step, each an :class:`~microbuild.firmware.image_steps.base.ImageStep`:
 
     rp2040_boot2   our second-stage loader for the RP2040's QSPI flash, with the boot ROM's CRC,
                    linked into the first 256 bytes of flash (so .elf, .bin, .hex all carry it)
@@ -16,55 +16,16 @@ itself, so nothing is copied at reset (:func:`loader_places_sections`).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from microbuild.boards import Board
 from microbuild.errors import BoardError
-
-
-class ImageStep:
-    """One kind of post-link step. ``settings`` is the step's mapping from the board YAML."""
-
-    name = ""
-    # (section, bytes, what) the step fills at the start of the boot region, or None.
-    header: tuple[str, int, str] | None = None
-    # The boot loader loads every section at its run address (no copy at reset).
-    loader_places_sections = False
-    # The runtime/ source assembled for the board whose code becomes the header, or None.
-    header_source: str | None = None
-
-    def header_c(self, code: bytes) -> str:
-        """The C file holding the header, made from the assembled ``header_source``'s code."""
-        raise NotImplementedError
-
-    def __init__(self, board: Board, settings: dict[str, Any]):
-        self.board = board
-        self.settings = settings
-
-    def where(self, key: str | None = None) -> str:
-        index = next(i for i, s in enumerate(self.board.image_steps) if s == self.settings)
-        path = f"image[{index}]" + (f".{key}" if key else "")
-        return f"board '{self.board.name}' ({self.board.files[0]}): {path}"
-
-    def check(self) -> None:
-        """Raise BoardError when the board or the step's settings cannot work."""
-
-    def outputs(self, name: str) -> list[str]:
-        """The files (names, in the firmware's folder) the step writes for firmware ``name``."""
-        return []
-
-    def run(self, elf: Path, outputs: list[Path]) -> str:
-        """Write ``outputs`` from the linked ``elf``; return a line for the build output."""
-        raise NotImplementedError
+from microbuild.firmware.image_steps.base import ImageStep
+from microbuild.firmware.image_steps.esp_app_image import EspAppImage
+from microbuild.firmware.image_steps.mcuboot import McubootImage
+from microbuild.firmware.image_steps.rp2040_boot2 import Rp2040Boot2
+from microbuild.firmware.image_steps.uf2 import Uf2Image
 
 
 def _registry() -> dict[str, type[ImageStep]]:
-    from microbuild.firmware.image_steps.esp_app_image import EspAppImage
-    from microbuild.firmware.image_steps.mcuboot import McubootImage
-    from microbuild.firmware.image_steps.rp2040_boot2 import Rp2040Boot2
-    from microbuild.firmware.image_steps.uf2 import Uf2Image
-
     return {cls.name: cls for cls in (Rp2040Boot2, Uf2Image, EspAppImage, McubootImage)}
 
 
@@ -92,9 +53,3 @@ def boot_header(board: Board) -> tuple[str, int, str] | None:
 
 def loader_places_sections(board: Board) -> bool:
     return any(s.loader_places_sections for s in steps(board))
-
-
-def board_relative(board: Board, path: str) -> Path:
-    """A path from the board YAML, relative to the file that defines the board."""
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else Path(board.files[0]).parent / candidate

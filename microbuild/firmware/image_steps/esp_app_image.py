@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError, BuildError
-from microbuild.firmware.image_steps import ImageStep
+from microbuild.firmware.image_steps.base import ImageStep
 
 
 def esptool_command() -> list[str]:

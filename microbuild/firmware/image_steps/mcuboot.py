@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError, BuildError
-from microbuild.firmware.image_steps import ImageStep, board_relative
+from microbuild.firmware.fit import region_images
+from microbuild.firmware.image_steps.base import ImageStep, board_relative
 
 
 def imgtool_command() -> list[str]:
@@ -47,8 +48,6 @@ class McubootImage(ImageStep):
         return [f"{name}.signed.bin"]
 
     def run(self, elf: Path, outputs: list[Path]) -> str:
-        from microbuild.firmware.images import region_images
-
         key = self.key()
         if not key.is_file():
             raise BuildError(f"{self.where('key')}: the signing key {key} does not exist; make "

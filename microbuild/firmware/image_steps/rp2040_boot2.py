@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from microbuild.errors import BoardError, BuildError
-from microbuild.firmware.image_steps import ImageStep
+from microbuild.firmware.image_steps.base import ImageStep
 
 SIZE = 256
 PAYLOAD = SIZE - 4

@@ -14,7 +14,8 @@ import struct
 from pathlib import Path
 
 from microbuild.errors import BoardError
-from microbuild.firmware.image_steps import ImageStep
+from microbuild.firmware.fit import region_images
+from microbuild.firmware.image_steps.base import ImageStep
 
 MAGIC_START0 = 0x0A324655
 MAGIC_START1 = 0x9E5D5157
@@ -56,8 +57,6 @@ class Uf2Image(ImageStep):
         return [f"{name}.uf2"]
 
     def run(self, elf: Path, outputs: list[Path]) -> str:
-        from microbuild.firmware.images import region_images
-
         images = sorted(region_images(elf, self.board).values())
         blob = uf2_blocks(images, int(self.settings["family_id"]))
         outputs[0].write_bytes(blob)

@@ -1,5 +1,6 @@
-"""What build, run and flash share: building incrementally with a progress line, the build
-folder's default name, and rendering fit reports, outputs and profiles."""
+"""What the commands build, run, flash, monitor, debug and clean share (this module is no
+command): building incrementally with a progress line, choosing the firmware to run, their
+common arguments, and rendering fit reports, outputs and profiles."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from microbuild import api
 from microbuild.cli.console import NoStatus, err, out
 from microbuild.cli.kernel_options import kernel_options
 from microbuild.errors import MicrobuildError
-from microbuild.manifest import build_options
+from microbuild.manifest import build_options, default_out_dir
 
 
 def render_fit(build) -> None:
@@ -103,13 +104,6 @@ def render_profile(profile, board, summary=None) -> None:
                   f"{macs / profile.model_ticks:.2f}" if macs and profile.model_ticks else "",
                   f"{100 * profile.ratio:.1f}%")
     out.print(table)
-
-
-def default_out_dir(board: str, executor: str) -> Path:
-    # A board given as a YAML file builds into build/<file name without .yaml> by default; an
-    # RPC firmware into build/<board>-rpc, so it does not replace the AOT one.
-    name = Path(board).stem if board.endswith((".yaml", ".yml")) else board
-    return Path("build") / (name if executor == "aot" else f"{name}-{executor}")
 
 
 def build_incrementally(args: argparse.Namespace, executor: str, input_file: str | None):
@@ -204,7 +198,7 @@ def save_outputs(path: str, build, outputs: dict[str, list]) -> None:
 
 
 def output_specs(model):
-    from microbuild.compiler.codegen import TensorSpec
+    from microbuild.compiler.compiled_model import TensorSpec
 
     return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
             for o in model["outputs"]]
