@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from microbuild.compiler.codegen import TensorSpec
+from microbuild.compiler.compiled_model import TensorSpec
 from microbuild.errors import MicrobuildError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif")

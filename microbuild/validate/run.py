@@ -16,8 +16,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from microbuild.boards import resolve_board
+from microbuild.device.device import connect
 from microbuild.device.errors import TransportClosedError
+from microbuild.device.timing import duration
 from microbuild.errors import DeviceError, MicrobuildError
+from microbuild.firmware.build import build_firmware
+from microbuild.reference import tflm_outputs_many
 from microbuild.validate.dataset import (DEFAULT_MAX_SAMPLES, Dataset, DatasetError, dequantize,
                                         load_dataset, tensor_specs)
 from microbuild.validate.metrics import LabelScore, OutputError, histogram
@@ -60,9 +65,6 @@ class ValidationReport:
     def latency(self) -> dict[str, Any]:
         if not self.ticks:
             return {}
-        from microbuild.device.timing import duration
-        from microbuild.boards import resolve_board
-
         board = resolve_board(self.board)
         low, mid, high = min(self.ticks), int(statistics.median(self.ticks)), max(self.ticks)
         shown = {k: duration(v, self.timer_hz, board).column()[1]
@@ -132,9 +134,6 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
     is called with (samples done, samples) after each sample. A sample the device fails is
     recorded in ``report.failures`` and the run goes on; Ctrl-C ends the run and returns what
     was measured, with ``report.interrupted`` set."""
-    from microbuild.boards import resolve_board
-    from microbuild.reference import tflm_outputs_many
-
     board = resolve_board(board)
     model = Path(model)
     if not model.is_file():
@@ -162,16 +161,14 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
         report.labels = LabelScore(classes)
 
     if device is None:
-        from microbuild import api
-
         if callable(firmware):  # built only now that the data is known to be good
             firmware = firmware()
         elif firmware is None:
-            firmware = api.build_firmware(board, [model], Path(out_dir or "build") /
+            firmware = build_firmware(board, [model], Path(out_dir or "build") /
                                           f"{board.name}-validate", executor="rpc",
                                           **(build_options or {}))
         report.memory = _memory(firmware)
-        with api.connect(board, firmware, runner=runner, port=port, timeout=timeout,
+        with connect(board, firmware, runner=runner, port=port, timeout=timeout,
                          flash=flash, on_log=on_log) as dev:
             _run(dev, str(model), dataset, expected, float_outputs, out_specs, report, progress)
     else:
@@ -182,8 +179,6 @@ def validate(board, model: str | Path, data: str | Path, labels: str | Path | No
 
 def _run(dev, model: str, dataset: Dataset, expected, float_outputs, out_specs,
          report: ValidationReport, progress) -> None:
-    from microbuild.device.timing import duration
-
     prefix = dev.models[0] if len(dev.models) == 1 else model
     report.timer_hz = dev.info.timer_hz
     report.latency_kind = duration(0, dev.info.timer_hz or 1, dev.board).kind

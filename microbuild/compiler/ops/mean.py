@@ -10,14 +10,15 @@ All of that happens here; the device sums, subtracts zero point x count, and req
 SUM (microbuild/compiler/ops/reduce.py) is the same computation without the 1 / count, so it
 subclasses this lowering and shares the kernel; the walk over kept and reduced dimensions is
 ``mb_reduce_step`` in runtime/kernels/reduce.c, which REDUCE_MAX/MIN and ARG_MAX/MIN use too.
-Float32 MEAN runs microbuild/compiler/f32/reduce.py's kernel.
+Float32 MEAN (and SUM/REDUCE_MAX/MIN) run reduce_f32.c (constants in
+microbuild/compiler/f32/reduce.py), checked and laid out by float32_reasons/float32_emit below.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.f32 import is_float32, reduce as reduce_f32
+from microbuild.compiler.f32 import all_float32_reasons, is_float32, reduce as reduce_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import (
@@ -114,7 +115,7 @@ class Mean(OpLowering):
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if op.inputs and op.inputs[0] >= 0 and is_float32(op, graph):
-            return reduce_f32.reasons(op, graph)
+            return float32_reasons(op, graph)
         reasons = operand_count_reasons(op, (2,))
         if reasons or min(op.inputs) < 0:
             return reasons or ["input or axis is missing"]
@@ -144,7 +145,7 @@ class Mean(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):
-            return reduce_f32.emit(op, graph, ctx)
+            return float32_emit(op, graph, ctx)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         axes = resolved_axes(op, graph)
         count = int(np.prod([x.shape[a] for a in axes]))
@@ -158,3 +159,36 @@ class Mean(OpLowering):
         ctx.static(f"static const mb_mean_s8_params {params} = {c_struct(fields)};")
         function = "mb_mean_s16" if out.dtype == "int16" else "mb_mean_s8"
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+
+
+# --- float32: TFLM's float reductions, on the same axis checks and layout ---
+
+
+def float32_reasons(op: Operator, graph: Graph) -> list[str]:
+    found = operand_count_reasons(op, (2,))
+    if found or min(op.inputs) < 0:
+        return found or ["input or axis is missing"]
+    found = all_float32_reasons(op, graph, inputs=[0])
+    x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
+    rank = len(x.shape)
+    if not 1 <= rank <= MAX_DIMS:
+        found.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
+    found += axis_reasons(op, graph, rank)
+    if found:
+        return found
+    axes = resolved_axes(op, graph)
+    # TFLM's MEAN and SUM resolve the axes into an array of two; REDUCE_MAX/MIN take any number.
+    if op.opcode in ("MEAN", "SUM") and len(axes) > MAX_REDUCED_AXES:
+        found.append(f"reduces {len(axes)} axes {axes}; TFLM's kernel handles at most "
+                     f"{MAX_REDUCED_AXES}, so there is no reference result to match")
+    keep = bool(op.options.get("keep_dims", False))
+    return found + shape_reason("output", out, reduced_shape(tuple(x.shape), axes, keep))
+
+
+def float32_emit(op: Operator, graph: Graph, ctx) -> str:
+    x = graph.tensor(op.inputs[0])
+    params = ctx.symbol("params")
+    fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
+    ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
+    return (f"mb_reduce_f32(&{params}, {reduce_f32.OPERATIONS[op.opcode]}, {ctx.ptr(op.inputs[0])}, "
+            f"{ctx.ptr(op.outputs[0])});")

@@ -27,6 +27,8 @@ from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.mean import (
     Mean,
     axis_reasons,
+    float32_emit,
+    float32_reasons,
     layout_fields,
     reduced_shape,
     resolved_axes,
@@ -117,7 +119,7 @@ class _Extreme(OpLowering):
         if reasons or min(op.inputs) < 0:
             return reasons or ["input or axis is missing"]
         if is_float32(op, graph):
-            return reduce_f32.reasons(op, graph)
+            return float32_reasons(op, graph)
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x)
         reasons += activation_reasons("output", out)
@@ -150,7 +152,7 @@ class _Extreme(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):
-            return reduce_f32.emit(op, graph, ctx)
+            return float32_emit(op, graph, ctx)
         x = graph.tensor(op.inputs[0])
         params = ctx.symbol("params")
         fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
