@@ -365,13 +365,12 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
 
     if not usable(("flash",)):
         return
-    from microbuild.device.runners import RUNNERS  # the device room registers runners by name
+    # The runner classes declare their names and typed args (device/runners/base.py).
+    from microbuild.device.runners import flash_entry_problems
 
     runners = [f["runner"] for f in data["flash"]]
-    for i, runner in enumerate(runners):
-        if runner not in RUNNERS:
-            add(("flash", i, "runner"), f"no runner '{runner}'{_did_you_mean(runner, RUNNERS)}; "
-                                        f"runners: {', '.join(sorted(RUNNERS))}")
+    for key_path, message in flash_entry_problems(data["flash"]):
+        add(key_path, message)
     if "qemu" in runners and "qemu" not in data:
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
     if len(set(runners)) != len(runners):

@@ -482,12 +482,12 @@ def toolchain_packages(board: Board, family: str | None) -> str:
     return " ".join(debian_packages(select_toolchain(board, family).family))
 
 
-# Debian packages of the flash tools flash_commands() uses (pyocd is on PyPI: pip install pyocd).
-FLASH_PACKAGES = {"stlink": "stlink-tools", "openocd": "openocd", "avrdude": "avrdude"}
-
-
 def flash_package(runner: str) -> str | None:
-    return FLASH_PACKAGES.get(runner)
+    """The Debian package of a flash runner's tool, as its class declares (None: not in Debian,
+    e.g. pyocd, which is on PyPI)."""
+    from microbuild.device.runners import debian_package
+
+    return debian_package(runner)
 
 
 def emulator_package(board: Board) -> str | None:
