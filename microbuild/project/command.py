@@ -12,7 +12,9 @@ from pathlib import Path
 
 from microbuild.cli.firmware import add_workspace_argument, separate_workspace
 from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
-from microbuild.project import FORMATS, build_project, generate_project
+from microbuild.project import build_project, generate_project
+from microbuild.project.formats import FORMATS as FORMAT_CLASSES
+from microbuild.project.formats import format_names
 from microbuild.project.common import EXECUTORS, NOT_YET
 
 
@@ -30,11 +32,10 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", action="append",
                    help=".tflite model (repeat for several models in one firmware; default: "
                         "microbuild.yaml's)")
-    p.add_argument("--format", choices=FORMATS, dest="format",
-                   help="platformio: platformio.ini (microbuild's platform and the official one); "
-                        "zephyr: a Zephyr application; scons: an SConstruct using microbuild's "
-                        "SCons tool; make: a Makefile and every source file (default with a "
-                        "microbuild.yaml: make)")
+    formats = format_names()  # every registered format, each with its own summary
+    p.add_argument("--format", choices=formats, dest="format",
+                   help="; ".join(f"{name}: {FORMAT_CLASSES[name].summary}" for name in formats)
+                   + " (default with a microbuild.yaml: make)")
     p.add_argument("--executor", default="aot", choices=sorted({*EXECUTORS, *NOT_YET}),
                    help="aot (default): the standalone firmware that runs the model on an "
                         "embedded input, prints the outputs and stops")

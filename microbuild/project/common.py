@@ -81,7 +81,7 @@ class Executor:
     embeds_inputs: bool
     zephyr_kconfig: tuple[tuple[str, str, str], ...] = ()
     describe: Callable[..., dict[str, Any]] | None = None
-    formats: tuple[str, ...] = ("platformio", "zephyr", "scons", "make")
+    formats: tuple[str, ...] | None = None  # the project formats it suits; None: every one
     skeleton: bool = False
     self_test: str | None = None
 

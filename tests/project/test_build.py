@@ -20,7 +20,7 @@ from microbuild.firmware import aot
 from microbuild.compiler import compile_model
 from microbuild.paths import runtime_dir
 from microbuild.project import build_project, generate_project
-from microbuild.project.platformio import PLATFORM_SOURCE
+from microbuild.project.formats.platformio import PLATFORM_SOURCE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from project_support import (

@@ -18,7 +18,7 @@ from microbuild.paths import runtime_dir
 from microbuild.project import FORMATS, ProjectError, generate_project
 from microbuild.project.command import add_generate_parser, run_generate
 from microbuild.project.common import EXECUTORS, MANIFEST, get_executor
-from microbuild.project.platformio import PLATFORM_SOURCE
+from microbuild.project.formats.platformio import PLATFORM_SOURCE
 from microbuild.tensor_files import TensorFileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.common import (
     APP_MAIN,
     BOARD_DIR,
@@ -32,7 +33,6 @@ from microbuild.project.common import (
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     add_board_files(files, board)
@@ -93,3 +93,15 @@ def _run_section(spec, run, tools, firmware) -> str:
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:
     return [[sys.executable, "-m", "SCons", "-Q", "-j2"]]
+
+
+class SconsFormat(ProjectFormat):
+    name = "scons"
+    summary = "an SConstruct using microbuild's SCons tool"
+    rank = 2
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError
+from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.common import (
     APP_MAIN,
     BOARD_DIR,
@@ -42,7 +43,8 @@ from microbuild.project.common import (
     toolchain_packages,
 )
 
-PLATFORM_SOURCE = Path(__file__).resolve().parent / "platformio_platform"
+# microbuild's own PlatformIO platform, copied into each project (beside this package).
+PLATFORM_SOURCE = Path(__file__).resolve().parents[1] / "platformio_platform"
 PLATFORM_DIR = "platformio/microbuild-platform"  # in the project
 EXTRA_SCRIPT = "platformio/extra_script.py"
 USER_INI = "platformio_user.ini"
@@ -80,7 +82,6 @@ def environments(board) -> tuple[str, str | None]:
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     add_board_files(files, board)
@@ -257,3 +258,21 @@ def run_build_command(command: list[str], cwd: Path, env: dict, timeout: float):
     from microbuild.project.platformio_run import run_pio
 
     return run_pio(command, cwd, env, timeout)
+
+
+class PlatformioFormat(ProjectFormat):
+    name = "platformio"
+    summary = "platformio.ini (microbuild's platform and the official one)"
+    rank = 0
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)
+
+    def build_environment(self, manifest: dict, env: dict, out: Path) -> dict:
+        return build_environment(manifest, env, out)
+
+    def run_build_command(self, command: list[str], cwd: Path, env: dict, timeout: float):
+        return run_build_command(command, cwd, env, timeout)

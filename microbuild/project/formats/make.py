@@ -14,6 +14,7 @@ from pathlib import Path
 from microbuild.firmware import aot, board_files, image_steps, linker_script
 from microbuild.firmware.image_steps.uf2 import standalone_script
 from microbuild.firmware.toolchains import toolchain_setup
+from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.common import (
     APP_MAIN,
     BOARD_DIR,
@@ -77,7 +78,6 @@ def generated_sources(spec, files: ProjectFiles) -> list[str]:
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     setup = toolchain_setup(board, spec.toolchain)
@@ -203,3 +203,15 @@ def _run_section(spec, run, tools) -> str:
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:
     return [["make", "-j2"]]
+
+
+class MakeFormat(ProjectFormat):
+    name = "make"
+    summary = "a Makefile and every source file"
+    rank = 3
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)
