@@ -1,11 +1,10 @@
 """The `microbuild` command: parses arguments, calls microbuild.api, renders the result.
 
 One module per command (init, boards, compile, ops, platformio-core, build, run, flash,
-monitor, debug, clean, tune, ci;
-`generate` lives with the projects in microbuild.project.command); `firmware` holds what build, run
-and flash share. No logic lives here that a Python user could not reach through the API. A user's
-mistake (MicrobuildError) is printed as one clear message and its exit code (1); argparse usage
-errors exit 2.
+monitor, debug, clean, tune, generate, ci); `firmware` holds what build, run and flash share.
+No logic lives here that a Python user could not reach through the API. A user's mistake
+(MicrobuildError) is printed as one clear message and its exit code (1); argparse usage errors
+exit 2.
 """
 
 from __future__ import annotations
@@ -16,15 +15,13 @@ import sys
 from rich.markup import escape
 
 from microbuild import __version__
-from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, init, monitor,
-                            ops, platformio_core, run, tune)
+from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, generate, init,
+                            monitor, ops, platformio_core, run, tune)
 from microbuild.cli.console import err
 from microbuild.errors import MicrobuildError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from microbuild.project.command import add_generate_parser
-
     parser = argparse.ArgumentParser(
         prog="microbuild",
         description="Compile int8 TFLite models to C and build, flash and run them on microcontroller "
@@ -33,10 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of `microbuild --help`.
     for command in (init, boards, compile, platformio_core, ops, build, run, flash, monitor,
-                    debug, clean, tune):
+                    debug, clean, tune, generate, ci):
         command.add_parser(commands)
-    add_generate_parser(commands)
-    ci.add_parser(commands)
     return parser
 
 

@@ -37,6 +37,7 @@ from microbuild.boards import Board
 from microbuild.firmware import (aot, board_files, image_steps, images, linker_script, rpc_table,
                                  toolchains, workspaces)
 from microbuild.firmware.build import resolve_board
+from microbuild.firmware.executors import EXECUTORS as EXECUTOR_TABLE
 from microbuild.compiler.codegen import C_KEYWORDS
 from microbuild.compiler.variants import Target, selection_spec
 from microbuild.errors import MicrobuildError
@@ -440,7 +441,8 @@ def _rpc_table(target, source, env):
 
 # aot: microbuild's standalone test harness is main (runtime/aot/main.c); rpc: the server the
 # host drives (runtime/rpc/); app: the user's own sources hold main and call the models.
-EXECUTORS = ("aot", "rpc", "app")
+# The executors of the shared table (firmware/executors.py), and app: the user's own main().
+EXECUTORS = (*EXECUTOR_TABLE, "app")
 C_SUFFIXES = (".c",)
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
 ASM_SUFFIXES = (".S", ".s")

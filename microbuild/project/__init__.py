@@ -29,15 +29,13 @@ from typing import Any, Sequence
 from microbuild import __version__
 from microbuild.boards import Board
 from microbuild.errors import ModelError, ToolchainError
-from microbuild.project.common import (
-    EXECUTORS,
+from microbuild.project.executors import EXECUTORS, get_executor
+from microbuild.project.files import (
+    check_output_dir,
     MANIFEST,
     MODEL_DIR,
-    Executor,
     ProjectError,
     ProjectFiles,
-    check_output_dir,
-    get_executor,
     read_manifest,
     write_project,
 )

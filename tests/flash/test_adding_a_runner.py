@@ -17,6 +17,7 @@ from microbuild.boards import load_board_file
 from microbuild.device.debug import debug_session
 from microbuild.device.runners import RUNNERS, Capability, FlashError, Runner, install_hint
 from microbuild.errors import DeviceError
+from microbuild.project.run_and_flash import flash_package
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "adding-a-runner.md").read_text()
@@ -101,6 +102,9 @@ def test_the_doc_runner_registers_itself_with_what_it_declares(toy_runner):
     assert toy_runner.capabilities == frozenset({Capability.FLASH})
     assert list(toy_runner.all_arguments()) == ["program", "slot"]  # program: from FlashToolRunner
     assert install_hint("toy") == "install toy's tool: sudo apt-get install toy-flasher"
+    # A generated project's README asks for the package the class declares.
+    assert flash_package("toy") == "toy-flasher" and flash_package("openocd") == "openocd"
+    assert flash_package("pyocd") is None  # on PyPI, not in Debian
 
 
 def test_flashing_with_the_doc_runner_runs_its_tool_with_the_board_args(board_file, firmware,

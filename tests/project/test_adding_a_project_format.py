@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from microbuild.project import ProjectError, build_project, generate_project
-from microbuild.project.command import add_generate_parser
-from microbuild.project.common import MANIFEST
+from microbuild.cli.generate import add_parser as add_generate_parser
+from microbuild.project.files import MANIFEST
 from microbuild.project.formats import FORMATS, format_names
 
 REPO = Path(__file__).resolve().parents[2]

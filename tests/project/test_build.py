@@ -386,7 +386,7 @@ def test_platformio_core_command_and_generate_build_need_no_network(tmp_path, ca
     import os
 
     from microbuild import cli
-    from microbuild.project.platformio_core import PROJECT_CORE
+    from microbuild.project.platformio_offline import PROJECT_CORE
 
     assert cli.main(["platformio-core", str(tmp_path / "core")]) == 0
     printed = capsys.readouterr()

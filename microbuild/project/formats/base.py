@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from microbuild.boards import Board
-from microbuild.project.common import Executor
+from microbuild.project.executors import Executor
 
 @dataclass
 class Spec:

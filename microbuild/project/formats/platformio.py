@@ -19,29 +19,26 @@ from pathlib import Path
 
 from microbuild.errors import BoardError
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectFiles,
-    add_runtime,
-    app_main,
-    add_board_files,
+from microbuild.project.executors import runtime_files
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.readme import (
     common_values,
     microbuild_runner,
+    prints_text,
     regenerate_arguments,
+    rpc_run_section,
+    self_test_section,
+)
+from microbuild.project.run_and_flash import (
     console_hint,
     emulator_package,
     flash_commands,
     flash_package,
-    prints_text,
-    rpc_run_section,
     run_command,
-    self_test_section,
-    runtime_files,
-    template,
-    templates_dir,
     toolchain_packages,
 )
+from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.templates import template, templates_dir
 
 # microbuild's own PlatformIO platform, copied into each project (beside this package).
 PLATFORM_SOURCE = Path(__file__).resolve().parents[1] / "platformio_platform"
@@ -230,7 +227,7 @@ def _run_section(spec, local, official_env, run, tools) -> str:
 def build_environment(manifest: dict, env: dict, out: Path) -> dict:
     """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
     environment already names the user's own PLATFORMIO_CORE_DIR."""
-    from microbuild.project.platformio_core import (
+    from microbuild.project.platformio_offline import (
         PROJECT_CORE,
         offline_environment,
         seed_offline_core,

@@ -7,29 +7,26 @@ from __future__ import annotations
 import sys
 
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectFiles,
-    add_runtime,
-    app_main,
-    add_board_files,
+from microbuild.project.executors import runtime_files
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.readme import (
     common_values,
     microbuild_runner,
+    prints_text,
     regenerate_arguments,
+    rpc_run_section,
+    self_test_section,
+)
+from microbuild.project.run_and_flash import (
     console_hint,
     emulator_package,
     flash_commands,
     flash_package,
-    prints_text,
-    rpc_run_section,
-    self_test_section,
     run_command,
-    runtime_files,
-    template,
-    templates_dir,
     toolchain_packages,
 )
+from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.templates import template, templates_dir
 
 
 def generate(spec, files: ProjectFiles):

@@ -18,18 +18,11 @@ from pathlib import Path
 from microbuild.firmware import board_files
 from microbuild.errors import BoardError, ToolchainError
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectError,
-    ProjectFiles,
-    add_runtime,
-    add_board_files,
-    common_values,
-    console_hint,
-    template,
-    templates_dir,
-)
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectError, ProjectFiles
+from microbuild.project.readme import common_values
+from microbuild.project.run_and_flash import console_hint
+from microbuild.project.sources import add_board_files, add_runtime
+from microbuild.project.templates import template, templates_dir
 
 MODULE_DIR = "modules/microbuild"
 GETTING_STARTED = "https://docs.zephyrproject.org/latest/develop/getting_started/index.html"

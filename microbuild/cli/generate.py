@@ -1,4 +1,5 @@
-"""The `microbuild generate` command: add_generate_parser(subparsers) and run_generate(args).
+"""`microbuild generate`: write (and with --build, build) a project for a board and models in one
+of the registered project formats (microbuild/project/formats/).
 
     microbuild generate --board B --model M.tflite --format platformio|zephyr|scons|make -o DIR
 """
@@ -15,10 +16,10 @@ from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
 from microbuild.project import build_project, generate_project
 from microbuild.project.formats import FORMATS as FORMAT_CLASSES
 from microbuild.project.formats import format_names
-from microbuild.project.common import EXECUTORS, NOT_YET
+from microbuild.project.executors import EXECUTORS, NOT_YET
 
 
-def add_generate_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "generate", help="write a project (PlatformIO, Zephyr, SCons or Make) that builds a "
                          "firmware for a board and a model with its own tools",
@@ -53,11 +54,11 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
                    help="then build it with its own tool (pio run, west build, scons, make)")
     add_kernel_arguments(p)
     add_workspace_argument(p)
-    p.set_defaults(func=run_generate)
+    p.set_defaults(func=cmd_generate)
     return p
 
 
-def run_generate(args: argparse.Namespace) -> int:
+def cmd_generate(args: argparse.Namespace) -> int:
     """Generate (and with --build, build) the project; MicrobuildError propagates to the CLI,
     which prints its message."""
     from microbuild.manifest import apply_manifest, require
