@@ -26,7 +26,6 @@ from microbuild.boards.drivers import (DRIVER_KEYS, SOURCE_KEYS, builtin_drivers
                                        value_at)
 from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, ReplaceMapping,
                                       format_key_path, plain, read_board_source)
-from microbuild.boards.runner_names import RUNNER_NAMES
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
 from microbuild.paths import board_defs_dir
@@ -366,12 +365,12 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
 
     if not usable(("flash",)):
         return
+    # The runner classes declare their names and typed args (device/runners/base.py).
+    from microbuild.device.runners import flash_entry_problems
+
     runners = [f["runner"] for f in data["flash"]]
-    for i, runner in enumerate(runners):
-        if runner not in RUNNER_NAMES:
-            add(("flash", i, "runner"),
-                f"no runner '{runner}'{_did_you_mean(runner, RUNNER_NAMES)}; "
-                f"runners: {', '.join(sorted(RUNNER_NAMES))}")
+    for key_path, message in flash_entry_problems(data["flash"]):
+        add(key_path, message)
     if "qemu" in runners and "qemu" not in data:
         add(("flash",), "the qemu runner needs a `qemu:` section with the machine name")
     if len(set(runners)) != len(runners):

@@ -1,10 +1,9 @@
 """The `microbuild` command: parses arguments, calls microbuild.api, renders the result.
 
 One module per command (init, boards, compile, ops, platformio-core, build, run, flash,
-monitor, debug, clean, tune, ci, validate, quantize;
-`generate` lives with the projects in microbuild.project.command); `shared` holds what build, run
-and flash share (it is no command). No logic lives here that a Python user could not reach through
-the API. A user's mistake (MicrobuildError) is printed as one clear message and its exit code (1);
+monitor, debug, clean, tune, generate, ci, validate, quantize); `shared` holds what build, run and
+flash share (it is no command). No logic lives here that a Python user could not reach through the
+API. A user's mistake (MicrobuildError) is printed as one clear message and its exit code (1);
 argparse usage errors exit 2.
 
 The commands import the rooms they drive (compiler, firmware, device, tuning) inside their
@@ -20,15 +19,13 @@ import sys
 from rich.markup import escape
 
 from microbuild import __version__
-from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, init, monitor,
-                            ops, platformio_core, quantize, run, tune, validate)
+from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, generate, init,
+                            monitor, ops, platformio_core, quantize, run, tune, validate)
 from microbuild.cli.console import err
 from microbuild.errors import MicrobuildError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from microbuild.project.command import add_generate_parser
-
     parser = argparse.ArgumentParser(
         prog="microbuild",
         description="Compile int8 TFLite models to C and build, flash and run them on microcontroller "
@@ -36,11 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"microbuild {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of `microbuild --help`.
-    for command in (init, boards, compile, platformio_core, ops, build, run, validate,
-                    quantize, flash, monitor, debug, clean, tune):
+    for command in (init, boards, compile, platformio_core, ops, build, run, validate, quantize,
+                    flash, monitor, debug, clean, tune, generate, ci):
         command.add_parser(commands)
-    add_generate_parser(commands)
-    ci.add_parser(commands)
     return parser
 
 

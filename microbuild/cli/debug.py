@@ -39,9 +39,9 @@ def cmd_debug(args: argparse.Namespace) -> int:
     session = debug_session(board, chosen.elf, runner=args.runner, port=args.gdb_port)
     program = session.server[0]
     if shutil.which(program) is None:
-        from microbuild.device.runners import RUNNERS
+        from microbuild.device.runners import install_hint
 
-        hint = getattr(RUNNERS[session.runner], "install_hint", "")
+        hint = install_hint(session.runner)
         raise ToolchainError(f"the GDB server of runner {session.runner}, {program}, is not "
                              f"installed" + (f"; {hint}" if hint else ""))
     err.print(f"GDB server: {escape(' '.join(session.server))}", highlight=False, soft_wrap=True)

@@ -12,7 +12,7 @@ from microbuild.errors import MicrobuildError
 
 
 def cmd_platformio_core(args: argparse.Namespace) -> int:
-    from microbuild.project.platformio_core import seed_offline_core
+    from microbuild.project.platformio_offline import seed_offline_core
 
     try:
         core = seed_offline_core(args.dir)

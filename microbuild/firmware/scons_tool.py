@@ -43,6 +43,7 @@ from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.compiled_model import TensorSpec
 from microbuild.compiler.variants import Target, selection_from_spec, selection_spec
 from microbuild.compiler.workspace_split import WorkspaceRegion
+from microbuild.firmware.executors import EXECUTORS as EXECUTOR_TABLE
 from microbuild.errors import MicrobuildError
 from microbuild.firmware import aot, image_steps, images, rpc_table, toolchains, workspaces
 from microbuild.firmware.note import add_note
@@ -137,7 +138,8 @@ def _rpc_table(target, source, env):
 
 # aot: microbuild's standalone test harness is main (runtime/aot/main.c); rpc: the server the
 # host drives (runtime/rpc/); app: the user's own sources hold main and call the models.
-EXECUTORS = ("aot", "rpc", "app")
+# The executors of the shared table (firmware/executors.py), and app: the user's own main().
+EXECUTORS = (*EXECUTOR_TABLE, "app")
 C_SUFFIXES = (".c",)
 CXX_SUFFIXES = (".cpp", ".cc", ".cxx")
 ASM_SUFFIXES = (".S", ".s")

@@ -6,7 +6,8 @@ model that a firmware engineer builds with the tools they already use.
     result.build      # ["pio run -e mps2-an500"]: what to run in the project folder
     build_project(result.out_dir)   # runs it (pio run / scons / make / west build)
 
-Formats (templates in project_templates/<format>/; one module each here):
+Formats (templates in project_templates/<format>/; one module each in formats/, each a
+ProjectFormat registered by name: docs/adding-a-project-format.md):
 
 - ``platformio``: platformio.ini with an environment on microbuild's own PlatformIO platform
   (copied into the project, any board) and, where the board YAML names them, one on the official
@@ -19,60 +20,32 @@ Formats (templates in project_templates/<format>/; one module each here):
 
 from __future__ import annotations
 
-import importlib
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from microbuild import __version__
 from microbuild.boards import Board
 from microbuild.errors import ModelError, ToolchainError
-from microbuild.project.common import (
-    EXECUTORS,
+from microbuild.project.executors import EXECUTORS, get_executor
+from microbuild.project.files import (
+    check_output_dir,
     MANIFEST,
     MODEL_DIR,
-    Executor,
     ProjectError,
     ProjectFiles,
-    check_output_dir,
-    get_executor,
     read_manifest,
     write_project,
 )
+from microbuild.project.formats import FORMATS as FORMAT_CLASSES
+from microbuild.project.formats import ProjectFormat, format_names
+from microbuild.project.formats.base import Instructions, Spec
 
-FORMATS = ("platformio", "zephyr", "scons", "make")
-
-
-@dataclass
-class Spec:
-    """What a format's generator is given."""
-
-    board: Board
-    fmt: str
-    executor: Executor
-    toolchain: str | None  # a toolchain family the board lists; None: its default
-    models: dict[str, str]  # C prefix -> the model's path in the project (model/x.tflite)
-    compiled: dict[str, Any]  # C prefix -> CompiledModel
-    input_file: str | None  # the embedded input's path in the project (single model), or None
-    input_source: Path | None  # ... and the file it was copied from
-    seed: int
-    link_runtime: bool
-    out_dir: Path
-    tuning: str | None = None  # the tuning log's path in the project (model/tune.json), or None
-    variants: dict[str, str] = field(default_factory=dict)  # forced kernel variants
-    # Models (prefixes) with a workspace of their own, or True for all; the others share one.
-    separate_workspace: list[str] | bool = field(default_factory=list)
-
-
-@dataclass
-class Instructions:
-    """How to build and run a generated project; every command runs in the project folder."""
-
-    build: list[str]
-    run: list[str] = field(default_factory=list)
-    readme: str = ""
+# The formats' names, in the order `--format` lists them (a view of the registry, for callers
+# that iterate names).
+FORMATS = format_names()
 
 
 @dataclass
@@ -99,8 +72,12 @@ class ProjectResult:
         return [self.out_dir / rel for rel in self.generated]
 
 
-def _formats():
-    return {name: importlib.import_module(f"microbuild.project.{name}") for name in FORMATS}
+def project_format(name: str) -> ProjectFormat:
+    """The registered format ``name``; a ProjectError naming those there are otherwise."""
+    if name not in FORMAT_CLASSES:
+        raise ProjectError(f"unknown project format '{name}'; choose one of: "
+                           f"{', '.join(format_names())}")
+    return FORMAT_CLASSES[name]
 
 
 def _resolve_board(board: str | Path | Board) -> Board:
@@ -137,18 +114,17 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     from microbuild.compiler import compile_model
     from microbuild.tensor_files import load_inputs
 
-    if fmt not in FORMATS:
-        raise ProjectError(f"unknown project format '{fmt}'; choose one of: {', '.join(FORMATS)}")
+    project = project_format(fmt)
     spec_executor = get_executor(executor)
-    if fmt not in spec_executor.formats:
+    if spec_executor.formats is not None and fmt not in spec_executor.formats:
         raise ProjectError(f"--executor {executor} is not available for {fmt} projects yet (only "
                            f"{', '.join(spec_executor.formats)}); generate with --executor aot")
     b = _resolve_board(board)
     if toolchain is not None:
         select_toolchain(b, toolchain)  # a family the board does not list is an error now
-        if fmt == "zephyr":
-            raise ProjectError("--toolchain does not apply to a Zephyr application: Zephyr builds "
-                               "with its own SDK's toolchain")
+        problem = project.toolchain_problem()
+        if problem is not None:
+            raise ProjectError(problem)
     models = [model] if isinstance(model, (str, Path)) else list(model)
     if not models:
         raise ModelError("no model given")
@@ -187,13 +163,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         # Comments name the file only; the kernels are the ones the build will choose.
         compiled[prefix] = compile_model(path, prefix=prefix, selection=selection,
                                          workspace_regions=split)
-        if fmt == "zephyr" and compiled[prefix].plan.regions:
-            raise ProjectError(
-                f"{path.name}: its workspace is split across {', '.join(b.workspace_regions)} "
-                f"(board {b.name} lists several regions and it does not fit the first), but a "
-                f"Zephyr application places the workspace with Zephyr's own linker script, in one "
-                f"region: generate a make, scons or platformio project, or use a board file that "
-                f"names one region large enough for the workspace")
+        project.check_compiled(path, compiled[prefix], b)
         named[prefix] = rel
         files.add(rel, data)
     input_rel = None
@@ -215,7 +185,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
                 input_source=Path(input).resolve() if input is not None else None, seed=seed,
                 link_runtime=link_runtime, out_dir=out, tuning=tuning_rel,
                 variants=dict(variants or {}), separate_workspace=separate)
-    instructions = _formats()[fmt].generate(spec, files)
+    instructions = project.generate(spec, files)
     files.add("README.md", instructions.readme)
     manifest = {
         "microbuild": __version__,
@@ -253,20 +223,17 @@ def build_project(project_dir: str | Path, env: dict[str, str] | None = None,
     manifest = read_manifest(out)
     if manifest is None:
         raise ProjectError(f"{out} holds no project generated by microbuild (no {MANIFEST})")
-    module = _formats()[manifest["format"]]
+    project = project_format(manifest["format"])
     env = dict(os.environ) if env is None else env
     # A format may need its tool set up first (PlatformIO: a core folder that works offline).
-    if hasattr(module, "build_environment"):
-        env = module.build_environment(manifest, env, out)
-    commands = module.build_commands(manifest, env)
-    # A format may run its tool its own way (PlatformIO: stopped when it wants the network).
-    run = getattr(module, "run_build_command", None) or (
-        lambda command, cwd, env, timeout: subprocess.run(
-            command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout))
+    env = project.build_environment(manifest, env, out)
+    commands = project.build_commands(manifest, env)
     log = []
     for command in commands:
         try:
-            proc = run(command, out, env, timeout)
+            # A format may run its tool its own way (PlatformIO: stopped when it wants the
+            # network).
+            proc = project.run_build_command(command, out, env, timeout)
         except FileNotFoundError:
             raise ToolchainError(f"{command[0]} is not installed; see {out / 'README.md'}") \
                 from None
@@ -278,5 +245,5 @@ def build_project(project_dir: str | Path, env: dict[str, str] | None = None,
     return subprocess.CompletedProcess(commands, 0, "".join(log), "")
 
 
-__all__ = ["EXECUTORS", "FORMATS", "Instructions", "ProjectError", "ProjectResult", "Spec",
-           "build_project", "generate_project"]
+__all__ = ["EXECUTORS", "FORMATS", "Instructions", "ProjectError", "ProjectFormat",
+           "ProjectResult", "Spec", "build_project", "generate_project", "project_format"]

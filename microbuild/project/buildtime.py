@@ -89,7 +89,7 @@ def _table_action(target, source, env):
 
     from microbuild.firmware import aot
     from microbuild.firmware.scons_tool import report_error
-    from microbuild.project.common import get_executor
+    from microbuild.project.executors import get_executor
 
     summaries = [json.loads(Path(str(s)).read_text()) for s in source
                  if str(s).endswith(".json")]
@@ -125,7 +125,7 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
     of what was embedded (AOT) or the .rpc.json a host drives it with (RPC)."""
     import SCons.Action
 
-    from microbuild.project.common import get_executor
+    from microbuild.project.executors import get_executor
 
     spec = get_executor(executor)
     targets = [env.File(f"{folder}/{spec.table_file}")]
@@ -153,7 +153,7 @@ def _fit_report(target, source, env):
 def _run(target, source, env):
     import subprocess
 
-    from microbuild.project.common import run_command
+    from microbuild.project.run_and_flash import run_command
 
     command = run_command(env["MICROBUILD_PROJECT_BOARD"], str(source[0]))
     print(" ".join(command), flush=True)
@@ -191,12 +191,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
 
     from microbuild.firmware import image_steps
     from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
-    from microbuild.project.common import (
-        compiled_runtime_sources,
-        flash_commands,
-        get_executor,
-        run_command,
-    )
+    from microbuild.project.executors import compiled_runtime_sources, get_executor
+    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         spec = get_executor(executor)
@@ -439,7 +435,7 @@ def pio_platform(env) -> None:
     from microbuild.firmware import image_steps
     from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
     from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.common import flash_commands, run_command
+    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         options = pio_options(env)
@@ -492,7 +488,7 @@ def pio_platform(env) -> None:
 def pio_regenerate_target(env) -> None:
     """`pio run -t regenerate`: the project generated again, in its folder, by the command in
     custom_microbuild_command (the Python that generated it) or $MICROBUILD."""
-    from microbuild.project.common import MICROBUILD_VARIABLE
+    from microbuild.project.readme import MICROBUILD_VARIABLE
 
     arguments = env.GetProjectOption("custom_microbuild_regenerate", "").strip()
     if not arguments:
@@ -511,7 +507,7 @@ def pio_models(env) -> None:
     microbuild's runtime) the board's start-up code, drivers and flags to the build."""
     import microbuild
     from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.common import compiled_runtime_sources, get_executor
+    from microbuild.project.executors import compiled_runtime_sources, get_executor
 
     pio_regenerate_target(env)  # first: it must work even when the rest of the project does not
     try:

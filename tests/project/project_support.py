@@ -38,7 +38,7 @@ class PlatformIO:
 
     def __init__(self, core: Path):
         self.core = core
-        from microbuild.project.platformio_core import offline_environment
+        from microbuild.project.platformio_offline import offline_environment
 
         self.env = offline_environment(core, {
             k: v for k, v in os.environ.items() if not k.startswith(("PLATFORMIO_", "MICROBUILD_"))})
@@ -55,8 +55,8 @@ class PlatformIO:
 
 def offline_platformio(root: Path) -> PlatformIO:
     """`pio` with a core dir in ``root`` seeded the way microbuild does it for users
-    (microbuild/project/platformio_core.py): no network needed."""
-    from microbuild.project.platformio_core import seed_offline_core
+    (microbuild/project/platformio_offline.py): no network needed."""
+    from microbuild.project.platformio_offline import seed_offline_core
 
     return PlatformIO(seed_offline_core(root / "core"))
 

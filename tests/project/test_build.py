@@ -20,7 +20,7 @@ from microbuild.firmware import aot
 from microbuild.compiler import compile_model
 from microbuild.paths import runtime_dir
 from microbuild.project import build_project, generate_project
-from microbuild.project.platformio import PLATFORM_SOURCE
+from microbuild.project.formats.platformio import PLATFORM_SOURCE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from project_support import (
@@ -386,7 +386,7 @@ def test_platformio_core_command_and_generate_build_need_no_network(tmp_path, ca
     import os
 
     from microbuild import cli
-    from microbuild.project.platformio_core import PROJECT_CORE
+    from microbuild.project.platformio_offline import PROJECT_CORE
 
     assert cli.main(["platformio-core", str(tmp_path / "core")]) == 0
     printed = capsys.readouterr()

@@ -16,9 +16,11 @@ import microbuild
 from microbuild.errors import BoardError, MicrobuildError, ModelError, ToolchainError
 from microbuild.paths import runtime_dir
 from microbuild.project import FORMATS, ProjectError, generate_project
-from microbuild.project.command import add_generate_parser, run_generate
-from microbuild.project.common import EXECUTORS, MANIFEST, get_executor
-from microbuild.project.platformio import PLATFORM_SOURCE
+from microbuild.cli.generate import add_parser as add_generate_parser
+from microbuild.cli.generate import cmd_generate as run_generate
+from microbuild.project.executors import EXECUTORS, get_executor
+from microbuild.project.files import MANIFEST
+from microbuild.project.formats.platformio import PLATFORM_SOURCE
 from microbuild.tensor_files import TensorFileError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

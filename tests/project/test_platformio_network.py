@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from microbuild.project import build_project, generate_project
-from microbuild.project.platformio_core import offline_environment
+from microbuild.project.platformio_offline import offline_environment
 from microbuild.project.platformio_run import (
     INSTALLING,
     PlatformIONeedsNetwork,
@@ -58,7 +58,7 @@ def test_an_official_platform_stops_pio_and_points_at_microbuilds_platform(tmp_p
     offline core does not hold."""
     project = tmp_path / "project"
     generate_project("stm32f746", [str(TINY_FC)], "platformio", project)
-    from microbuild.project.platformio_core import seed_offline_core
+    from microbuild.project.platformio_offline import seed_offline_core
 
     env = offline_environment(seed_offline_core(tmp_path / "core"))
     with pytest.raises(PlatformIONeedsNetwork) as caught:

@@ -20,7 +20,7 @@ import yaml
 from microbuild.boards import load_board
 from microbuild.errors import ToolchainError
 from microbuild.project import build_project, generate_project
-from microbuild.project.zephyr import ZEPHYR_KCONFIG
+from microbuild.project.formats.zephyr import ZEPHYR_KCONFIG
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from project_support import DS_CNN, HERE, TINY_FC, check_outputs

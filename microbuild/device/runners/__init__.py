@@ -1,39 +1,45 @@
 """Runners: one small class per way of starting a firmware (Zephyr's west runners are the model).
-Each is registered by name; the board's `flash:` list says which apply, the first is its default."""
+
+Importing this package imports every module in it; each runner class registers itself in
+:data:`RUNNERS` by its ``name`` as it is defined (base.py), so adding a runner is adding a file
+(docs/adding-a-runner.md). The board's `flash:` list says which runners apply, the first is its
+default.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
-from microbuild.boards import Board
-from microbuild.device.runners.avrdude import AvrdudeRunner
-from microbuild.device.runners.base import CompletedRun, Runner
-from microbuild.device.runners.dfu_util import DfuUtilRunner
-from microbuild.device.runners.esptool import EsptoolRunner
+from microbuild.device.runners.base import (RUNNERS, Capability, CompletedRun, Runner, RunnerArg,
+                                            flash_entry_problems, package_hint)
 from microbuild.device.runners.flash_tool import FirmwareImage, FlashError, FlashToolRunner
-from microbuild.device.runners.host import HostRunner
-from microbuild.device.runners.jlink import JlinkRunner
-from microbuild.device.runners.nrf import NrfjprogRunner, NrfutilRunner
-from microbuild.device.runners.openocd import OpenocdRunner
-from microbuild.device.runners.picotool import PicotoolRunner
-from microbuild.device.runners.platformio import PlatformioRunner
-from microbuild.device.runners.probe_rs import ProbeRsRunner
-from microbuild.device.runners.pyocd import PyocdRunner
-from microbuild.device.runners.qemu import QemuRunner
-from microbuild.device.runners.simavr import SimavrRunner
-from microbuild.device.runners.stlink import StlinkRunner
-from microbuild.device.runners.stm32cubeprogrammer import Stm32CubeProgrammerRunner
-from microbuild.device.runners.uf2 import Uf2Runner
 from microbuild.errors import MicrobuildError
 
-RUNNERS: dict[str, type[Runner]] = {cls.name: cls for cls in (
-    QemuRunner, HostRunner, SimavrRunner,
-    OpenocdRunner, PyocdRunner, StlinkRunner, JlinkRunner, AvrdudeRunner, PlatformioRunner,
-    EsptoolRunner, PicotoolRunner, Uf2Runner, NrfjprogRunner, NrfutilRunner, ProbeRsRunner,
-    DfuUtilRunner, Stm32CubeProgrammerRunner)}
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+# The classes by their names, for `from microbuild.device.runners import OpenocdRunner`.
+from microbuild.device.runners.avrdude import AvrdudeRunner  # noqa: E402
+from microbuild.device.runners.dfu_util import DfuUtilRunner  # noqa: E402
+from microbuild.device.runners.esptool import EsptoolRunner  # noqa: E402
+from microbuild.device.runners.host import HostRunner  # noqa: E402
+from microbuild.device.runners.jlink import JlinkRunner  # noqa: E402
+from microbuild.device.runners.nrf import NrfjprogRunner, NrfutilRunner  # noqa: E402
+from microbuild.device.runners.openocd import OpenocdRunner  # noqa: E402
+from microbuild.device.runners.picotool import PicotoolRunner  # noqa: E402
+from microbuild.device.runners.platformio import PlatformioRunner  # noqa: E402
+from microbuild.device.runners.probe_rs import ProbeRsRunner  # noqa: E402
+from microbuild.device.runners.pyocd import PyocdRunner  # noqa: E402
+from microbuild.device.runners.qemu import QemuRunner  # noqa: E402
+from microbuild.device.runners.simavr import SimavrRunner  # noqa: E402
+from microbuild.device.runners.stlink import StlinkRunner  # noqa: E402
+from microbuild.device.runners.stm32cubeprogrammer import Stm32CubeProgrammerRunner  # noqa: E402
+from microbuild.device.runners.uf2 import Uf2Runner  # noqa: E402
 
 
-def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
+def runner_for(board, name: str | None = None, **options: Any) -> Runner:
     """The runner ``name`` (or the board's default) for ``board``. ``options`` go to a flash
     runner's constructor: ``args`` (overriding the board YAML's runner args, e.g. a `port`) and,
     for platformio, ``project_dir``; emulator and host runners take none and ignore them."""
@@ -49,8 +55,24 @@ def runner_for(board: Board, name: str | None = None, **options: Any) -> Runner:
     return cls(board, **options) if issubclass(cls, FlashToolRunner) else cls(board)
 
 
-__all__ = ["AvrdudeRunner", "CompletedRun", "DfuUtilRunner", "EsptoolRunner", "FirmwareImage",
-           "FlashError", "FlashToolRunner", "HostRunner", "JlinkRunner", "NrfjprogRunner",
-           "NrfutilRunner", "OpenocdRunner", "PicotoolRunner", "PlatformioRunner", "ProbeRsRunner",
-           "PyocdRunner", "QemuRunner", "RUNNERS", "Runner", "SimavrRunner", "StlinkRunner",
-           "Stm32CubeProgrammerRunner", "Uf2Runner", "runner_for"]
+def install_hint(name: str) -> str:
+    """How to install runner ``name``'s tool ("" for an unknown runner or one with no tool)."""
+    cls = RUNNERS.get(name)
+    if cls is None:
+        return ""
+    return getattr(cls, "install_hint", "") or package_hint(cls)
+
+
+def debian_package(name: str) -> str | None:
+    """The Debian package that installs runner ``name``'s tool, or None (not in Debian, or no
+    such runner)."""
+    cls = RUNNERS.get(name)
+    return cls.debian_packages[0] if cls is not None and cls.debian_packages else None
+
+
+__all__ = ["AvrdudeRunner", "Capability", "CompletedRun", "DfuUtilRunner", "EsptoolRunner",
+           "FirmwareImage", "FlashError", "FlashToolRunner", "HostRunner", "JlinkRunner",
+           "NrfjprogRunner", "NrfutilRunner", "OpenocdRunner", "PicotoolRunner",
+           "PlatformioRunner", "ProbeRsRunner", "PyocdRunner", "QemuRunner", "RUNNERS", "Runner",
+           "RunnerArg", "SimavrRunner", "StlinkRunner", "Stm32CubeProgrammerRunner", "Uf2Runner",
+           "debian_package", "flash_entry_problems", "install_hint", "package_hint", "runner_for"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import Diagnosis, FirmwareImage, FlashToolRunner
 
 DEFAULT_PORT = "/dev/ttyACM0"
@@ -46,6 +47,13 @@ def _detect_port(vid: int | None, pid: int | None) -> str | None:
 
 class AvrdudeRunner(FlashToolRunner):
     name = "avrdude"
+    arguments = (
+        RunnerArg("part", (str,), "avrdude's part id (-p), e.g. m328p"),
+        RunnerArg("programmer", (str,), "avrdude's programmer id (-c), e.g. arduino, usbasp"),
+        RunnerArg("port", (str,), "the serial port (-P)"),
+        RunnerArg("baud", (int,), "the bootloader's baud rate (-b)"),
+    )
+    debian_packages = ("avrdude",)
     program = "avrdude"
     install_hint = "install avrdude: sudo apt-get install avrdude"
     udev_hint = ("serial ports belong to the dialout group: `sudo usermod -aG dialout $USER`, "

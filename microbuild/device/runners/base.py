@@ -1,10 +1,27 @@
-"""What every runner provides."""
+"""What every runner provides, and what each one declares about itself.
+
+A runner is one class per tool (Zephyr's west runners are the model). The class declares:
+
+- ``name``: the runner's name in a board YAML's ``flash:`` list;
+- ``capabilities``: what it can do (:class:`Capability`); asking a runner for something it did not
+  declare is a clear error naming the board's runners that can, never a surprise at run time;
+- ``arguments``: its typed ``args`` (:class:`RunnerArg`), checked with the board file so that a
+  misspelt or mistyped arg is reported with file:line and key path like every other board error;
+- ``debian_packages`` / ``pypi_packages``: what installs its tool (install hints and generated
+  projects' READMEs are derived from them).
+
+Defining a subclass with a ``name`` registers it in :data:`RUNNERS`; the package imports every
+module beside this one, so adding a runner is adding a file (docs/adding-a-runner.md).
+"""
 
 from __future__ import annotations
 
+import difflib
+import enum
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, ClassVar
 
 from microbuild.boards import Board
 from microbuild.errors import DeviceError
@@ -20,31 +37,157 @@ class CompletedRun:
     command: list[str]
 
 
+class Capability(enum.Enum):
+    """What a runner can do with a built firmware."""
+
+    RUN = "run"  # boot it on this machine and wait for its end (run_to_exit)
+    CONSOLE = "console"  # boot it on this machine with its console connected (start)
+    FLASH = "flash"  # program it into a real board (flash)
+    GDB_SERVER = "gdb-server"  # serve it to GDB (microbuild debug)
+
+    @property
+    def doing(self) -> str:
+        """What the capability is, for messages."""
+        return {"run": "run a firmware to its end on this machine",
+                "console": "boot a firmware on this machine and connect to its console",
+                "flash": "program a real board",
+                "gdb-server": "start a GDB server"}[self.value]
+
+
+# The method a class must define for each capability it declares (checked when it is defined).
+_IMPLEMENTED_BY = {Capability.RUN: "command", Capability.CONSOLE: "start",
+                   Capability.FLASH: "flash_command", Capability.GDB_SERVER: "gdb_server_command"}
+
+
+@dataclass(frozen=True)
+class RunnerArg:
+    """One setting a runner takes from its board YAML entry (``flash: - runner: X, args:``).
+
+    ``types`` are the YAML values it accepts: str, int, bool, float, or list (of strings)."""
+
+    name: str
+    types: tuple[type, ...]
+    help: str
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` does not fit this argument, or None when it does."""
+        if value is None:
+            return None
+        for kind in self.types:
+            if kind is list and isinstance(value, list):
+                if all(isinstance(item, str) for item in value):
+                    return None
+                return f"`{self.name}` is a list of strings; {value!r} has other items"
+            # YAML's true/false are not numbers here, though bool is an int in Python.
+            if kind in (int, float) and isinstance(value, bool):
+                continue
+            if kind is float and isinstance(value, int):
+                return None
+            if kind is not list and isinstance(value, kind):
+                return None
+        return (f"`{self.name}` takes {_type_words(self.types)}, not {_yaml_type(value)} "
+                f"{value!r} ({self.help})")
+
+
+_TYPE_WORDS = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
+               list: "a list of strings"}
+
+
+def _type_words(types: tuple[type, ...]) -> str:
+    return " or ".join(_TYPE_WORDS[t] for t in types)
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "the boolean"
+    return {int: "the integer", float: "the number", str: "the string", list: "the list",
+            dict: "the mapping"}.get(type(value), "the value")
+
+
+#: every runner class by name, filled as the classes are defined
+RUNNERS: dict[str, type[Runner]] = {}
+
+
 class Runner:
-    name = ""
+    """Base of every runner; see the module docstring for what a subclass declares."""
+
+    name: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    arguments: ClassVar[tuple[RunnerArg, ...]] = ()
+    debian_packages: ClassVar[tuple[str, ...]] = ()
+    pypi_packages: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for capability in cls.capabilities:
+            method = _IMPLEMENTED_BY[capability]
+            if getattr(cls, method) is getattr(Runner, method, None):
+                raise TypeError(f"runner class {cls.__qualname__} declares {capability.value} "
+                                f"but does not define {method}()")
+        if "name" in cls.__dict__ and cls.name:
+            known = RUNNERS.get(cls.name)
+            if known is not None and (known.__module__, known.__qualname__) != (
+                    cls.__module__, cls.__qualname__):
+                raise TypeError(f"runner name '{cls.name}' is taken by {known.__module__}."
+                                f"{known.__qualname__}; give {cls.__qualname__} another name")
+            RUNNERS[cls.name] = cls
 
     def __init__(self, board: Board):
         self.board = board
 
+    @classmethod
+    def all_arguments(cls) -> dict[str, RunnerArg]:
+        """Every argument this runner takes: its own and its base classes' (e.g. `program`)."""
+        found: dict[str, RunnerArg] = {}
+        for klass in reversed(cls.__mro__):
+            for arg in klass.__dict__.get("arguments", ()):
+                found[arg.name] = arg
+        return found
+
+    @classmethod
+    def can(cls, capability: Capability) -> bool:
+        return capability in cls.capabilities
+
+    def require(self, capability: Capability) -> None:
+        """Raise DeviceError, naming the board's runners that can, unless this runner declares
+        ``capability``."""
+        if self.can(capability):
+            return
+        able = [r.runner for r in self.board.runners
+                if r.runner in RUNNERS and RUNNERS[r.runner].can(capability)]
+        if able:
+            advice = f"use one of the board's runners that can: {', '.join(able)} (--runner NAME)"
+        else:
+            advice = (f"no runner board '{self.board.name}' lists can; runners that can: "
+                      f"{', '.join(sorted(n for n, c in RUNNERS.items() if c.can(capability)))}"
+                      " (add one to the board YAML's `flash:`)")
+        has = ", ".join(sorted(c.value for c in self.capabilities)) or "nothing"
+        raise DeviceError(f"runner '{self.name}' cannot {capability.doing} (it declares: {has}); "
+                          f"{advice}")
+
     def command(self, firmware: Path) -> list[str]:
         """The command line that starts ``firmware`` with its console on stdin/stdout."""
-        raise NotImplementedError
+        self.require(Capability.RUN)
+        raise NotImplementedError  # a class that declares RUN defines command()
 
     def start(self, firmware: Path):
         """Boot ``firmware`` on this machine and return a Transport to its console. Only the
         runners that boot firmware themselves (emulators, the host) can; a runner that programs a
         real board flashes it, and the console is then reached over serial or TCP."""
-        raise DeviceError(f"runner '{self.name}' programs a real board; it does not run the "
-                          "firmware here. Flash it, then connect to the board's serial port")
+        if self.can(Capability.FLASH):
+            raise DeviceError(f"runner '{self.name}' programs a real board; it does not run the "
+                              "firmware here. Flash it, then connect to the board's serial port")
+        self.require(Capability.CONSOLE)
 
     def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
         """The command line of a GDB server for ``firmware`` on TCP ``port`` (microbuild debug)."""
-        raise DeviceError(f"runner '{self.name}' cannot start a GDB server; use another of the "
-                          f"board's runners (--runner)")
+        self.require(Capability.GDB_SERVER)
+        raise NotImplementedError  # a class that declares GDB_SERVER defines this method
 
     def run_to_exit(self, firmware: Path, timeout: float = 120.0) -> CompletedRun:
         """Start ``firmware``, wait until it exits, and return what it printed. A firmware that
         does not finish within ``timeout`` seconds is killed and reported as such."""
+        self.require(Capability.RUN)
         command = self.command(Path(firmware))
         try:
             result = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
@@ -58,3 +201,49 @@ class Runner:
         return CompletedRun(status=result.returncode,
                             console=result.stdout.decode(errors="replace"),
                             stderr=result.stderr.decode(errors="replace"), command=command)
+
+
+def package_hint(cls: type[Runner]) -> str:
+    """An install hint made from the packages a runner class declares ("" when it names none)."""
+    hints = []
+    if cls.debian_packages:
+        hints.append(f"sudo apt-get install {' '.join(cls.debian_packages)}")
+    if cls.pypi_packages:
+        hints.append(f"pip install {' '.join(cls.pypi_packages)} (into the Python environment "
+                     "microbuild runs in)")
+    return f"install {cls.name}'s tool: {' or '.join(hints)}" if hints else ""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """" (did you mean X or Y?)" as the board loader words it, or ""."""
+    close = difflib.get_close_matches(str(word), list(choices), n=3, cutoff=0.5)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""
+
+
+def flash_entry_problems(flash: list[Any]) -> list[tuple[tuple, str]]:
+    """(key path, message) for each entry of a board's ``flash:`` list naming no registered
+    runner, or giving it an arg it does not declare or a value of the wrong type. The board
+    loader turns the key paths into file:line."""
+    problems: list[tuple[tuple, str]] = []
+    for i, entry in enumerate(flash):
+        name = entry.get("runner")
+        cls = RUNNERS.get(name)
+        if cls is None:
+            problems.append((("flash", i, "runner"),
+                             f"no runner '{name}'{did_you_mean(name, RUNNERS)}; runners: "
+                             f"{', '.join(sorted(RUNNERS))}"))
+            continue
+        declared = cls.all_arguments()
+        for key, value in (entry.get("args") or {}).items():
+            arg = declared.get(key)
+            if arg is None:
+                takes = ", ".join(declared) if declared else "none"
+                problems.append((("flash", i, "args", key),
+                                 f"runner {name} has no arg `{key}`{did_you_mean(key, declared)};"
+                                 f" its args: {takes} (docs/adding-a-runner.md: declared in "
+                                 f"{cls.__module__}.{cls.__qualname__}.arguments)"))
+                continue
+            why = arg.problem(value)
+            if why is not None:
+                problems.append((("flash", i, "args", key), f"runner {name}: {why}"))
+    return problems

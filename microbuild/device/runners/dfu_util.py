@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import Diagnosis, FirmwareImage, FlashToolRunner
 
 STM32_DFU = "0483:df11"
@@ -22,6 +23,14 @@ STM32_DFU = "0483:df11"
 
 class DfuUtilRunner(FlashToolRunner):
     name = "dfu-util"
+    arguments = (
+        RunnerArg("device", (str,), "USB vid:pid of the DFU device"),
+        RunnerArg("alt", (int,), "DFU alternate setting"),
+        RunnerArg("address", (int,), "where the binary goes"),
+        RunnerArg("leave", (bool,), "leave DFU and start the firmware afterwards"),
+        RunnerArg("serial", (str,), "which device, when several are connected"),
+    )
+    debian_packages = ("dfu-util",)
     program = "dfu-util"
     install_hint = "install dfu-util: sudo apt-get install dfu-util"
     udev_hint = ("add a udev rule giving your user the DFU device, e.g. /etc/udev/rules.d/"

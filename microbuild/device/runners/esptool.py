@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -29,6 +30,13 @@ from microbuild.device.runners.flash_tool import (
 
 class EsptoolRunner(FlashToolRunner):
     name = "esptool"
+    arguments = (
+        RunnerArg("chip", (str,), "esptool's chip name, e.g. esp32c3"),
+        RunnerArg("port", (str,), "the serial port"),
+        RunnerArg("baud", (int,), "baud rate while writing"),
+        RunnerArg("address", (int,), "where the image goes"),
+    )
+    pypi_packages = ("esptool",)
     program = "esptool"
     install_hint = ("install esptool into the Python environment microbuild runs in: "
                     "pip install esptool")

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from microbuild.boards import Board
-from microbuild.device.runners.base import CompletedRun, Runner
+from microbuild.device.runners.base import (RUNNERS, Capability, CompletedRun, Runner, RunnerArg,
+                                            package_hint)
 from microbuild.errors import DeviceError
 
 OUTPUT_LINES = 40  # how much of a tool's output a FlashError quotes
@@ -107,7 +108,10 @@ class FlashToolRunner(Runner):
     :meth:`probe_description` and :meth:`image_file`.
     """
 
+    capabilities = frozenset({Capability.FLASH})
+    arguments = (RunnerArg("program", (str,), "the tool's executable, a name on PATH or a path"),)
     program = ""
+    # How to install the tool, when the declared packages do not say it all (package_hint).
     install_hint = ""
     # What to do when the tool may not open the probe's USB device.
     udev_hint = ("install the udev rules for the probe (Debian's openocd and stlink-tools "
@@ -206,7 +210,7 @@ class FlashToolRunner(Runner):
                  *self._context()]
         if planned:
             lines.append(_field("command", f"{_format_command(planned)} (not run)"))
-        advice = self.install_hint
+        advice = self.install_hint or package_hint(type(self))
         if self.args.get("program"):
             advice = (f"fix the runner's `program` arg ({self.args['program']}), or drop it to "
                       f"use {self.program} from PATH. {advice[0].upper()}{advice[1:]}")
@@ -435,6 +439,4 @@ def module_command(module: str) -> list[str] | None:
 
 def _runner_class(name: str):
     """The runner class called ``name`` (None when there is none)."""
-    from microbuild.device.runners import RUNNERS
-
     return RUNNERS.get(name)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from microbuild.device.runners.base import Runner
+from microbuild.device.runners.base import Capability, Runner
 from microbuild.device.transports.process import ProcessStdioTransport
 
 
 class HostRunner(Runner):
     name = "host"
+    capabilities = frozenset({Capability.RUN, Capability.CONSOLE})
 
     def command(self, firmware: Path) -> list[str]:
         return [str(Path(firmware).resolve())]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from microbuild.device.runners.base import Capability, RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -30,6 +31,13 @@ DEFAULT_SPEED_KHZ = 4000
 
 class JlinkRunner(FlashToolRunner):
     name = "jlink"
+    capabilities = FlashToolRunner.capabilities | {Capability.GDB_SERVER}
+    arguments = (
+        RunnerArg("device", (str,), "J-Link's device name, e.g. nRF52840_xxAA"),
+        RunnerArg("interface", (str,), "SWD or JTAG"),
+        RunnerArg("speed", (int, str), "interface clock in kHz, or \"auto\""),
+        RunnerArg("serial", (str, int), "the J-Link's serial number"),
+    )
     program = "JLinkExe"
     install_hint = ("J-Link Commander (JLinkExe) is SEGGER's software and is not in Debian or on "
                     "PyPI: download the \"J-Link Software and Documentation Pack\" for Linux (the "

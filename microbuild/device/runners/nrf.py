@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -55,6 +56,11 @@ class _NordicRunner(FlashToolRunner):
 
 class NrfjprogRunner(_NordicRunner):
     name = "nrfjprog"
+    arguments = (
+        RunnerArg("family", (str,), "NRF52, NRF53, NRF91 or NRF51"),
+        RunnerArg("snr", (str, int), "the J-Link's serial number (--snr)"),
+        RunnerArg("erase", (str,), "sectorerase or chiperase"),
+    )
     program = "nrfjprog"
     install_hint = ("install Nordic's nRF Command Line Tools (nrfjprog) and SEGGER's J-Link "
                     "software from nordicsemi.com; Nordic now replaces nrfjprog with nrfutil: "
@@ -86,6 +92,10 @@ class NrfjprogRunner(_NordicRunner):
 
 class NrfutilRunner(_NordicRunner):
     name = "nrfutil"
+    arguments = (
+        RunnerArg("serial", (str, int), "the J-Link's serial number (--serial-number)"),
+        RunnerArg("erase", (str,), "nrfutil's chip_erase_mode"),
+    )
     program = "nrfutil"
     install_hint = ("install nrfutil from nordicsemi.com (a single binary: put it on PATH), "
                     "then its device command: `nrfutil install device`; it drives SEGGER's "

@@ -21,6 +21,7 @@ import re
 import shutil
 from pathlib import Path
 
+from microbuild.device.runners.base import Capability, RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -49,6 +50,15 @@ def _tcl_word(path: Path) -> str:
 
 class OpenocdRunner(FlashToolRunner):
     name = "openocd"
+    capabilities = FlashToolRunner.capabilities | {Capability.GDB_SERVER}
+    arguments = (
+        RunnerArg("config", (str, list), "OpenOCD scripts, in order"),
+        RunnerArg("transport", (str,), "`transport select` after the interface script; \"\" for none"),
+        RunnerArg("adapter_speed_khz", (int,), "`adapter speed` after the scripts"),
+        RunnerArg("search", (list,), "extra script folders (-s)"),
+        RunnerArg("external_loader", (str,), "an OpenOCD script declaring the external flash bank"),
+    )
+    debian_packages = ("openocd",)
     external_loader_help = ("an OpenOCD script that declares the external flash bank (e.g. "
                             "`flash bank qspi stmqspi 0x90000000 0 0 0 $_TARGETNAME 0xA0001000` "
                             "for an STM32's QUADSPI), run after the `config` scripts")

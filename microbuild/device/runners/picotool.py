@@ -10,6 +10,7 @@ The ELF must carry a boot2 second-stage loader (the RP2040's boot ROM checks its
 
 from __future__ import annotations
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import Diagnosis, FirmwareImage, FlashToolRunner
 
 RP2040_BOOTSEL = "2e8a:0003"
@@ -17,6 +18,11 @@ RP2040_BOOTSEL = "2e8a:0003"
 
 class PicotoolRunner(FlashToolRunner):
     name = "picotool"
+    arguments = (
+        RunnerArg("force", (bool,), "reboot a running board into BOOTSEL first (-f)"),
+        RunnerArg("bus", (int,), "the USB bus of the device (--bus)"),
+        RunnerArg("address", (int,), "the USB address of the device (--address)"),
+    )
     program = "picotool"
     install_hint = ("install picotool: build it from https://github.com/raspberrypi/picotool "
                     "(cmake, needs libusb-1.0-0-dev and the pico-sdk), or use the uf2 runner, "

@@ -25,6 +25,7 @@ from typing import Any
 
 from microbuild.boards import Board
 from microbuild.device.runners.avrdude import AvrdudeRunner
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -54,6 +55,12 @@ def _upload_tool_patterns() -> tuple[tuple[str, str], ...]:
 
 class PlatformioRunner(FlashToolRunner):
     name = "platformio"
+    arguments = (
+        RunnerArg("project_dir", (str,), "the PlatformIO project (the folder with platformio.ini)"),
+        RunnerArg("env", (str,), "the environment (-e)"),
+        RunnerArg("upload_port", (str,), "the serial port or probe for the upload"),
+    )
+    pypi_packages = ("platformio",)
     program = "pio"
     install_hint = ("install PlatformIO into the Python environment microbuild runs in: "
                     "pip install platformio (or pip install 'microbuild[platformio]')")

@@ -13,6 +13,7 @@ Runner args:
 
 from __future__ import annotations
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     PROBE_VENDORS,
     Diagnosis,
@@ -25,6 +26,13 @@ from microbuild.device.runners.flash_tool import (
 
 class ProbeRsRunner(FlashToolRunner):
     name = "probe-rs"
+    arguments = (
+        RunnerArg("chip", (str,), "probe-rs's chip name, e.g. STM32F746NGHx"),
+        RunnerArg("probe", (str,), "VID:PID[:serial] of the probe"),
+        RunnerArg("speed_khz", (int,), "SWD/JTAG clock (--speed)"),
+        RunnerArg("protocol", (str,), "swd or jtag"),
+        RunnerArg("reset", (bool,), "reset and run the chip after writing"),
+    )
     program = "probe-rs"
     install_hint = ("install probe-rs: `cargo install probe-rs-tools --locked`, or the "
                     "prebuilt binary from https://probe.rs/docs/getting-started/installation/")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import Capability, RunnerArg
 from microbuild.device.runners.flash_tool import (
     PROBE_VENDORS,
     Diagnosis,
@@ -27,6 +28,13 @@ from microbuild.device.runners.flash_tool import (
 
 class PyocdRunner(FlashToolRunner):
     name = "pyocd"
+    capabilities = FlashToolRunner.capabilities | {Capability.GDB_SERVER}
+    arguments = (
+        RunnerArg("target", (str,), "pyOCD's target type, e.g. stm32f746xg"),
+        RunnerArg("frequency_hz", (int,), "SWD clock (-f)"),
+        RunnerArg("probe", (str,), "the unique id of the probe (-u)"),
+    )
+    pypi_packages = ("pyocd",)
     program = "pyocd"
     install_hint = "install pyOCD into the Python environment microbuild runs in: pip install pyocd"
     udev_hint = ("install udev rules for the probe: Debian's openocd package ships rules for "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from microbuild.device.runners.base import Runner
+from microbuild.device.runners.base import Capability, Runner
 from microbuild.device.transports.process import QemuTransport
 from microbuild.errors import MicrobuildError, ToolchainError
 
@@ -33,6 +33,9 @@ def debian_package(program: str) -> str:
 
 class QemuRunner(Runner):
     name = "qemu"
+    capabilities = frozenset({Capability.RUN, Capability.CONSOLE, Capability.GDB_SERVER})
+    # One of them, by the board's emulator: debian_package(qemu_program(board)).
+    debian_packages = tuple(sorted(set(_PACKAGES.values())))
 
     def executable(self) -> str:
         qemu = self.board.qemu

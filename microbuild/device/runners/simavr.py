@@ -18,7 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from microbuild.device.runners.base import CompletedRun, Runner
+from microbuild.device.runners.base import Capability, CompletedRun, Runner
 from microbuild.errors import DeviceError, ToolchainError
 
 _UART_LINE = re.compile(r"\x1b\[32m(.*?)\n\x1b\[0m", re.DOTALL)
@@ -40,6 +40,9 @@ def uart_text(log: str) -> tuple[str, str]:
 
 class SimavrRunner(Runner):
     name = "simavr"
+    # simavr shows the UART on its own log; there is no console to connect to (no CONSOLE).
+    capabilities = frozenset({Capability.RUN})
+    debian_packages = ("simavr",)
 
     def command(self, firmware: Path) -> list[str]:
         program = shutil.which("simavr")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from microbuild.device.runners.base import Capability, RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -29,6 +30,14 @@ class StlinkRunner(FlashToolRunner):
     """st-flash programs; st-util (same package) is the GDB server."""
 
     name = "stlink"
+    capabilities = FlashToolRunner.capabilities | {Capability.GDB_SERVER}
+    arguments = (
+        RunnerArg("address", (int,), "where the binary goes"),
+        RunnerArg("reset", (bool,), "reset the chip after writing"),
+        RunnerArg("serial", (str,), "which ST-LINK, when several are connected"),
+        RunnerArg("freq_khz", (int,), "SWD clock (--freq)"),
+    )
+    debian_packages = ("stlink-tools",)
     program = "st-flash"
     install_hint = "install stlink-tools: sudo apt-get install stlink-tools"
     udev_hint = ("install the ST-LINK udev rules (Debian's stlink-tools package puts them in "

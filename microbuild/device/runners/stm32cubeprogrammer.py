@@ -12,6 +12,7 @@ The ELF carries its own addresses, so none is needed.
 
 from __future__ import annotations
 
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
@@ -23,6 +24,12 @@ from microbuild.device.runners.stlink import ST_LINK_IDS
 
 class Stm32CubeProgrammerRunner(FlashToolRunner):
     name = "stm32cubeprogrammer"
+    arguments = (
+        RunnerArg("port", (str,), "SWD, JTAG, USB1 (DFU) or a serial port"),
+        RunnerArg("serial", (str,), "the ST-LINK's serial number"),
+        RunnerArg("freq_khz", (int,), "SWD clock"),
+        RunnerArg("mode", (str,), "connect mode, e.g. UR (under reset)"),
+    )
     program = "STM32_Programmer_CLI"
     install_hint = ("install STM32CubeProgrammer from st.com (STM32CubeProg; free, needs an ST "
                     "account) and put its bin/ folder, which holds STM32_Programmer_CLI, on PATH "

@@ -19,6 +19,7 @@ import shlex
 from pathlib import Path
 
 from microbuild.device.runners.base import CompletedRun
+from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import Diagnosis, FirmwareImage, FlashToolRunner
 
 INFO_FILE = "INFO_UF2.TXT"
@@ -60,6 +61,10 @@ def _is_uf2_drive(folder: Path, label: str) -> bool:
 
 class Uf2Runner(FlashToolRunner):
     name = "uf2"
+    arguments = (
+        RunnerArg("label", (str,), "the drive's volume label or Board-ID"),
+        RunnerArg("drive", (str,), "the mount point of the drive"),
+    )
     program = "cp"
     install_hint = "cp is part of coreutils, which every Linux has: check PATH"
     failure_patterns = (

@@ -18,31 +18,30 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectFiles,
-    add_runtime,
-    app_main,
-    add_board_files,
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.executors import runtime_files
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.readme import (
     common_values,
     microbuild_runner,
+    prints_text,
     regenerate_arguments,
+    rpc_run_section,
+    self_test_section,
+)
+from microbuild.project.run_and_flash import (
     console_hint,
     emulator_package,
     flash_commands,
     flash_package,
-    prints_text,
-    rpc_run_section,
     run_command,
-    self_test_section,
-    runtime_files,
-    template,
-    templates_dir,
     toolchain_packages,
 )
+from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.templates import template, templates_dir
 
-PLATFORM_SOURCE = Path(__file__).resolve().parent / "platformio_platform"
+# microbuild's own PlatformIO platform, copied into each project (beside this package).
+PLATFORM_SOURCE = Path(__file__).resolve().parents[1] / "platformio_platform"
 PLATFORM_DIR = "platformio/microbuild-platform"  # in the project
 EXTRA_SCRIPT = "platformio/extra_script.py"
 USER_INI = "platformio_user.ini"
@@ -80,7 +79,6 @@ def environments(board) -> tuple[str, str | None]:
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     add_board_files(files, board)
@@ -229,7 +227,7 @@ def _run_section(spec, local, official_env, run, tools) -> str:
 def build_environment(manifest: dict, env: dict, out: Path) -> dict:
     """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
     environment already names the user's own PLATFORMIO_CORE_DIR."""
-    from microbuild.project.platformio_core import (
+    from microbuild.project.platformio_offline import (
         PROJECT_CORE,
         offline_environment,
         seed_offline_core,
@@ -257,3 +255,21 @@ def run_build_command(command: list[str], cwd: Path, env: dict, timeout: float):
     from microbuild.project.platformio_run import run_pio
 
     return run_pio(command, cwd, env, timeout)
+
+
+class PlatformioFormat(ProjectFormat):
+    name = "platformio"
+    summary = "platformio.ini (microbuild's platform and the official one)"
+    rank = 0
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)
+
+    def build_environment(self, manifest: dict, env: dict, out: Path) -> dict:
+        return build_environment(manifest, env, out)
+
+    def run_build_command(self, command: list[str], cwd: Path, env: dict, timeout: float):
+        return run_build_command(command, cwd, env, timeout)

@@ -13,20 +13,16 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from pathlib import Path
 
 from microbuild.firmware import board_files
 from microbuild.errors import BoardError, ToolchainError
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectFiles,
-    add_runtime,
-    add_board_files,
-    common_values,
-    console_hint,
-    template,
-    templates_dir,
-)
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectError, ProjectFiles
+from microbuild.project.readme import common_values
+from microbuild.project.run_and_flash import console_hint
+from microbuild.project.sources import add_board_files, add_runtime
+from microbuild.project.templates import template, templates_dir
 
 MODULE_DIR = "modules/microbuild"
 GETTING_STARTED = "https://docs.zephyrproject.org/latest/develop/getting_started/index.html"
@@ -99,8 +95,7 @@ def placement_values(board) -> dict[str, str]:
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
-    from microbuild.project.make import generated_sources
+    from microbuild.project.formats.make import generated_sources
 
     board = spec.board
     zboard = zephyr_board(board)
@@ -164,3 +159,28 @@ def build_commands(manifest: dict, env: dict) -> list[list[str]]:
             "~/zephyrproject && cd ~/zephyrproject && west update && west zephyr-export`, and "
             "the Zephyr SDK; then run `" + " ".join(command) + "` in this project's folder")
     return [command]
+
+
+class ZephyrFormat(ProjectFormat):
+    name = "zephyr"
+    summary = "a Zephyr application"
+    rank = 1
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)
+
+    def toolchain_problem(self) -> str | None:
+        return ("--toolchain does not apply to a Zephyr application: Zephyr builds with its own "
+                "SDK's toolchain")
+
+    def check_compiled(self, model: Path, compiled, board) -> None:
+        if compiled.plan.regions:
+            raise ProjectError(
+                f"{model.name}: its workspace is split across {', '.join(board.workspace_regions)} "
+                f"(board {board.name} lists several regions and it does not fit the first), but a "
+                f"Zephyr application places the workspace with Zephyr's own linker script, in one "
+                f"region: generate a make, scons or platformio project, or use a board file that "
+                f"names one region large enough for the workspace")

@@ -1,4 +1,5 @@
-"""The `microbuild generate` command: add_generate_parser(subparsers) and run_generate(args).
+"""`microbuild generate`: write (and with --build, build) a project for a board and models in one
+of the registered project formats (microbuild/project/formats/).
 
     microbuild generate --board B --model M.tflite --format platformio|zephyr|scons|make -o DIR
 """
@@ -12,11 +13,13 @@ from pathlib import Path
 
 from microbuild.cli.shared import add_workspace_argument, separate_workspace
 from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
-from microbuild.project import FORMATS, build_project, generate_project
-from microbuild.project.common import EXECUTORS, NOT_YET
+from microbuild.project import build_project, generate_project
+from microbuild.project.formats import FORMATS as FORMAT_CLASSES
+from microbuild.project.formats import format_names
+from microbuild.project.executors import EXECUTORS, NOT_YET
 
 
-def add_generate_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "generate", help="write a project (PlatformIO, Zephyr, SCons or Make) that builds a "
                          "firmware for a board and a model with its own tools",
@@ -30,11 +33,10 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--model", action="append",
                    help=".tflite model (repeat for several models in one firmware; default: "
                         "microbuild.yaml's)")
-    p.add_argument("--format", choices=FORMATS, dest="format",
-                   help="platformio: platformio.ini (microbuild's platform and the official one); "
-                        "zephyr: a Zephyr application; scons: an SConstruct using microbuild's "
-                        "SCons tool; make: a Makefile and every source file (default with a "
-                        "microbuild.yaml: make)")
+    formats = format_names()  # every registered format, each with its own summary
+    p.add_argument("--format", choices=formats, dest="format",
+                   help="; ".join(f"{name}: {FORMAT_CLASSES[name].summary}" for name in formats)
+                   + " (default with a microbuild.yaml: make)")
     p.add_argument("--executor", default="aot", choices=sorted({*EXECUTORS, *NOT_YET}),
                    help="aot (default): the standalone firmware that runs the model on an "
                         "embedded input, prints the outputs and stops")
@@ -52,11 +54,11 @@ def add_generate_parser(subparsers) -> argparse.ArgumentParser:
                    help="then build it with its own tool (pio run, west build, scons, make)")
     add_kernel_arguments(p)
     add_workspace_argument(p)
-    p.set_defaults(func=run_generate)
+    p.set_defaults(func=cmd_generate)
     return p
 
 
-def run_generate(args: argparse.Namespace) -> int:
+def cmd_generate(args: argparse.Namespace) -> int:
     """Generate (and with --build, build) the project; MicrobuildError propagates to the CLI,
     which prints its message."""
     from microbuild.manifest import apply_manifest, require

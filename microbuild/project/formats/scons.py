@@ -6,33 +6,30 @@ from __future__ import annotations
 
 import sys
 
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    ProjectFiles,
-    add_runtime,
-    app_main,
-    add_board_files,
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.executors import runtime_files
+from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.readme import (
     common_values,
     microbuild_runner,
+    prints_text,
     regenerate_arguments,
+    rpc_run_section,
+    self_test_section,
+)
+from microbuild.project.run_and_flash import (
     console_hint,
     emulator_package,
     flash_commands,
     flash_package,
-    prints_text,
-    rpc_run_section,
-    self_test_section,
     run_command,
-    runtime_files,
-    template,
-    templates_dir,
     toolchain_packages,
 )
+from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.templates import template, templates_dir
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     add_board_files(files, board)
@@ -93,3 +90,15 @@ def _run_section(spec, run, tools, firmware) -> str:
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:
     return [[sys.executable, "-m", "SCons", "-Q", "-j2"]]
+
+
+class SconsFormat(ProjectFormat):
+    name = "scons"
+    summary = "an SConstruct using microbuild's SCons tool"
+    rank = 2
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)

@@ -14,32 +14,31 @@ from pathlib import Path
 from microbuild.firmware import aot, board_files, image_steps, linker_script
 from microbuild.firmware.image_steps.uf2 import standalone_script
 from microbuild.firmware.toolchains import toolchain_setup
-from microbuild.project.common import (
-    APP_MAIN,
-    BOARD_DIR,
-    GENERATED_DIR,
-    ProjectFiles,
-    add_runtime,
-    app_main,
-    add_board_files,
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.executors import (
     boot_header_c_files,
+    compiled_runtime_sources,
+    runtime_files,
+)
+from microbuild.project.files import APP_MAIN, BOARD_DIR, GENERATED_DIR, ProjectFiles
+from microbuild.project.readme import (
     common_values,
     microbuild_runner,
+    prints_text,
     regenerate_arguments,
-    compiled_runtime_sources,
+    rpc_run_section,
+    self_test_section,
+)
+from microbuild.project.run_and_flash import (
     console_hint,
     emulator_package,
     flash_commands,
     flash_package,
-    prints_text,
-    rpc_run_section,
-    self_test_section,
     run_command,
-    runtime_files,
-    template,
-    templates_dir,
     toolchain_packages,
 )
+from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.templates import template, templates_dir
 
 
 def _flags(flags) -> str:
@@ -77,7 +76,6 @@ def generated_sources(spec, files: ProjectFiles) -> list[str]:
 
 
 def generate(spec, files: ProjectFiles):
-    from microbuild.project import Instructions
 
     board = spec.board
     setup = toolchain_setup(board, spec.toolchain)
@@ -203,3 +201,15 @@ def _run_section(spec, run, tools) -> str:
 
 def build_commands(manifest: dict, env: dict) -> list[list[str]]:
     return [["make", "-j2"]]
+
+
+class MakeFormat(ProjectFormat):
+    name = "make"
+    summary = "a Makefile and every source file"
+    rank = 3
+
+    def generate(self, spec, files: ProjectFiles) -> Instructions:
+        return generate(spec, files)
+
+    def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
+        return build_commands(manifest, env)
