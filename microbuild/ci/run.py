@@ -178,7 +178,7 @@ def emulate_cells(cells: list[Cell], out_dir: Path, jobs: int | None = None,
     """Run every ok cell of an emulated board (or the host) and compare its outputs with TFLM's
     for the same embedded input. A mismatch or a crash marks the cell failed."""
     # Imported here: TFLM (the tflite-micro package) is needed by --emulate only, and optional.
-    from microbuild.reference import tflm_outputs
+    from microbuild.tflm_reference import tflm_outputs
 
     out_dir = Path(out_dir).resolve()
 

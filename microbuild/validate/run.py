@@ -22,7 +22,7 @@ from microbuild.device.errors import TransportClosedError
 from microbuild.device.timing import duration
 from microbuild.errors import DeviceError, MicrobuildError
 from microbuild.firmware.build import build_firmware
-from microbuild.reference import tflm_outputs_many
+from microbuild.tflm_reference import tflm_outputs_many
 from microbuild.validate.dataset import (DEFAULT_MAX_SAMPLES, Dataset, DatasetError, dequantize,
                                         load_dataset, tensor_specs)
 from microbuild.validate.metrics import LabelScore, OutputError, histogram

@@ -16,7 +16,7 @@ import pytest
 from compiler_support import assert_bit_exact, run_on_host, run_tflm_many
 
 from microbuild.compiler import compile_model
-from microbuild.compiler.signal import kiss_factors, log_lut
+from microbuild.compiler.signal_library import kiss_factors, log_lut
 from microbuild.errors import ModelError
 
 MODELS = Path(__file__).resolve().parent.parent / "models"

@@ -21,7 +21,7 @@ from microbuild import cli
 from microbuild.api import build_firmware, get_board
 from microbuild.device.debug import free_port
 from microbuild.device.runners import QemuRunner
-from microbuild.reference import tflm_outputs
+from microbuild.tflm_reference import tflm_outputs
 from microbuild.tensor_files import random_inputs
 
 HERE = Path(__file__).resolve().parent

@@ -24,7 +24,7 @@ from microbuild.firmware import aot
 from microbuild.compiler import compile_model
 from microbuild.device.aot_output import parse_aot_output
 from microbuild.device.runners import runner_for
-from microbuild.reference import tflm_outputs
+from microbuild.tflm_reference import tflm_outputs
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = REPO / "tests" / "models"

@@ -280,7 +280,7 @@ def test_rpc_project_builds_and_is_driven_from_the_host(fmt, board, tmp_path, pi
     with api.connect(board, elf, description=description) as dev:
         x = random_inputs(dev.specs("ds_cnn"), 11)
         y = dev.run("ds_cnn", x)
-    from microbuild.reference import tflm_outputs
+    from microbuild.tflm_reference import tflm_outputs
 
     np.testing.assert_array_equal(y[0], tflm_outputs(DS_CNN, x)[0])
 

@@ -275,7 +275,7 @@ def test_rpc_application_is_driven_from_the_host_against_the_stand_in(tmp_path):
     for the host with the stand-in APIs (the UART is stdin/stdout), the host drives it through
     microbuild.connect exactly as a board: the outputs are TFLM's."""
     from microbuild import api
-    from microbuild.reference import tflm_outputs
+    from microbuild.tflm_reference import tflm_outputs
     from microbuild.tensor_files import random_inputs
 
     app = tmp_path / "rpc"

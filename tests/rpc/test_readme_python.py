@@ -34,7 +34,7 @@ def test_the_readme_rpc_example_runs_as_written(tmp_path):
         spec = compile_model("kws.tflite").inputs[0]
         x = np.random.default_rng(0).integers(-128, 128, spec.shape, dtype=np.int8)
         """) + example + textwrap.dedent("""\
-        from microbuild.reference import tflm_outputs
+        from microbuild.tflm_reference import tflm_outputs
         want = tflm_outputs("kws.tflite", [x])
         assert len(y) == len(want) and all((a == b.reshape(a.shape)).all() for a, b in zip(y, want))
         assert len(prof.ops) == len(compile_model("kws.tflite").summary()["ops"])

@@ -13,7 +13,7 @@ import pytest
 from conftest import TINY_FC, shared_model
 from microbuild import api
 from microbuild.errors import MicrobuildError
-from microbuild.reference import tflm_outputs_many
+from microbuild.tflm_reference import tflm_outputs_many
 from microbuild.validate.dataset import DatasetError, dequantize, tensor_specs
 
 

@@ -6,7 +6,7 @@ slices them away)."""
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import operand_reasons, signal_options
+from microbuild.compiler.signal_library import operand_reasons, signal_options
 from microbuild.model.ir import Graph, Operator
 
 _OPTIONS = ("end_index", "start_index")

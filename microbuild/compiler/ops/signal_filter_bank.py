@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import constant_reasons, operand_reasons, signal_options
+from microbuild.compiler.signal_library import constant_reasons, operand_reasons, signal_options
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 

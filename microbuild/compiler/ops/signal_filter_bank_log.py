@@ -6,7 +6,7 @@ TFLM's FilterbankLog / Log32. Its 128-segment correction table is computed here
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import log_lut, operand_reasons, signal_options
+from microbuild.compiler.signal_library import log_lut, operand_reasons, signal_options
 from microbuild.model.ir import Graph, Operator
 
 _OPTIONS = ("input_correction_bits", "output_scale")

@@ -10,7 +10,7 @@ it (``add_state``), so it lives in the model's state buffer and ``<prefix>_reset
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import operand_reasons, signal_options
+from microbuild.compiler.signal_library import operand_reasons, signal_options
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator, Tensor
 

@@ -6,7 +6,7 @@ clear)."""
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import operand_reasons
+from microbuild.compiler.signal_library import operand_reasons
 from microbuild.model.ir import Graph, Operator
 
 

@@ -6,7 +6,7 @@ TFLM reads up to entry 124 for the largest uint32 estimates, so a shorter table 
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import operand_reasons, signal_options
+from microbuild.compiler.signal_library import operand_reasons, signal_options
 from microbuild.model.ir import Graph, Operator
 
 _OPTIONS = ("snr_shift",)

@@ -7,7 +7,7 @@ order with its rounding and scaling. int32 and float32 RFFTs (TFLM has them) are
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import (
+from microbuild.compiler.signal_library import (
     kiss_factors,
     kiss_super_twiddles,
     kiss_twiddles,

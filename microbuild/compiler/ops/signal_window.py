@@ -5,7 +5,7 @@ ApplyWindow. The output may overwrite the input (each sample is read before it i
 from __future__ import annotations
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.signal import operand_reasons, signal_options
+from microbuild.compiler.signal_library import operand_reasons, signal_options
 from microbuild.model.ir import Graph, Operator
 
 _OPTIONS = ("shift",)
