@@ -144,8 +144,6 @@ def scons(directory: Path, extra_args: Sequence[str] = (), jobs: int | None = No
     """Run SCons in ``directory`` and collect its output and microbuild's error records."""
     command = [sys.executable, "-m", "SCons", "-Q", f"-j{jobs or os.cpu_count() or 1}",
                *extra_args]
-    if os.environ.get(OBJECT_CACHE_VAR, "").strip():
-        command.append("--cache-show")  # an object from the cache logs its compile command
     error_log = Path(directory) / ".microbuild-errors.jsonl"
     error_log.unlink(missing_ok=True)
     environment = {**_scons_env(), **(env or {}), "MICROBUILD_ERROR_LOG": str(error_log)}
@@ -167,7 +165,10 @@ def run_scons(directory: Path, jobs: int | None = None,
               progress: Callable[[str], None] | None = None) -> str:
     """Run SCons in ``directory``; on failure raise the microbuild error an action reported, or a
     BuildError carrying the compiler's own output."""
-    run = scons(directory, jobs=jobs, progress=progress)
+    # With the object cache (a `microbuild build` SConstruct), an object from the cache logs its
+    # compile command like a compiled one. `microbuild ci`'s own CacheDir keeps SCons' wording.
+    shown = ["--cache-show"] if os.environ.get(OBJECT_CACHE_VAR, "").strip() else []
+    run = scons(directory, extra_args=shown, jobs=jobs, progress=progress)
     if run.status != 0:
         if run.errors:
             first = run.errors[0]
