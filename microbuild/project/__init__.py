@@ -86,6 +86,38 @@ def _resolve_board(board: str | Path | Board) -> Board:
     return resolve_board(board)
 
 
+def _compile_models(models: Sequence[str | Path], project, board: Board, selection,
+                    split, files: ProjectFiles) -> tuple[dict[str, str], dict[str, Any]]:
+    """Each model compiled for the project (prefix -> its path in the project, prefix -> the
+    CompiledModel) and copied into ``files``; a missing or misnamed file, or two models of one
+    name, is an error."""
+    from microbuild.compiler import compile_model
+    from microbuild.compiler.c_names import model_prefix
+
+    named: dict[str, str] = {}
+    compiled: dict[str, Any] = {}
+    for path in models:
+        path = Path(path)
+        if not path.is_file():
+            raise ModelError(f"{path}: no such model file")
+        if path.suffix != ".tflite":
+            raise ModelError(f"{path}: a model is a .tflite file")
+        rel = f"{MODEL_DIR}/{path.name}"
+        if rel in named.values():
+            raise ModelError(f"two models are named {path.name}; rename one")
+        prefix = model_prefix(path)
+        while prefix in named:
+            prefix += "_"
+        data = path.read_bytes()
+        # Comments name the file only; the kernels are the ones the build will choose.
+        compiled[prefix] = compile_model(path, prefix=prefix, selection=selection,
+                                         workspace_regions=split)
+        project.check_compiled(path, compiled[prefix], board)
+        named[prefix] = rel
+        files.add(rel, data)
+    return named, compiled
+
+
 def generate_project(board: str | Path | Board, model: str | Path | Sequence[str | Path],
                      fmt: str, out_dir: str | Path, executor: str = "aot",
                      link_runtime: bool = False, toolchain: str | None = None,
@@ -109,9 +141,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     the user's files (src/main.c, ...) and replaces the generated ones; a folder holding anything
     microbuild did not generate is refused. Raises a MicrobuildError subclass for every mistake
     a user can make."""
-    from microbuild.compiler.c_names import model_prefix
     from microbuild.firmware.toolchains import select_toolchain
-    from microbuild.compiler import compile_model
     from microbuild.tensor_files import load_inputs
 
     project = project_format(fmt)
@@ -135,8 +165,6 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     from microbuild.tuning import TuningLog
 
     files = ProjectFiles()
-    named: dict[str, str] = {}
-    compiled: dict[str, Any] = {}
     tuning_log = TuningLog.load(tuning) if tuning is not None else None
     tuning_rel = f"{MODEL_DIR}/tune.json" if tuning is not None else None
     if tuning is not None:
@@ -147,25 +175,7 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as microbuild's own build does (compiler/workspace_split.py).
     split = workspaces.split_regions(b)
-    for path in models:
-        path = Path(path)
-        if not path.is_file():
-            raise ModelError(f"{path}: no such model file")
-        if path.suffix != ".tflite":
-            raise ModelError(f"{path}: a model is a .tflite file")
-        rel = f"{MODEL_DIR}/{path.name}"
-        if rel in named.values():
-            raise ModelError(f"two models are named {path.name}; rename one")
-        prefix = model_prefix(path)
-        while prefix in named:
-            prefix += "_"
-        data = path.read_bytes()
-        # Comments name the file only; the kernels are the ones the build will choose.
-        compiled[prefix] = compile_model(path, prefix=prefix, selection=selection,
-                                         workspace_regions=split)
-        project.check_compiled(path, compiled[prefix], b)
-        named[prefix] = rel
-        files.add(rel, data)
+    named, compiled = _compile_models(models, project, b, selection, split, files)
     input_rel = None
     if input is not None:
         if len(named) != 1:

@@ -253,15 +253,32 @@ def _feed(first: _Model, second: _Model, how: str) -> list[str]:
     return lines
 
 
-def app_main_c(board: str, summaries: Sequence[dict[str, Any]]) -> str:
-    """src/main.c for ``summaries`` (the compiler's summary of each model, firmware order)."""
-    models = [_Model(s) for s in summaries]
-    frames, how = (connection(summaries[0], summaries[1]) if len(models) == 2 else (None, ""))
-    pipeline = frames is not None
+# main.c's helper printing a float with three decimals (mb_print has no %f).
+_PRINT_DECIMAL3 = [
+    "/* mb_print has no %f: value with three decimals. */",
+    "static void print_decimal3(float value)",
+    "{",
+    "    int32_t milli = (int32_t)(value * 1000.0f + (value < 0.0f ? -0.5f : 0.5f));",
+    "    if (milli < 0) {",
+    '        mb_print("-");',
+    "        milli = -milli;",
+    "    }",
+    "    mb_print_i32(milli / 1000);",
+    '    mb_print(".");',
+    "    mb_print_i32((milli / 100) % 10);",
+    "    mb_print_i32((milli / 10) % 10);",
+    "    mb_print_i32(milli % 10);",
+    "}",
+    "",
+]
+
+
+def _intro(board: str, models: list[_Model], frames, how: str) -> list[str]:
+    """The paragraphs of main.c's opening comment: what the file does for these models."""
     names = ", ".join(m.p for m in models)
     intro = [f"Your application: board {board} running {names}. `microbuild generate` wrote "
              "this file once and never overwrites it: it is yours to change."]
-    if pipeline:
+    if frames is not None:
         m1, m2 = models
         intro.append(
             f"It fills the input from your sensor (read_sensor() below: the function to edit "
@@ -282,6 +299,15 @@ def app_main_c(board: str, summaries: Sequence[dict[str, Any]]) -> str:
     intro.append("microbuild's self-test replaces this main when the project is built with "
                  "MB_SELF_TEST=1 (see README.md): each model on an input embedded at build "
                  "time, printing the `mb-aot` lines microbuild compares with TFLM bit for bit.")
+    return intro
+
+
+def app_main_c(board: str, summaries: Sequence[dict[str, Any]]) -> str:
+    """src/main.c for ``summaries`` (the compiler's summary of each model, firmware order)."""
+    models = [_Model(s) for s in summaries]
+    frames, how = (connection(summaries[0], summaries[1]) if len(models) == 2 else (None, ""))
+    pipeline = frames is not None
+    intro = _intro(board, models, frames, how)
     head = [
         *comment(*intro),
         "#include <stdint.h>",
@@ -310,22 +336,7 @@ def app_main_c(board: str, summaries: Sequence[dict[str, Any]]) -> str:
     scored = [models[1]] if pipeline else models
     for m in scored:
         body += _score_function(m) + [""]
-    body += [
-        "/* mb_print has no %f: value with three decimals. */",
-        "static void print_decimal3(float value)",
-        "{",
-        "    int32_t milli = (int32_t)(value * 1000.0f + (value < 0.0f ? -0.5f : 0.5f));",
-        "    if (milli < 0) {",
-        '        mb_print("-");',
-        "        milli = -milli;",
-        "    }",
-        "    mb_print_i32(milli / 1000);",
-        '    mb_print(".");',
-        "    mb_print_i32((milli / 100) % 10);",
-        "    mb_print_i32((milli / 10) % 10);",
-        "    mb_print_i32(milli % 10);",
-        "}",
-        "",
+    body += _PRINT_DECIMAL3 + [
         "int main(void)",
         "{",
         "    mb_console_init();",
