@@ -2,6 +2,18 @@
 
 #include <math.h>
 
+#if defined(__AVR__)
+/* avr-libc has no expm1f (its float functions are the double ones, double being 32 bits there).
+ * TFLM does not run on AVR, so there is no reference bit pattern to keep: exp(x) - 1 is the
+ * closest it has (less precise near 0). */
+static float elu_expm1(float x)
+{
+    return expf(x) - 1.0f;
+}
+#else
+#define elu_expm1 expm1f
+#endif
+
 /* TFLite's RoundToNearest: floor, then up when the rest is over a half, or exactly a half and
  * the floor odd. The int cast is only reached with a rest of a half, so |x| < 2^23 there. */
 static float round_half_even(float x)
@@ -52,7 +64,7 @@ static float apply(int32_t operation, float x)
     case MB_F32_ROUND:
         return round_half_even(x);
     case MB_F32_ELU:
-        return x < 0.0f ? expm1f(x) : x;
+        return x < 0.0f ? elu_expm1(x) : x;
     default:
         return hard_swish(x);
     }
