@@ -28,7 +28,7 @@ CASES = {
     "mps2-an500": [(RESNET8, (0, 5)), (MODELS / "mobilenet_v1_025_vww.tflite", (1, 3)),
                    (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 1)),
                    (SHARED / "person_detect.tflite", (0, 3))],
-    "mps3-an547": [(RESNET8, (0, 5)), (MODELS / "ds_cnn.tflite", (0, 1)),
+    "mps3-an547": [(RESNET8, (0, 5)), (MODELS / "ds_cnn.tflite", (0, 2)),
                    (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 3)),
                    (MODELS / "mobilenet_v1_025_vww.tflite", (2, 3))],
 }
