@@ -39,6 +39,7 @@ TFLM_ARENA_BYTES = 16 << 20
 
 _binaries: dict[tuple[str, str], tuple[Path, CompiledModel]] = {}
 _session_dir: Path | None = None
+_header_digests: dict[tuple[str, ...], str] = {}
 
 
 def _dtype(name: str) -> np.dtype:
@@ -160,6 +161,48 @@ def _session_tmp() -> Path:
     return _session_dir
 
 
+def _headers_digest(include_dirs: Sequence[Path]) -> str:
+    """A digest of every runtime header: a kernel object depends on the headers it includes."""
+    key = tuple(map(str, include_dirs))
+    if key not in _header_digests:
+        digest = hashlib.sha256()
+        for folder in include_dirs:
+            for header in sorted(Path(folder).rglob("*.h")):
+                digest.update(str(header.relative_to(folder)).encode() + b"\0")
+                digest.update(header.read_bytes())
+        _header_digests[key] = digest.hexdigest()
+    return _header_digests[key]
+
+
+def _kernel_object(cc: str, source: Path, include_dirs: Sequence[Path]) -> Path:
+    """The runtime kernel ``source`` compiled once per run and compiler, shared by every model.
+
+    Hundreds of test models need the same few dozen kernel files; compiling them again for each
+    model (with the sanitizers, gcc and clang) was most of this folder's CPU time. The objects go
+    to the run's MICROBUILD_CACHE_DIR (one per test run, shared by the xdist workers: see
+    tests/conftest.py), keyed by compiler, flags, the source and every runtime header. A worker
+    writes a temporary file and renames it, so two workers compiling the same kernel at once
+    both end up with a whole object."""
+    digest = hashlib.sha256("\0".join([cc, *CFLAGS, _headers_digest(include_dirs)]).encode())
+    digest.update(source.read_bytes())
+    root = os.environ.get("MICROBUILD_CACHE_DIR")
+    folder = (Path(root) if root else _session_tmp()) / "host-kernels"
+    folder.mkdir(parents=True, exist_ok=True)
+    obj = folder / f"{source.stem}-{cc}-{digest.hexdigest()[:16]}.o"
+    if obj.exists():
+        return obj
+    partial = folder / f".{obj.name}.{os.getpid()}.tmp"
+    command = [cc, *CFLAGS, *(f"-I{d}" for d in include_dirs), "-c", str(source),
+               "-o", str(partial)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise AssertionError(f"{cc} failed to compile {source}:\n$ {' '.join(command)}\n"
+                             f"{result.stderr}")
+    os.replace(partial, obj)
+    return obj
+
+
 def _selection(variants: dict | None) -> Selection | None:
     return Selection(force=dict(variants)) if variants else None
 
@@ -182,11 +225,13 @@ def build_on_host(model_path: str | Path, cc: str = "gcc", workdir: str | Path |
     model.write(out)
     (out / "main.c").write_text(_test_main(model, io))
     sources = [out / name for name in model.sources if name.endswith(".c")]
-    sources += [model.runtime_dir / k for k in model.kernel_sources]
     sources.append(out / "main.c")
+    kernels = [_kernel_object(cc, model.runtime_dir / k, model.include_dirs)
+               for k in model.kernel_sources]
     binary = out / "model_test"
     command = [cc, *CFLAGS, f"-I{out}", *(f"-I{d}" for d in model.include_dirs),
-               *map(str, sources), "-o", str(binary), "-lm"]  # expf/tanhf of float kernels
+               *map(str, sources), *map(str, kernels), "-o", str(binary),
+               "-lm"]  # expf/tanhf of float kernels
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
         raise AssertionError(f"{cc} failed to compile the C generated for {model_path} "
