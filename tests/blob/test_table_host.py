@@ -1,11 +1,15 @@
-"""The table executor on the host: one runner built for the kernels of DS-CNN and a small
-fully-connected model runs their blobs bit-exact with TFLM, runs a third model packed afterwards
-(without rebuilding), and its C validator refuses damaged and foreign blobs. The runner is built
-once, with AddressSanitizer and UndefinedBehaviorSanitizer, so a validator or runner that reads
-outside the blob fails the test."""
+"""The table executor on the host, through the commands a user runs: `microbuild build
+--executor table --kernels-for ds_cnn tiny_fc` prints the kernel set with its code size and
+records it in the ELF's note; `microbuild pack` packs models against that firmware, including a
+third one afterwards (no rebuild), and refuses at pack time what it could not run; the blobs run
+bit-exact with TFLM; the C validator refuses damaged and foreign blobs.
+
+The firmware is built once, for a board extending host with AddressSanitizer and
+UndefinedBehaviorSanitizer, so a validator or runner that reads outside the blob fails a test."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,48 +17,68 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from microbuild import api, cli
 from microbuild.blob import KernelSet, pack_model, read_blob, write_blob
 from microbuild.blob.format import ARG_WORKSPACE, BlobArg, BlobError, BlobOp
-from microbuild.blob.host import build_host_runner
+from microbuild.boards.loader import ENV_PATH
 from microbuild.compiler import compile_model
+from microbuild.firmware.note import read_note
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import SANITIZER_ENV, random_inputs, run_tflm_many  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
-CFLAGS = ("-std=c99", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
-          "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
+BOARD = """name: host-asan
+extends: host
+title: Host process with AddressSanitizer and UndefinedBehaviorSanitizer
+toolchain:
+  cflags: [-O1, -g, "-fsanitize=address,undefined", -fno-sanitize-recover=all]
+"""
 # runtime/include/microbuild/table.h's mb_table_status; the runner exits with 10 + it.
 TRUNCATED, BAD_MAGIC, BAD_CRC, FOREIGN_KERNELS, BAD_LAYOUT, UNKNOWN_KERNEL = 1, 2, 5, 6, 9, 10
 
 
-def _compile(path: Path):
-    # Row streaming off: a row-streamed region is many calls per op, which blobs do not carry.
-    return compile_model(path, prefix=path.stem, row_stream=False)
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("boards")
+    (folder / "host-asan.yaml").write_text(BOARD)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _board_path(boards, monkeypatch):
+    monkeypatch.setenv(ENV_PATH, str(boards))
 
 
 @pytest.fixture(scope="module")
-def firmware(tmp_path_factory):
-    """(runner program, kernel set, {model name: compiled model}) for ds_cnn + tiny_fc."""
-    compiled = {p.stem: _compile(p) for p in (MODELS / "ds_cnn.tflite", MODELS / "tiny_fc.tflite")}
-    kernels = KernelSet.for_models(compiled.values())
-    program = build_host_runner(kernels, tmp_path_factory.mktemp("table"), cflags=CFLAGS)
-    return program, kernels, compiled
+def firmware(tmp_path_factory, boards):
+    """(the ELF, what `microbuild build` printed) for ds_cnn + tiny_fc's kernels."""
+    out = tmp_path_factory.mktemp("table")
+    result = subprocess.run(
+        [sys.executable, "-m", "microbuild", "build", "--board", "host-asan", "--executor",
+         "table", "--kernels-for", str(MODELS / "ds_cnn.tflite"), str(MODELS / "tiny_fc.tflite"),
+         "-o", str(out)], capture_output=True, text=True, env={**os.environ, ENV_PATH: str(boards)})
+    assert result.returncode == 0, result.stderr
+    return out / "mb_table_runner", result.stdout
+
+
+def _compile(path: Path):
+    # Row streaming off, as the table firmware compiles (microbuild/firmware/table.py).
+    return compile_model(path, prefix=path.stem, row_stream=False)
 
 
 def _run(program: Path, blob: bytes, tmp: Path, stdin: bytes = b"") -> subprocess.CompletedProcess:
     path = tmp / "model.mbm"
     path.write_bytes(blob)
-    env = {**__import__("os").environ, **SANITIZER_ENV}
+    env = {**os.environ, **SANITIZER_ENV}
     return subprocess.run([str(program), str(path)], input=stdin, capture_output=True, env=env,
                           timeout=120)
 
 
-def _assert_bit_exact(program, model_path: Path, compiled, blob: bytes, tmp: Path) -> None:
+def _assert_bit_exact(program, model_path: Path, blob: bytes, tmp: Path) -> None:
     input_sets = random_inputs(model_path, 4, seed=3)
-    stdin = b"".join(np.ascontiguousarray(x, dtype=s.dtype).tobytes()
-                     for inputs in input_sets for x, s in zip(inputs, compiled.inputs))
+    stdin = b"".join(np.ascontiguousarray(x).tobytes() for inputs in input_sets for x in inputs)
     result = _run(program, blob, tmp, stdin)
     assert result.returncode == 0, result.stderr.decode(errors="replace")
     want = b"".join(np.asarray(o).tobytes() for outs in run_tflm_many(model_path, input_sets)
@@ -62,44 +86,70 @@ def _assert_bit_exact(program, model_path: Path, compiled, blob: bytes, tmp: Pat
     assert result.stdout == want, f"{model_path.name}: the table runner differs from TFLM"
 
 
+def test_build_prints_the_kernel_set_and_records_it_in_the_note(firmware):
+    elf, printed = firmware
+    note = read_note(elf)
+    assert (note.board, note.executor) == ("host-asan", "table")
+    assert set(note.table["functions"]) == {
+        "mb_conv2d_s8_gemm", "mb_depthwise_conv2d_s8_portable", "mb_avgpool2d_s8_swar",
+        "mb_fully_connected_s8_rows4", "mb_softmax_s8"}
+    assert note.table["workspace_bytes"] == _compile(MODELS / "ds_cnn.tflite").workspace_bytes
+    assert f"kernel set {note.table['id']}: 5 kernel functions" in printed
+    assert "kernels/conv2d_gemm.c" in printed and "total" in printed
+
+
 @pytest.mark.parametrize("name", ["ds_cnn", "tiny_fc"])
 def test_blob_runs_bit_exact_with_tflm(firmware, name, tmp_path):
-    program, kernels, compiled = firmware
-    blob = pack_model(compiled[name], kernels, "host")
-    assert read_blob(blob, kernels.id).workspace_bytes == compiled[name].workspace_bytes
-    _assert_bit_exact(program, MODELS / f"{name}.tflite", compiled[name], blob, tmp_path)
+    elf, _ = firmware
+    packed = api.pack(elf, MODELS / f"{name}.tflite", tmp_path / f"{name}.mbm")
+    assert read_blob(packed.blob).workspace_bytes == packed.workspace_bytes
+    _assert_bit_exact(elf, MODELS / f"{name}.tflite", packed.blob, tmp_path)
 
 
-def test_a_third_model_packed_afterwards_runs_without_rebuilding(firmware, tmp_path):
+def test_a_third_model_packed_afterwards_runs_without_rebuilding(firmware, tmp_path, capsys):
     path = SHARED / "micro_speech_quantized.tflite"
     if not path.exists():
         pytest.skip(f"{path} is not here: ../shared/models exists in the team's checkout only")
-    program, kernels, _ = firmware
-    compiled = _compile(path)
-    _assert_bit_exact(program, path, compiled, pack_model(compiled, kernels, "host"), tmp_path)
+    elf, _ = firmware
+    status = cli.main(["pack", "--firmware", str(elf), "--model", str(path), "-o",
+                       str(tmp_path / "speech.mbm")])
+    assert status == 0 and "wrote" in capsys.readouterr().out
+    _assert_bit_exact(elf, path, (tmp_path / "speech.mbm").read_bytes(), tmp_path)
 
 
-def test_a_model_needing_a_missing_kernel_or_more_workspace_is_refused_at_pack_time(firmware):
-    _, kernels, compiled = firmware
-    add = _compile(MODELS / "ops" / "add_same.tflite")
-    with pytest.raises(BlobError, match=r"kernel mb_add_s8\w* \(\d+ arguments\) is not in the "
-                                        r"firmware's kernel set"):
-        pack_model(add, kernels, "host")
+def test_a_model_needing_a_missing_kernel_or_more_workspace_is_refused_at_pack_time(
+        firmware, tmp_path, capsys):
+    elf, _ = firmware
+    status = cli.main(["pack", "--firmware", str(elf), "--model",
+                       str(MODELS / "ops" / "add_same.tflite"), "-o", str(tmp_path / "add.mbm")])
+    message = capsys.readouterr().err
+    assert status != 0 and not (tmp_path / "add.mbm").exists()
+    assert "cannot run on this firmware" in message
+    assert "kernel mb_add_s8" in message and "is not in the firmware's kernel set" in message
+    kernels = _firmware_kernels(elf)
     with pytest.raises(BlobError, match=r"needs 10304 bytes of workspace, the firmware reserved "
                                         r"4096 \(6208 over\)"):
-        pack_model(compiled["ds_cnn"], kernels, "host", workspace_limit=4096)
+        pack_model(_compile(MODELS / "ds_cnn.tflite"), kernels, "host-asan", workspace_limit=4096)
 
 
 def test_a_row_streamed_model_is_refused_by_op(firmware):
-    _, kernels, _ = firmware
     streamed = compile_model(MODELS / "ds_cnn.tflite", prefix="ds_cnn")
     with pytest.raises(BlobError, match=r"op 1 DEPTHWISE_CONV_2D: runs row by row"):
-        pack_model(streamed, kernels, "host")
+        pack_model(streamed, _firmware_kernels(firmware[0]), "host-asan")
+
+
+def _firmware_kernels(elf: Path) -> KernelSet:
+    table = read_note(elf).table
+    return KernelSet(dict(table["functions"]), list(table["headers"]), list(table["sources"]),
+                     MODELS.parents[1] / "runtime")
 
 
 def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
-    program, kernels, compiled = firmware
-    good = pack_model(compiled["tiny_fc"], kernels, "host")
+    program, _ = firmware
+    tiny = _compile(MODELS / "tiny_fc.tflite")
+    kernels = _firmware_kernels(program)
+    good = pack_model(tiny, kernels, "host-asan")
+    assert _run(program, good, tmp_path).returncode == 0
 
     def refused(blob: bytes) -> tuple[int, str]:
         result = _run(program, blob, tmp_path)
@@ -113,7 +163,7 @@ def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
         corrupted[at] ^= 0x10
         assert refused(bytes(corrupted)) == (BAD_CRC, "mb-table refused: CRC-32 mismatch (op -1)\n")
     # Packed for a firmware with another kernel set (tiny_fc's kernels alone).
-    foreign = pack_model(compiled["tiny_fc"], KernelSet.for_models([compiled["tiny_fc"]]), "host")
+    foreign = pack_model(tiny, KernelSet.for_models([tiny]), "host-asan")
     assert refused(foreign)[0] == FOREIGN_KERNELS
     # Well-formed (good CRC) but naming a kernel the firmware lacks, or a workspace offset
     # outside the workspace: refused with the op's index.
