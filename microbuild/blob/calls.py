@@ -78,8 +78,10 @@ def kernel_calls(model: CompiledModel) -> list[list[KernelCall]]:
             continue
         m = _CALL.match(code.strip()) if len(statements) == 1 else None
         if m is None:
-            problems.append(f"{where}: its code is not one kernel call ({statements[0].strip()}"
-                            f"{' ...' if len(statements) > 1 else ''})")
+            first = next((s.strip() for s in statements if s.strip() not in "{}"), "")
+            first = first if len(first) <= 60 else first[:57] + "..."
+            problems.append(f"{where}: its code is {len(statements)} lines, not one kernel call "
+                            f"(it starts `{first}`)")
             calls.append([])
             continue
         args = []
@@ -92,5 +94,7 @@ def kernel_calls(model: CompiledModel) -> list[list[KernelCall]]:
         calls.append([KernelCall(m.group(1), tuple(args))])
     if problems:
         raise BlobError(f"model {model.prefix} cannot be packed as a blob:\n"
-                        + "\n".join(f"  - {p}" for p in problems))
+                        + "\n".join(f"  - {p}" for p in problems)
+                        + "\nblobs carry only ops whose code is one kernel call, so far "
+                          "(docs/model-blob.md); run this model with --executor aot")
     return calls
