@@ -89,7 +89,7 @@ def _compile(model: CompiledModel, cc: Sequence[str], workdir: Path) -> dict[str
     constants: dict[str, _Constant] = {}
     for name in (f"{model.prefix}.c", f"{model.prefix}_weights.c"):
         obj = workdir / (name + ".o")
-        command = [*cc, "-c", "-O1", f"-I{workdir}",
+        command = [*cc, "-c", "-O0", f"-I{workdir}",
                    *(f"-I{d}" for d in model.include_dirs), str(workdir / name), "-o", str(obj)]
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 
 from microbuild import api, cli
 from microbuild.blob import KernelSet, pack_model, read_blob, write_blob
-from microbuild.blob.format import ARG_WORKSPACE, BlobArg, BlobError, BlobOp
+from microbuild.blob.format import ARG_WORKSPACE, CRC_OFFSET, BlobArg, BlobError, BlobOp
 from microbuild.boards.loader import ENV_PATH
 from microbuild.compiler import compile_model
 from microbuild.firmware.note import read_note
@@ -36,7 +37,8 @@ toolchain:
   cflags: [-O1, -g, "-fsanitize=address,undefined", -fno-sanitize-recover=all]
 """
 # runtime/include/microbuild/table.h's mb_table_status; the runner exits with 10 + it.
-TRUNCATED, BAD_MAGIC, BAD_CRC, FOREIGN_KERNELS, BAD_LAYOUT, UNKNOWN_KERNEL = 1, 2, 5, 6, 9, 10
+TRUNCATED, BAD_MAGIC, BAD_CRC, FOREIGN_KERNELS, WORKSPACE, BAD_LAYOUT, UNKNOWN_KERNEL = (
+    1, 2, 5, 6, 8, 9, 10)
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +178,30 @@ def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
     args[1] = BlobArg(ARG_WORKSPACE, blob.workspace_bytes)
     blob.ops[2] = BlobOp(blob.ops[2].kernel_id, 2, tuple(args))
     assert refused(write_blob(blob))[0] == BAD_LAYOUT
+
+
+def test_the_c_validator_survives_header_fields_rewritten_with_a_good_crc(firmware, tmp_path):
+    """A blob whose sizes, offsets and counts were rewritten (CRC-32 recomputed, as a buggy or
+    hostile packer would write it) is refused or, when the change is harmless, runs: never a
+    read outside the blob (AddressSanitizer would stop the runner)."""
+    program, _ = firmware
+    good = pack_model(_compile(MODELS / "tiny_fc.tflite"), _firmware_kernels(program), "host-asan")
+    rng = np.random.default_rng(31)
+    fields = [16, 80, 84, 88, 92, 96, 100, 104, 108, 112]  # u32: total .. io offset
+    for k in range(24):
+        blob = bytearray(good)
+        at = fields[k % len(fields)]
+        value = int(rng.choice([0, 1, 7, 8, 16, len(good) - 8, len(good), 1 << 31, 0xFFFFFFF8,
+                                int(rng.integers(0, 1 << 32))]))
+        blob[at:at + 4] = value.to_bytes(4, "little")
+        if k % 3 == 0:  # the 16-bit I/O counts too
+            blob[116:118] = int(rng.integers(0, 1 << 16)).to_bytes(2, "little")
+        blob[CRC_OFFSET:CRC_OFFSET + 4] = bytes(4)
+        # Over the bytes the header says the blob has, as the validator computes it.
+        total = min(int.from_bytes(blob[16:20], "little"), len(blob))
+        blob[CRC_OFFSET:CRC_OFFSET + 4] = zlib.crc32(blob[:total]).to_bytes(4, "little")
+        result = _run(program, bytes(blob), tmp_path, stdin=bytes(16))
+        assert result.returncode in (0, 10 + TRUNCATED, 10 + BAD_LAYOUT, 10 + FOREIGN_KERNELS,
+                                     10 + UNKNOWN_KERNEL, 10 + WORKSPACE), (
+            f"header byte {at} = {value:#x}: exit {result.returncode}\n"
+            f"{result.stderr.decode(errors='replace')[-2000:]}")
