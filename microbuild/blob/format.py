@@ -171,13 +171,31 @@ def _parse(data: bytes) -> Blob:
                 weights=bytes(data[w_off:w_off + w_n]), crc32=crc, sha256=sha)
 
 
+def _block_problem(data: bytes, par_off: int, par_n: int, at: int, pointer: int,
+                   weights: int) -> str | None:
+    """What is wrong with the parameter block at ``at`` (as mb_table.c's check_params)."""
+    if at % PARAMS_ALIGN or at + 8 > par_n:
+        return f"parameter block offset {at} is misaligned or past the {par_n}-byte section"
+    size, fields = struct.unpack_from("<II", data, par_off + at)
+    if at + 8 + 8 * fields + size > par_n:
+        return f"parameter block at {at} ({size} bytes, {fields} pointers) runs past its section"
+    for f in range(fields):
+        where, target = struct.unpack_from("<II", data, par_off + at + 8 + 8 * f)
+        if where + pointer > size or target >= weights:
+            return (f"parameter block at {at}: pointer field {f} (at {where}, to weights offset "
+                    f"{target}) is outside the block or the weights")
+    return None
+
+
 def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
     """Every reason ``data`` is not a valid blob (for ``kernel_set_id`` when given); [] if it is.
-    The same checks, in the same order, as mb_table_check in runtime/table/mb_table.c."""
+    The checks of mb_table_check in runtime/table/mb_table.c, in its order, except those only the
+    firmware can make: the load address's alignment, its pointer size, its workspace size and
+    which kernel ids it has."""
     if len(data) < HEADER_BYTES:
         return [f"truncated: {len(data)} bytes, shorter than the {HEADER_BYTES}-byte header"]
     (magic, version, hbytes, kset, total, crc, _, _, ws, n_ops, ops_off, ops_n, par_off, par_n,
-     w_off, w_n, io_off, n_in, n_out, _) = _HEADER.unpack_from(data)
+     w_off, w_n, io_off, n_in, n_out, pointer) = _HEADER.unpack_from(data)
     if magic != MAGIC:
         return [f"bad magic {magic!r} (expected {MAGIC!r}): not a model blob"]
     if version != FORMAT_VERSION or hbytes != HEADER_BYTES:
@@ -220,6 +238,9 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
             limit = {ARG_NULL: 1, ARG_WORKSPACE: ws, ARG_WEIGHTS: w_n, ARG_PARAMS: par_n}.get(kind)
             if limit is None:
                 problems.append(f"op {index} argument {k}: unknown kind {kind}")
+            elif kind == ARG_PARAMS and (
+                    problem := _block_problem(data, par_off, par_n, value, pointer, w_n)):
+                problems.append(f"op {index} argument {k}: {problem}")
             elif value >= max(limit, 1):
                 problems.append(f"op {index} argument {k}: {ARG_KIND_NAMES[kind]} offset {value} "
                                 f"past its {limit} bytes")

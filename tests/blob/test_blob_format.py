@@ -13,7 +13,7 @@ from microbuild.blob.format import (
 
 
 def _blob() -> Blob:
-    params, offsets = params_section([ParamBlock(b"\1\2\3\4\5", ((0, 16),)),
+    params, offsets = params_section([ParamBlock(b"\1\2\3\4\5\6\7\10", ((0, 16),)),
                                       ParamBlock(b"\7" * 12)])
     ops = [BlobOp(0x1234, 0, (BlobArg(ARG_PARAMS, offsets[0]), BlobArg(ARG_WORKSPACE, 8),
                              BlobArg(ARG_WEIGHTS, 16), BlobArg(ARG_NULL, 0))),
@@ -31,7 +31,7 @@ def test_written_blob_reads_back_with_its_crc_and_sha():
     assert back.ops == blob.ops and back.params == blob.params and back.weights == blob.weights
     assert (back.inputs, back.outputs, back.board) == ([(0, 16)], [(32, 4)], "host")
     assert back.crc32 == blob.crc32 and back.sha256 == blob.sha256 and back.sha256 != b"\0" * 32
-    # Blocks are 8-aligned: the second starts after 8 + 8 (one pointer field) + 5 bytes, rounded.
+    # The second block starts after 8 (size, count) + 8 (one pointer field) + 8 bytes.
     assert back.ops[1].args[0].value == 24
 
 
@@ -60,3 +60,14 @@ def test_crc_field_itself_is_covered_as_zero():
     (crc,) = struct.unpack_from("<I", data, CRC_OFFSET)
     struct.pack_into("<I", data, CRC_OFFSET, crc ^ 1)
     assert "CRC-32 mismatch" in check_blob(bytes(data))[0]
+
+
+def test_a_parameter_block_pointing_outside_the_weights_is_named():
+    blob = _blob()
+    blob.params, _ = params_section([ParamBlock(b"\0" * 8, ((0, 40),))])  # weights are 40 bytes
+    blob.ops = [BlobOp(0x1234, 3, (BlobArg(ARG_PARAMS, 0),))]
+    assert check_blob(write_blob(blob)) == [
+        "op 3 argument 0: parameter block at 0: pointer field 0 (at 0, to weights offset 40) is "
+        "outside the block or the weights"]
+    blob.ops = [BlobOp(0x1234, 3, (BlobArg(ARG_PARAMS, 4),))]
+    assert "misaligned" in check_blob(write_blob(blob))[0]
