@@ -159,6 +159,22 @@ def flash_firmware(board, firmware, runner: str | None = None, port: str | None 
     return chosen.name
 
 
+def build_table_firmware(board: str | Path | Board, kernels_for: list[str | Path],
+                         out_dir: str | Path, toolchain: str | None = None):
+    """A table-executor firmware linking the kernels ``kernels_for`` call (docs/model-blob.md);
+    see microbuild.firmware.table."""
+    from microbuild.firmware.table import build_table_firmware as _build
+
+    return _build(board, kernels_for, out_dir, toolchain)
+
+
+def pack(firmware: str | Path, model: str | Path, out: str | Path):
+    """Pack ``model`` as a blob for a table-executor ``firmware``, refusing what it lacks."""
+    from microbuild.firmware.table import pack_for_firmware
+
+    return pack_for_firmware(firmware, model, out)
+
+
 def firmware_note(elf: str | Path):
     """What a firmware says about itself (its .note.microbuild): board, build id, models,
     executor, toolchain, as a FirmwareNote; None for an ELF without one."""

@@ -7,16 +7,23 @@ import json
 
 from microbuild import api
 from microbuild.cli.console import err, out
+from rich.table import Table
+
 from microbuild.cli.shared import (build_incrementally, check_output_name, render_fit,
                                      render_result, run_app, save_outputs)
 from microbuild.cli.shared import add_row_stream_argument, add_workspace_argument
 from microbuild.cli.kernel_options import add_kernel_arguments
 from microbuild.errors import MicrobuildError
-from microbuild.manifest import apply_manifest, require
+from microbuild.manifest import apply_manifest, default_out_dir, require
 
 
 def cmd_build(args: argparse.Namespace) -> int:
     apply_manifest(args)
+    if args.executor == "table":
+        return _build_table(args)
+    if args.kernels_for:
+        raise MicrobuildError("--kernels-for chooses a table firmware's kernels: add "
+                              "--executor table")
     require(args, "board", "model")
     args.executor = args.executor or "aot"
     if args.output and not args.run:
@@ -63,6 +70,36 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_table(args: argparse.Namespace) -> int:
+    """--executor table: the kernels the --kernels-for models (else --model) call, with their
+    code size; models are packed against it afterwards with `microbuild pack`."""
+    require(args, "board")
+    models = args.kernels_for or args.model
+    out_dir = args.out_dir or default_out_dir(args.board, "table")
+    firmware = api.build_table_firmware(args.board, models, out_dir, args.toolchain)
+    rows = sorted(firmware.code_bytes.items())
+    if args.json:
+        print(json.dumps({"board": firmware.board.name, "executor": "table",
+                          "elf": str(firmware.elf), "kernel_set": firmware.kernels.describe(),
+                          "workspace_bytes": firmware.workspace_bytes,
+                          "code_bytes": dict(rows)}, indent=2))
+        return 0
+    table = Table(title=f"kernel set {firmware.kernels.id:#010x}: "
+                        f"{len(firmware.kernels.functions)} kernel functions")
+    table.add_column("source")
+    table.add_column("code bytes", justify="right")
+    for name, size in rows:
+        table.add_row(name, f"{size:,}")
+    table.add_row("total", f"{sum(firmware.code_bytes.values()):,}")
+    out.print(table)
+    out.print(f"functions: {', '.join(firmware.kernels.functions)}", soft_wrap=True)
+    out.print(f"workspace: {firmware.workspace_bytes:,} bytes")
+    out.print(f"firmware: {firmware.elf} (run a blob: {firmware.elf} MODEL.mbm; pack one with "
+              f"`microbuild pack --firmware {firmware.elf} --model M.tflite -o M.mbm`)",
+              soft_wrap=True)
+    return 0
+
+
 def add_parser(commands) -> None:
     p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
     p.add_argument("--board", help="board name (see `microbuild boards list`) or a board YAML "
@@ -70,10 +107,15 @@ def add_parser(commands) -> None:
     p.add_argument("--model", action="append",
                    help=".tflite model (repeat for several models in one firmware; default: "
                         "microbuild.yaml's)")
-    p.add_argument("--executor", choices=["aot", "rpc", "app"],
+    p.add_argument("--executor", choices=["aot", "rpc", "app", "table"],
                    help="aot (default): standalone firmware that runs the model once and exits; "
                         "rpc: a server the host drives (see `microbuild run`); app: your own "
-                        "main() from microbuild.yaml's sources (the default when it has some)")
+                        "main() from microbuild.yaml's sources (the default when it has some); "
+                        "table: runs models packed as data (`microbuild pack`, "
+                        "docs/model-blob.md; host board only so far)")
+    p.add_argument("--kernels-for", nargs="+", metavar="MODEL",
+                   help="with --executor table: the models whose kernels the firmware links "
+                        "(default: the --model models)")
     p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD[-EXECUTOR], "
                                            "under microbuild.yaml's build_dir)")
     p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "

@@ -53,6 +53,9 @@ class CompiledModel:
     state_bytes: int = 0
     target: Target = field(default_factory=Target)  # the CPU the variants were chosen for
     lowerings: list[BoundLowering] = field(default_factory=list)  # per op, with its kernel
+    # Per op, the C statement(s) that run it, as in <prefix>_run_op (the model blob packer,
+    # microbuild/blob/, turns each kernel call into an op table entry).
+    op_code: list[str] = field(default_factory=list)
 
     @property
     def include_dirs(self) -> list[Path]:

@@ -248,7 +248,8 @@ class ModelEmitter:
                              kernel_sources=kernels, runtime_dir=runtime_dir(), inputs=inputs,
                              outputs=outputs, workspace_bytes=self.plan.workspace_bytes,
                              weights_bytes=weights_bytes, ops=ops,
-                             state_bytes=self.plan.state_bytes)
+                             state_bytes=self.plan.state_bytes,
+                             op_code=["\n".join(lines) for _, lines in self.op_bodies])
 
     def _emit_region(self) -> str:
         """The row-streamed region's calls and row moves, in the order row_stream.py decided.

@@ -41,10 +41,16 @@ class FirmwareNote:
     models: list[str]  # C prefixes, in firmware order
     executor: str
     toolchain: str
+    # A table-executor firmware's kernel set and workspace (microbuild/firmware/table.py), which
+    # `microbuild pack` packs models against; None for the other executors.
+    table: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"board": self.board, "build_id": self.build_id, "models": list(self.models),
-                "executor": self.executor, "toolchain": self.toolchain}
+        fields = {"board": self.board, "build_id": self.build_id, "models": list(self.models),
+                  "executor": self.executor, "toolchain": self.toolchain}
+        if self.table is not None:
+            fields["table"] = self.table
+        return fields
 
 
 def _pad4(data: bytes) -> bytes:
@@ -83,10 +89,10 @@ def _elf_little_endian(elf: Path) -> bool:
 
 
 def add_note(elf: str | Path, board: str, models: Sequence[str], executor: str, toolchain: str,
-             objcopy: str) -> FirmwareNote:
+             objcopy: str, table: dict[str, Any] | None = None) -> FirmwareNote:
     """Write the note into ``elf`` (replacing one from an earlier link step, if any)."""
     elf = Path(elf)
-    note = FirmwareNote(board, image_id(elf, board), list(models), executor, toolchain)
+    note = FirmwareNote(board, image_id(elf, board), list(models), executor, toolchain, table)
     with tempfile.TemporaryDirectory() as tmp:
         payload = Path(tmp) / "note.bin"
         payload.write_bytes(note_bytes(note, _elf_little_endian(elf)))
@@ -124,6 +130,6 @@ def read_note(elf: str | Path) -> FirmwareNote | None:
     try:
         fields = json.loads(data[desc_start:desc_start + descsz].decode())
         return FirmwareNote(fields["board"], fields["build_id"], list(fields["models"]),
-                            fields["executor"], fields["toolchain"])
+                            fields["executor"], fields["toolchain"], fields.get("table"))
     except (ValueError, KeyError) as err:
         raise MicrobuildError(f"{path}: its {SECTION} section cannot be read ({err})") from None

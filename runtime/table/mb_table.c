@@ -1,0 +1,254 @@
+/* The table executor's validator and runner (runtime/include/microbuild/table.h). The byte
+ * layout is docs/model-blob.md's; every multi-byte field is little-endian and read byte by byte,
+ * so a blob at any address and on any host reads the same. */
+#include <string.h>
+
+#include "microbuild/table.h"
+
+enum {
+    ARG_NULL = 0, ARG_WORKSPACE = 1, ARG_WEIGHTS = 2, ARG_PARAMS = 3
+};
+
+/* Header field offsets (microbuild/blob/format.py's _HEADER). */
+enum {
+    H_VERSION = 8, H_HEADER_BYTES = 10, H_KERNEL_SET = 12, H_TOTAL = 16, H_CRC = 20,
+    H_WORKSPACE = 80, H_OP_COUNT = 84, H_OPS = 88, H_OPS_BYTES = 92, H_PARAMS = 96,
+    H_PARAMS_BYTES = 100, H_WEIGHTS = 104, H_WEIGHTS_BYTES = 108, H_IO = 112, H_INPUTS = 116,
+    H_OUTPUTS = 118, H_POINTER_BYTES = 120
+};
+
+static const uint8_t magic[8] = {'M', 'B', 'M', 'O', 'D', 'E', 'L', 0};
+
+static uint32_t u16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
+static uint32_t u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: checked once per blob load, so
+ * no 1 KiB table in flash for it. */
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+        }
+    }
+    return ~crc;
+}
+
+static const mb_table_kernel *find_kernel(uint32_t id)
+{
+    for (uint32_t k = 0; k < mb_table_kernel_count; k++) {
+        if (mb_table_kernels[k].id == id) {
+            return &mb_table_kernels[k];
+        }
+    }
+    return NULL;
+}
+
+const char *mb_table_status_name(mb_table_status status)
+{
+    switch (status) {
+    case MB_TABLE_OK: return "ok";
+    case MB_TABLE_TRUNCATED: return "truncated";
+    case MB_TABLE_BAD_MAGIC: return "not a model blob";
+    case MB_TABLE_BAD_VERSION: return "another format version";
+    case MB_TABLE_MISALIGNED: return "not 16-byte aligned";
+    case MB_TABLE_BAD_CRC: return "CRC-32 mismatch";
+    case MB_TABLE_FOREIGN_KERNELS: return "packed for another kernel set";
+    case MB_TABLE_BAD_POINTER_SIZE: return "packed for another pointer size";
+    case MB_TABLE_WORKSPACE: return "needs more workspace";
+    case MB_TABLE_BAD_LAYOUT: return "section or argument out of bounds";
+    case MB_TABLE_UNKNOWN_KERNEL: return "calls a kernel this firmware lacks";
+    }
+    return "unknown status";
+}
+
+/* [offset, offset + bytes) inside [0, limit), without overflow. */
+static int inside(uint32_t offset, uint32_t bytes, uint32_t limit)
+{
+    return offset <= limit && bytes <= limit - offset;
+}
+
+/* A parameter block at `at` in the blob's parameter section: in bounds, its pointer fields
+ * inside the block and pointing inside the weights. Returns the bytes the runner copies for it
+ * (0 when it is passed in place), or -1 when it is malformed. */
+static int32_t check_params(const uint8_t *blob, uint32_t at)
+{
+    const uint32_t base = u32(blob + H_PARAMS), limit = u32(blob + H_PARAMS_BYTES);
+    const uint32_t pointer = blob[H_POINTER_BYTES], weights = u32(blob + H_WEIGHTS_BYTES);
+    if ((at & 7u) != 0u || !inside(at, 8u, limit)) {
+        return -1;
+    }
+    const uint32_t bytes = u32(blob + base + at), fields = u32(blob + base + at + 4u);
+    if (fields > (limit - at - 8u) / 8u || !inside(at + 8u + 8u * fields, bytes, limit)) {
+        return -1;
+    }
+    for (uint32_t f = 0; f < fields; f++) {
+        const uint8_t *field = blob + base + at + 8u + 8u * f;
+        if (!inside(u32(field), pointer, bytes) || u32(field + 4) >= weights) {
+            return -1;
+        }
+    }
+    return fields == 0u ? 0 : (int32_t)((bytes + 7u) & ~7u);
+}
+
+mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspace_bytes,
+                               int32_t *bad_op)
+{
+    if (bad_op != NULL) {
+        *bad_op = -1;
+    }
+    if (size < MB_TABLE_HEADER_BYTES) {
+        return MB_TABLE_TRUNCATED;
+    }
+    if (memcmp(blob, magic, sizeof magic) != 0) {
+        return MB_TABLE_BAD_MAGIC;
+    }
+    if (u16(blob + H_VERSION) != MB_TABLE_FORMAT_VERSION ||
+        u16(blob + H_HEADER_BYTES) != MB_TABLE_HEADER_BYTES) {
+        return MB_TABLE_BAD_VERSION;
+    }
+    const uint32_t total = u32(blob + H_TOTAL);
+    if (total < MB_TABLE_HEADER_BYTES || size < total) {
+        return MB_TABLE_TRUNCATED;
+    }
+    if (((uintptr_t)blob & 15u) != 0u) {
+        return MB_TABLE_MISALIGNED;
+    }
+    static const uint8_t zero[4] = {0, 0, 0, 0};
+    uint32_t crc = crc32_update(0u, blob, H_CRC);
+    crc = crc32_update(crc, zero, 4u);
+    crc = crc32_update(crc, blob + H_CRC + 4u, total - H_CRC - 4u);
+    if (crc != u32(blob + H_CRC)) {
+        return MB_TABLE_BAD_CRC;
+    }
+    if (u32(blob + H_KERNEL_SET) != mb_table_kernel_set_id) {
+        return MB_TABLE_FOREIGN_KERNELS;
+    }
+    if (blob[H_POINTER_BYTES] != sizeof(void *)) {
+        return MB_TABLE_BAD_POINTER_SIZE;
+    }
+    const uint32_t ws = u32(blob + H_WORKSPACE);
+    if (ws > workspace_bytes) {
+        return MB_TABLE_WORKSPACE;
+    }
+    const uint32_t n_io = u16(blob + H_INPUTS) + u16(blob + H_OUTPUTS);
+    const uint32_t io = u32(blob + H_IO), ops = u32(blob + H_OPS);
+    const uint32_t ops_bytes = u32(blob + H_OPS_BYTES);
+    const uint32_t weights = u32(blob + H_WEIGHTS);
+    if (!inside(io, 8u * n_io, total) || !inside(ops, ops_bytes, total) ||
+        !inside(u32(blob + H_PARAMS), u32(blob + H_PARAMS_BYTES), total) ||
+        !inside(weights, u32(blob + H_WEIGHTS_BYTES), total) || (weights & 15u) != 0u) {
+        return MB_TABLE_BAD_LAYOUT;
+    }
+    for (uint32_t k = 0; k < n_io; k++) {
+        if (!inside(u32(blob + io + 8u * k), u32(blob + io + 8u * k + 4u), ws)) {
+            return MB_TABLE_BAD_LAYOUT;
+        }
+    }
+    uint32_t at = ops;
+    const uint32_t end = ops + ops_bytes, count = u32(blob + H_OP_COUNT);
+    for (uint32_t i = 0; i < count; i++) {
+        if (end - at < 8u) {
+            return MB_TABLE_BAD_LAYOUT;
+        }
+        const uint32_t n = u16(blob + at + 6u);
+        if (bad_op != NULL) {
+            *bad_op = (int32_t)u16(blob + at + 4u);
+        }
+        const mb_table_kernel *kernel = find_kernel(u32(blob + at));
+        if (kernel == NULL) {
+            return MB_TABLE_UNKNOWN_KERNEL;
+        }
+        if (n != kernel->arg_count || n > MB_TABLE_MAX_ARGS || (end - at - 8u) / 8u < n) {
+            return MB_TABLE_BAD_LAYOUT;
+        }
+        uint32_t copied = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const uint32_t kind = u32(blob + at + 8u + 8u * k);
+            const uint32_t value = u32(blob + at + 12u + 8u * k);
+            int32_t copy = 0;
+            if (kind == ARG_NULL) {
+                copy = value == 0u ? 0 : -1;
+            } else if (kind == ARG_WORKSPACE) {
+                copy = value < ws ? 0 : -1;
+            } else if (kind == ARG_WEIGHTS) {
+                copy = value < u32(blob + H_WEIGHTS_BYTES) ? 0 : -1;
+            } else if (kind == ARG_PARAMS) {
+                copy = check_params(blob, value);
+            } else {
+                copy = -1;
+            }
+            if (copy < 0 || (uint32_t)copy > MB_TABLE_PARAMS_BYTES - copied) {
+                return MB_TABLE_BAD_LAYOUT;
+            }
+            copied += (uint32_t)copy;
+        }
+        at += 8u + 8u * n;
+    }
+    if (bad_op != NULL) {
+        *bad_op = -1;
+    }
+    return MB_TABLE_OK;
+}
+
+uint32_t mb_table_input_count(const uint8_t *blob) { return u16(blob + H_INPUTS); }
+uint32_t mb_table_output_count(const uint8_t *blob) { return u16(blob + H_OUTPUTS); }
+uint32_t mb_table_workspace_bytes(const uint8_t *blob) { return u32(blob + H_WORKSPACE); }
+
+void mb_table_io(const uint8_t *blob, uint32_t index, uint32_t *offset, uint32_t *bytes)
+{
+    const uint8_t *entry = blob + u32(blob + H_IO) + 8u * index;
+    *offset = u32(entry);
+    *bytes = u32(entry + 4);
+}
+
+/* Parameter structs with pointer fields are copied here, their pointers set, for one op. */
+static uint64_t params_copy[MB_TABLE_PARAMS_BYTES / 8u];
+
+void mb_table_run(const uint8_t *blob, uint8_t *workspace)
+{
+    const uint8_t *params = blob + u32(blob + H_PARAMS);
+    const uint8_t *weights = blob + u32(blob + H_WEIGHTS);
+    const uint32_t count = u32(blob + H_OP_COUNT);
+    const uint8_t *op = blob + u32(blob + H_OPS);
+    void *args[MB_TABLE_MAX_ARGS];
+    for (uint32_t i = 0; i < count; i++) {
+        const mb_table_kernel *kernel = find_kernel(u32(op));
+        const uint32_t n = u16(op + 6);
+        uint8_t *copy = (uint8_t *)params_copy;
+        for (uint32_t k = 0; k < n; k++) {
+            const uint8_t *arg = op + 8u + 8u * k;
+            const uint32_t value = u32(arg + 4);
+            switch (u32(arg)) {
+            case ARG_WORKSPACE: args[k] = workspace + value; break;
+            case ARG_WEIGHTS: args[k] = (void *)(uintptr_t)(weights + value); break;
+            case ARG_PARAMS: {
+                const uint8_t *block = params + value;
+                const uint32_t bytes = u32(block), fields = u32(block + 4);
+                const uint8_t *data = block + 8u + 8u * fields;
+                if (fields == 0u) {  /* no pointers: passed in place, in the blob */
+                    args[k] = (void *)(uintptr_t)data;
+                    break;
+                }
+                memcpy(copy, data, bytes);
+                for (uint32_t f = 0; f < fields; f++) {
+                    const uint8_t *field = block + 8u + 8u * f;
+                    const uint8_t *target = weights + u32(field + 4);
+                    memcpy(copy + u32(field), &target, sizeof target);
+                }
+                args[k] = copy;
+                copy += (bytes + 7u) & ~7u;
+                break;
+            }
+            default: args[k] = NULL; break;
+            }
+        }
+        kernel->call(args);
+        op += 8u + 8u * n;
+    }
+}
