@@ -35,3 +35,17 @@ def test_boards_without_arm_semihosting_in_qemu_are_refused(name, tmp_path):
                                          r"emulated Arm board that exits through semihosting"):
         semihosting_console_board(resolve_board(name), tmp_path)
     assert not list(tmp_path.iterdir())  # no board file written
+
+
+def test_a_board_file_off_the_search_path_is_refused_and_validate_keeps_its_uart(tmp_path):
+    from microbuild.validate.run import validation_board
+
+    (tmp_path / "lab").mkdir()
+    (tmp_path / "lab" / "my-an500.yaml").write_text("extends: mps2-an500\nname: my-an500\n")
+    board = resolve_board(tmp_path / "lab" / "my-an500.yaml")
+    with pytest.raises(BoardError, match=r"board 'my-an500' \(.*my-an500.yaml\) is not the one "
+                                         r"its name finds on the board search path"):
+        semihosting_console_board(board, tmp_path / "out")
+    assert validation_board(board, tmp_path / "out") is board
+    assert validation_board(resolve_board("mps2-an500"), tmp_path / "out").transport["driver"] \
+        == "semihosting"

@@ -67,6 +67,13 @@ def semihosting_console_board(board, folder: str | Path):
                          "board that exits through semihosting (the mps2/mps3 boards)")
     if board.transport["driver"] == SEMIHOSTING_CONSOLE:
         return board
+    from microbuild.boards.loader import find_board_file
+
+    found = find_board_file(board.name)
+    if found is None or found.resolve() != Path(board.files[0]).resolve():
+        raise BoardError(f"board '{board.name}' ({board.files[0]}) is not the one its name finds "
+                         "on the board search path, so a board file cannot extend it by name; "
+                         "put its folder on MICROBUILD_BOARDS_PATH")
     path = Path(folder) / f"{board.name}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"# {board.name} with its console on Arm semihosting instead of its UART "
