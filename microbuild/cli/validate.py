@@ -128,9 +128,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     def firmware():
         """--firmware F (an RPC build with the model), else the model built now."""
-        if not args.firmware:
-            return build_incrementally(args, "rpc", None)
         from microbuild.boards import resolve_board
+
+        if not args.firmware:
+            # Its own build folder and board (an emulated Arm board's console on semihosting,
+            # microbuild.validate.run.validation_board): `build --executor rpc`'s stays as it is.
+            from microbuild.manifest import default_out_dir
+            from microbuild.validate.run import validation_board
+
+            folder = Path(args.out_dir or default_out_dir(args.board, "validate"))
+            given = resolve_board(args.board)
+            board = validation_board(given, folder)
+            chosen = args.board if board is given else str(board.files[0])
+            return build_incrementally(argparse.Namespace(**{**vars(args), "out_dir": folder,
+                                                             "board": chosen}), "rpc", None)
 
         chosen = choose_firmware(args, resolve_board(args.board))
         chosen.check_board(False)
@@ -188,7 +199,7 @@ def add_parser(commands) -> None:
     p.add_argument("--port", help="real boards: serial port or HOST:PORT")
     p.add_argument("--no-flash", action="store_true",
                    help="real boards: use the firmware already on the board")
-    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-rpc)")
+    p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD-validate)")
     p.add_argument("--toolchain", help="one of the board's toolchain families")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for each reply before resending (default: 10)")

@@ -77,7 +77,8 @@ MMIO_UARTS = ["drivers/console/ns16550.c", "drivers/console/sifive_uart.c",
               "drivers/console/cmsdk_uart.c"]
 ARM_ONLY = ["startup/cortex_m.c", "drivers/console/stm32_usart.c", "drivers/console/nrf_uarte.c",
             "drivers/console/rp2040_uart.c", "drivers/console/apollo3_uart.c",
-            "drivers/timer/systick.c", "drivers/exit/semihosting.c", "drivers/exit/halt.c",
+            "drivers/console/semihosting.c", "drivers/timer/systick.c",
+            "drivers/exit/semihosting.c", "drivers/exit/halt.c",
             "startup/cxx_abi.c", "startup/libc_syscalls.c"]
 SOURCES = {
     "arm": COMMON + MMIO_UARTS + ARM_ONLY + ["drivers/timer/dwt.c"],

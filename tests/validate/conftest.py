@@ -34,16 +34,12 @@ def quantized_models(tmp_path_factory):
         return None
     if not floating.is_file():
         return None
-    from digits_model import digits, float_classifier, train
+    from digits_model import write_example
 
     root = tmp_path_factory.mktemp("quantize")
-    x, y = digits(600, seed=2)
-    weights = train(x, y)
-    mnist = float_classifier(root / "digits_float.tflite", *weights)
-    np.save(root / "calib.npy", x[:200])
-    test_x, test_y = digits(60, seed=3)
-    np.save(root / "test.npy", test_x)
-    np.save(root / "test_labels.npy", test_y)
+    weights = write_example(root)  # what the README's walk-through writes
+    mnist = root / "digits_float.tflite"
+    test_x, test_y = np.load(root / "test.npy"), np.load(root / "test_labels.npy")
     hidden = np.maximum(test_x @ weights[0] + weights[1], 0)
     numpy_accuracy = float(np.mean(np.argmax(hidden @ weights[2] + weights[3], 1) == test_y))
     sine = np.linspace(0, 2 * np.pi, 100, dtype=np.float32).reshape(100, 1, 1)

@@ -73,3 +73,25 @@ def float_classifier(path: Path, w1, b1, w2, b2) -> Path:
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
     path.write_bytes(bytes(builder.Output()))
     return path
+
+
+def write_example(folder: Path) -> tuple[np.ndarray, ...]:
+    """The README's quantize walk-through, and test_quantize's models: the float classifier
+    trained here (digits_float.tflite), a calibration set (calib.npy) and a labelled test set
+    (test.npy, test_labels.npy), all made offline. Returns the trained weights."""
+    folder.mkdir(parents=True, exist_ok=True)
+    x, y = digits(600, seed=2)
+    weights = train(x, y)
+    float_classifier(folder / "digits_float.tflite", *weights)
+    np.save(folder / "calib.npy", x[:200])
+    test_x, test_y = digits(60, seed=3)
+    np.save(folder / "test.npy", test_x)
+    np.save(folder / "test_labels.npy", test_y)
+    return weights
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "digits")
+    write_example(target)
+    print(f"wrote {target}/digits_float.tflite, calib.npy (200 samples), test.npy and "
+          "test_labels.npy (60 labelled samples)")
