@@ -12,11 +12,7 @@ import pytest
 from microbuild import api
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
-from test_shared_models import SHARED, shared_model  # noqa: E402,F401
-
-ROOT = Path(__file__).resolve().parents[2]
-TINY_FC = ROOT / "tests" / "models" / "tiny_fc.tflite"
+from validate_support import ROOT, SHARED, TINY_FC, shared_model  # noqa: E402,F401
 SHARED_MODELS = ("hello_world_int8", "person_detect")
 
 

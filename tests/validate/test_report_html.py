@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_model
+from validate_support import shared_model
 from microbuild import api
 from microbuild.cli import main
 

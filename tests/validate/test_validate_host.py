@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import TINY_FC, shared_model
+from validate_support import TINY_FC, shared_model
 from microbuild import api
 from microbuild.errors import MicrobuildError
 from microbuild.tflm_reference import tflm_outputs_many

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from conftest import shared_model
+from validate_support import shared_model
 from microbuild import api
 from microbuild.boards import resolve_board
 from microbuild.device.runners.qemu import QemuRunner
