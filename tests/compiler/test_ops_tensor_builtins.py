@@ -1,0 +1,115 @@
+"""BROADCAST_TO, FILL, ZEROS_LIKE, REVERSE_V2 (and the models of
+tests/models/generate/ops_tensor_builtins.py): the int8 sweep models bit-exact with TFLM on the
+host (the float32 ones are in the float sweep, tests/compiler/test_ops_float.py; both sweeps also
+run on the Arm boards in QEMU), the other types TFLM's kernels take, and the refusals."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from compiler_support import assert_bit_exact, run_on_host, run_tflm_many
+
+from microbuild.compiler import compile_model
+from microbuild.errors import ModelError
+from microbuild.model.reader import read_model
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+sys.path.insert(0, str(MODELS / "generate"))
+from tflite_builder import ModelBuilder  # noqa: E402
+
+OPCODES = {"broadcast_to": "BROADCAST_TO", "fill": "FILL", "zeros_like": "ZEROS_LIKE",
+           "reverse": "REVERSE_V2"}
+SWEEP = sorted(p for p in (MODELS / "ops").glob("*.tflite") if p.stem.startswith(tuple(OPCODES)))
+FLOAT = sorted(p for p in (MODELS / "float").glob("*.tflite")
+               if p.stem.startswith(tuple(OPCODES)))
+
+
+def test_the_models_hold_the_operators_they_are_named_after():
+    assert len(SWEEP) >= 5 and len(FLOAT) >= 6
+    for path in SWEEP + FLOAT:
+        opcode = next(v for k, v in OPCODES.items() if path.stem.startswith(k))
+        assert opcode in [op.opcode for op in read_model(path).operators], path
+
+
+@pytest.mark.parametrize("model", SWEEP, ids=lambda p: p.stem)
+def test_int8_model_is_bit_exact_with_tflm(model, tmp_path):
+    cc = "clang" if SWEEP.index(model) % 2 else "gcc"
+    assert_bit_exact(model, n=3, seed=29, cc=cc, tmp_path=tmp_path)
+
+
+def _other_types_model(path: Path) -> list[list[np.ndarray]]:
+    """One model with an int16, an int32 and a bool input, each broadcast, reversed and used as
+    an int32 FILL of a scalar input and an int32 ZEROS_LIKE; returns seeded input sets for it."""
+    b = ModelBuilder()
+    s16 = b.tensor("s16", (3, 1, 4), "int16", scale=0.01, zero_point=0)
+    s32 = b.tensor("s32", (1, 5), "int32")
+    flag = b.tensor("flag", (2, 1), "bool")
+    value = b.tensor("value", (), "int32")
+    outputs = []
+
+    def op(opcode, name, inputs, shape, dtype, **q):
+        y = b.tensor(name, shape, dtype, **q)
+        b.operator(opcode, inputs, [y])
+        outputs.append(y)
+        return y
+
+    q16 = {"scale": 0.01, "zero_point": 0}
+    op("BROADCAST_TO", "s16_bcast", [s16, b.constant("shape0", np.array([2, 3, 2, 4], np.int32))],
+       (2, 3, 2, 4), "int16", **q16)
+    op("BROADCAST_TO", "s32_bcast", [s32, b.constant("shape1", np.array([3, 5], np.int32))],
+       (3, 5), "int32")
+    op("BROADCAST_TO", "bool_bcast", [flag, b.constant("shape2", np.array([2, 3], np.int32))],
+       (2, 3), "bool")
+    op("REVERSE_V2", "s16_rev", [s16, b.constant("axes0", np.array([0], np.int32))], (3, 1, 4),
+       "int16", **q16)
+    op("REVERSE_V2", "s32_rev", [s32, b.constant("axes1", np.array([-1], np.int32))], (1, 5),
+       "int32")
+    op("REVERSE_V2", "bool_rev", [flag, b.constant("axes2", np.array([0], np.int32))], (2, 1),
+       "bool")
+    op("ZEROS_LIKE", "s32_zeros", [s32], (1, 5), "int32")
+    # TFLM's FILL has no int16 or bool kernel; int8 and float32 come from the converter's models.
+    op("FILL", "s32_fill", [b.constant("dims", np.array([2, 3], np.int32)), value], (2, 3),
+       "int32")
+    path.write_bytes(b.build([s16, s32, flag, value], outputs))
+    rng = np.random.default_rng(31)
+    return [[rng.integers(-32768, 32767, (3, 1, 4), dtype=np.int16),
+             rng.integers(-2**31, 2**31 - 1, (1, 5), dtype=np.int32),
+             rng.integers(0, 2, (2, 1)).astype(bool),
+             np.array(rng.integers(-2**31, 2**31 - 1), np.int32)] for _ in range(3)]
+
+
+def test_int16_int32_and_bool_are_bit_exact_with_tflm(tmp_path):
+    path = tmp_path / "other_types.tflite"
+    inputs = _other_types_model(path)
+    want = run_tflm_many(path, inputs)
+    got = run_on_host(path, inputs, cc="gcc", workdir=tmp_path)
+    for want_set, got_set in zip(want, got):
+        for k, (w, h) in enumerate(zip(want_set, got_set)):
+            assert np.array_equal(np.asarray(w).reshape(h.shape), h), (k, w, h)
+
+
+def _refusal(tmp_path, opcode, inputs, out_shape) -> str:
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 3, 4), "float32")
+    y = b.tensor("y", out_shape, "float32")
+    b.operator(opcode, [x if i is None else b.constant(f"c{k}", i) for k, i in
+                        enumerate(inputs)], [y])
+    path = tmp_path / "refused.tflite"
+    path.write_bytes(b.build([x], [y]))
+    with pytest.raises(ModelError) as info:
+        compile_model(path)
+    return str(info.value)
+
+
+def test_reverse_of_axes_that_are_not_consecutive_is_refused_as_tflm_does(tmp_path):
+    message = _refusal(tmp_path, "REVERSE_V2", [None, np.array([0, 2], np.int32)], (2, 3, 4))
+    assert "op 0 REVERSE_V2:" in message and "not consecutive" in message
+
+
+def test_broadcast_to_a_shape_the_input_does_not_broadcast_to_is_refused(tmp_path):
+    message = _refusal(tmp_path, "BROADCAST_TO", [None, np.array([2, 5, 4], np.int32)],
+                       (2, 5, 4))
+    assert "op 0 BROADCAST_TO:" in message and "does not broadcast to [2, 5, 4]" in message
