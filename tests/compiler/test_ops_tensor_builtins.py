@@ -1,7 +1,8 @@
-"""BROADCAST_TO, FILL, ZEROS_LIKE, REVERSE_V2, LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND (and the models of
-tests/models/generate/ops_tensor_builtins.py): the int8 sweep models bit-exact with TFLM on the
-host (the float32 ones are in the float sweep, tests/compiler/test_ops_float.py; both sweeps also
-run on the Arm boards in QEMU), the other types TFLM's kernels take, and the refusals."""
+"""BROADCAST_TO, FILL, ZEROS_LIKE, REVERSE_V2, LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND, CUMSUM
+(the models of tests/models/generate/ops_tensor_builtins.py): the int8 models bit-exact with TFLM
+on the host (the float32 ones are in the float sweep, tests/compiler/test_ops_float.py; both
+sweeps also run on the Arm boards in QEMU), the other types TFLM's kernels take, and the
+refusals."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ SWEEP = sorted((MODELS / "ops").glob("tensor_builtins_*.tflite"))
 FLOAT = sorted((MODELS / "float").glob("tensor_builtins_*.tflite")) + [
     MODELS / "float" / "zeros_like_open_batch.tflite"]
 NEW_OPCODES = {"BROADCAST_TO", "FILL", "ZEROS_LIKE", "REVERSE_V2", "LOGICAL_AND", "LOGICAL_OR",
-               "LOGICAL_NOT", "REDUCE_ALL", "GATHER_ND"}
+               "LOGICAL_NOT", "REDUCE_ALL", "GATHER_ND", "CUMSUM"}
 
 
 def _opcodes(paths) -> set[str]:

@@ -1,6 +1,6 @@
 """Models for the tensor-building, logical and indexing operators (BROADCAST_TO, FILL, ZEROS_LIKE,
-LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND, REVERSE_V2), made as users make them: tf ops in a
-tf.function through the stock converter, int8 (tests/models/ops/, with a seeded representative
+LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND, REVERSE_V2) and CUMSUM, made as users make them: tf ops
+in a tf.function through the stock converter, int8 (tests/models/ops/, with a seeded representative
 dataset) and float32 (tests/models/float/, no quantization)::
 
     /work/tfenv/bin/python tests/models/generate/ops_tensor_builtins.py
@@ -92,6 +92,11 @@ def models() -> None:
     # between DEQUANTIZE and QUANTIZE, so only the float model.
     build("zeros_like_open_batch", lambda x: tf.concat([x, tf.zeros_like(x)], axis=-1),
           [(3, 4)], ["ZEROS_LIKE", "CONCATENATION"], kinds=("float32",))
+    build("tensor_builtins_cumsum",
+          lambda x: (tf.math.cumsum(x, axis=1),
+                     tf.math.cumsum(x, axis=-1, exclusive=True, reverse=True),
+                     tf.math.cumsum(x, axis=2, reverse=True)),
+          [(6, 5, 4)], ["CUMSUM", "CUMSUM", "CUMSUM"])
     for fn in traced:
         del fn
 
