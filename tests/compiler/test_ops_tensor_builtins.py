@@ -1,5 +1,5 @@
-"""BROADCAST_TO, FILL, ZEROS_LIKE, REVERSE_V2, LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND, CUMSUM
-(the models of tests/models/generate/ops_tensor_builtins.py): the int8 models bit-exact with TFLM
+"""BROADCAST_TO, FILL, ZEROS_LIKE, REVERSE_V2, LOGICAL_AND/OR/NOT, REDUCE_ALL, GATHER_ND, CUMSUM,
+DYNAMIC_UPDATE_SLICE, EMBEDDING_LOOKUP, BROADCAST_ARGS (the models of tests/models/generate/ops_tensor_builtins.py): the int8 models bit-exact with TFLM
 on the host (the float32 ones are in the float sweep, tests/compiler/test_ops_float.py; both
 sweeps also run on the Arm boards in QEMU), the other types TFLM's kernels take, and the
 refusals."""
@@ -156,3 +156,76 @@ def test_runtime_gather_nd_indices_bit_exact_with_tflm_even_past_a_dimension(tmp
 def test_gather_nd_constant_row_outside_the_input_is_refused(tmp_path):
     message = _refusal(tmp_path, "GATHER_ND", [None, np.array([[1, 3]], np.int32)], (1, 4))
     assert "op 0 GATHER_ND:" in message and "index row [1, 3] is outside" in message
+
+
+def _hand_built_model(path: Path) -> list[list[np.ndarray]]:
+    """The operators no converter emits from tf ops alone, in one model: DYNAMIC_UPDATE_SLICE
+    (float32 and int16 with run-time int32 starts, int8 with a constant int64 start TFLM
+    clamps), EMBEDDING_LOOKUP (float32 and int8 tables, run-time ids) and BROADCAST_ARGS (of two
+    constant shapes). Returns seeded input sets, starts in [-3, 6] so that clamping
+    happens on both sides."""
+    b = ModelBuilder()
+    q16, q8 = {"scale": 0.01, "zero_point": 0}, {"scale": 0.05, "zero_point": -3}
+    operand = b.tensor("operand", (4, 5), "float32")
+    update = b.tensor("update", (2, 3), "float32")
+    start = b.tensor("start", (2,), "int32")
+    operand16 = b.tensor("operand16", (4, 5), "int16", **q16)
+    update16 = b.tensor("update16", (3, 2), "int16", **q16)
+    ids = b.tensor("ids", (3,), "int32")
+    outputs = [b.tensor(n, s, d, **q) for n, s, d, q in (
+        ("dus_f32", (4, 5), "float32", {}), ("dus_s16", (4, 5), "int16", q16),
+        ("dus_s8_const", (4, 5), "int8", q8), ("emb_f32", (3, 4), "float32", {}),
+        ("emb_s8", (3, 2, 3), "int8", q8), ("shape", (3,), "int32", {}))]
+    rng = np.random.default_rng(37)
+    b.operator("DYNAMIC_UPDATE_SLICE", [operand, update, start], [outputs[0]])
+    b.operator("DYNAMIC_UPDATE_SLICE", [operand16, update16, start], [outputs[1]])
+    b.operator("DYNAMIC_UPDATE_SLICE", [
+        b.constant("operand8", rng.integers(-128, 128, (4, 5), dtype=np.int8), **q8),
+        b.constant("update8", rng.integers(-128, 128, (3, 3), dtype=np.int8), **q8),
+        b.constant("start8", np.array([3, -1], np.int64))], [outputs[2]])
+    b.operator("EMBEDDING_LOOKUP", [ids, b.constant("table_f32", rng.standard_normal(
+        (5, 4)).astype(np.float32))], [outputs[3]])
+    b.operator("EMBEDDING_LOOKUP", [ids, b.constant("table_s8", rng.integers(
+        -128, 128, (5, 2, 3), dtype=np.int8), **q8)], [outputs[4]])
+    # (TFLM's BROADCAST_TO refuses a shape that is not a constant, so the shape is an output.)
+    b.operator("BROADCAST_ARGS", [b.constant("s0", np.array([3, 1], np.int32)),
+                                  b.constant("s1", np.array([2, 1, 4], np.int32))],
+               [outputs[5]])
+    path.write_bytes(b.build([operand, update, start, operand16, update16, ids], outputs))
+    return [[rng.standard_normal((4, 5)).astype(np.float32),
+             rng.standard_normal((2, 3)).astype(np.float32),
+             rng.integers(-3, 7, 2, dtype=np.int32),
+             rng.integers(-32768, 32768, (4, 5), dtype=np.int16),
+             rng.integers(-32768, 32768, (3, 2), dtype=np.int16),
+             rng.integers(0, 5, 3, dtype=np.int32)] for _ in range(4)]
+
+
+def test_dynamic_update_slice_embedding_lookup_broadcast_args_bit_exact_with_tflm(tmp_path):
+    path = tmp_path / "hand_built.tflite"
+    inputs = _hand_built_model(path)
+    compiled = compile_model(path)
+    ops = [op["opcode"] for op in compiled.summary()["ops"]]
+    # BROADCAST_ARGS of two constant shapes is evaluated while compiling; the rest run.
+    assert "BROADCAST_ARGS" not in ops
+    assert {"DYNAMIC_UPDATE_SLICE", "EMBEDDING_LOOKUP"} <= set(ops)
+    want = run_tflm_many(path, inputs)
+    got = run_on_host(path, inputs, cc="clang", workdir=tmp_path)
+    for i, (want_set, got_set) in enumerate(zip(want, got)):
+        for k, (w, h) in enumerate(zip(want_set, got_set)):
+            w = np.asarray(w).reshape(h.shape)
+            assert w.dtype == h.dtype and w.tobytes() == h.tobytes(), (i, k, w, h)
+
+
+def test_broadcast_args_of_shapes_that_do_not_broadcast_is_refused(tmp_path):
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 3), "float32")
+    shape = b.tensor("shape", (2,), "int32")
+    y = b.tensor("y", (2, 3), "float32")
+    b.operator("BROADCAST_ARGS", [b.constant("a", np.array([2, 3], np.int32)),
+                                  b.constant("b", np.array([4, 3], np.int32))], [shape])
+    b.operator("BROADCAST_TO", [x, shape], [y])
+    path = tmp_path / "refused.tflite"
+    path.write_bytes(b.build([x], [y]))
+    with pytest.raises(ModelError, match=r"op 0 BROADCAST_ARGS.*\[2, 3\] and \[4, 3\] do not "
+                                         "broadcast"):
+        compile_model(path)
