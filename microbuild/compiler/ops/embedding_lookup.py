@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.gather import index_checked
 from microbuild.compiler.ops.strided_copy import ELEMENT_SIZES
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
@@ -67,6 +68,4 @@ class EmbeddingLookup(OpLowering):
                    f"{c_struct(list(sizes.items()))};")
         call = (f"mb_gather(&{params}, {ctx.ptr(op.inputs[1])}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.outputs[0])})")
-        if graph.tensor(op.inputs[0]).is_constant:
-            return f"(void){call};"  # every id was checked at compile time
-        return f"if ({call} != 0) {{\n    return MB_GATHER_INDEX_ERROR;\n}}"
+        return index_checked(call, graph.tensor(op.inputs[0]).is_constant)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.gather import index_checked
 from microbuild.compiler.ops.strided_copy import (ELEMENT_SIZES, row_major_strides,
                                                   type_reasons)
 from microbuild.compiler.spatial import c_struct
@@ -107,7 +108,4 @@ class GatherNd(OpLowering):
         ctx.static(f"static const mb_gather_nd_params {params} = {c_struct(fields)};")
         call = (f"mb_gather_nd(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
                 f"{ctx.ptr(op.outputs[0])})")
-        if idx.is_constant:
-            # Every row was checked at compile time: the kernel cannot fail.
-            return f"(void){call};"
-        return f"if ({call} != 0) {{\n    return MB_GATHER_INDEX_ERROR;\n}}"
+        return index_checked(call, idx.is_constant)
