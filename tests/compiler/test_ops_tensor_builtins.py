@@ -161,7 +161,8 @@ def test_gather_nd_constant_row_outside_the_input_is_refused(tmp_path):
 def _hand_built_model(path: Path) -> list[list[np.ndarray]]:
     """The operators no converter emits from tf ops alone, in one model: DYNAMIC_UPDATE_SLICE
     (float32 and int16 with run-time int32 starts, int8 with a constant int64 start TFLM
-    clamps), EMBEDDING_LOOKUP (float32 and int8 tables, run-time ids) and BROADCAST_ARGS (of two
+    clamps), EMBEDDING_LOOKUP (float32 and int8 tables, an int8 table
+    dequantized into float32 rows, run-time ids) and BROADCAST_ARGS (of two
     constant shapes). Returns seeded input sets, starts in [-3, 6] so that clamping
     happens on both sides."""
     b = ModelBuilder()
@@ -175,7 +176,8 @@ def _hand_built_model(path: Path) -> list[list[np.ndarray]]:
     outputs = [b.tensor(n, s, d, **q) for n, s, d, q in (
         ("dus_f32", (4, 5), "float32", {}), ("dus_s16", (4, 5), "int16", q16),
         ("dus_s8_const", (4, 5), "int8", q8), ("emb_f32", (3, 4), "float32", {}),
-        ("emb_s8", (3, 2, 3), "int8", q8), ("shape", (3,), "int32", {}))]
+        ("emb_s8", (3, 2, 3), "int8", q8), ("shape", (3,), "int32", {}),
+        ("emb_hybrid", (3, 4), "float32", {}))]
     rng = np.random.default_rng(37)
     b.operator("DYNAMIC_UPDATE_SLICE", [operand, update, start], [outputs[0]])
     b.operator("DYNAMIC_UPDATE_SLICE", [operand16, update16, start], [outputs[1]])
@@ -187,6 +189,8 @@ def _hand_built_model(path: Path) -> list[list[np.ndarray]]:
         (5, 4)).astype(np.float32))], [outputs[3]])
     b.operator("EMBEDDING_LOOKUP", [ids, b.constant("table_s8", rng.integers(
         -128, 128, (5, 2, 3), dtype=np.int8), **q8)], [outputs[4]])
+    b.operator("EMBEDDING_LOOKUP", [ids, b.constant("table_hybrid", rng.integers(
+        -128, 128, (5, 4), dtype=np.int8), scale=0.0371, zero_point=0)], [outputs[6]])
     # (TFLM's BROADCAST_TO refuses a shape that is not a constant, so the shape is an output.)
     b.operator("BROADCAST_ARGS", [b.constant("s0", np.array([3, 1], np.int32)),
                                   b.constant("s1", np.array([2, 1, 4], np.int32))],

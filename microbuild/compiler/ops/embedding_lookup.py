@@ -4,12 +4,15 @@ rows, copied as TFLM copies them: GATHER's kernel (runtime/kernels/gather.c) alo
 outside the table stops the copy and ``<prefix>_run`` returns ``MB_GATHER_INDEX_ERROR``, where
 TFLM's Invoke fails; constant ids are checked at compile time.
 
-TFLM also dequantizes an int8 table into float32 rows (a hybrid model); that is not here yet."""
+An int8 table with a float32 output is TFLM's hybrid lookup: each picked row dequantized as TFLM
+does, value times the table's scale in float32 (TFLM requires zero point 0),
+runtime/kernels/embedding_lookup_f32.c."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from microbuild.compiler.elementwise import c_float
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.gather import index_checked
 from microbuild.compiler.ops.strided_copy import ELEMENT_SIZES
@@ -26,17 +29,18 @@ def _sizes(op: Operator, graph: Graph) -> tuple[dict | None, list[str]]:
         return None, [f"ids are {ids.dtype} {list(ids.shape)}; TFLM takes a 1-D int32 tensor"]
     if len(table.shape) < 2:
         return None, [f"the table has shape {list(table.shape)}; TFLM needs at least 2-D"]
-    if table.dtype == "int8" and y.dtype == "float32":
-        return None, ["an int8 table with float32 output (TFLM's hybrid lookup, which "
-                      "dequantizes rows) is not supported yet; keep the table float32 or the "
-                      "output int8"]
-    if table.dtype not in ("int8", "float32") or y.dtype != table.dtype:
-        return None, [f"table {table.dtype} and output {y.dtype}: TFLM copies float32 or int8 "
-                      "rows into an output of the same type"]
+    hybrid = table.dtype == "int8" and y.dtype == "float32"
+    if not hybrid and (table.dtype not in ("int8", "float32") or y.dtype != table.dtype):
+        return None, [f"table {table.dtype} and output {y.dtype}: TFLM takes float32 or int8 "
+                      "rows into an output of the same type, or int8 rows into float32"]
+    if hybrid and (table.quant is None or len(np.atleast_1d(table.quant.scale)) != 1
+                   or table.zero_point != 0):
+        return None, ["an int8 table dequantized into float32 needs one scale and zero point 0 "
+                      "(TFLM's hybrid lookup refuses others)"]
     expected = (int(ids.shape[0]), *table.shape[1:])
     if tuple(y.shape) != expected:
         return None, [f"output shape {list(y.shape)} is not {list(expected)}"]
-    if table.dtype == "int8" and (table.scale, table.zero_point) != (y.scale, y.zero_point):
+    if table.dtype == "int8" and not hybrid and (table.scale, table.zero_point) != (y.scale, y.zero_point):
         return None, ["the table and the output are quantized differently; the rows are "
                       "copied as they are"]
     rows = int(table.shape[0])
@@ -55,7 +59,8 @@ def _sizes(op: Operator, graph: Graph) -> tuple[dict | None, list[str]]:
 class EmbeddingLookup(OpLowering):
     opcode = "EMBEDDING_LOOKUP"
     kernel_sources = ("gather.c",)
-    headers = ("microbuild/kernels/gather.h",)
+    float32_sources = ("embedding_lookup_f32.c",)
+    headers = ("microbuild/kernels/gather.h", "microbuild/kernels/embedding_lookup.h")
     dtypes = frozenset({"int8", "float32", "int32"})  # int32: the ids
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -63,9 +68,15 @@ class EmbeddingLookup(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         sizes, _ = _sizes(op, graph)
+        ids, table = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+        if graph.tensor(op.outputs[0]).dtype != table.dtype:  # int8 rows into float32
+            call = (f"mb_embedding_lookup_hybrid({ctx.ptr(op.inputs[0])}, "
+                    f"{sizes['coord_size']}, {ctx.ptr(op.inputs[1])}, {sizes['axis_size']}, "
+                    f"{sizes['inner_size']}, {c_float(table.scale)}, {ctx.ptr(op.outputs[0])})")
+            return index_checked(call, ids.is_constant)
         params = ctx.symbol("params")
         ctx.static(f"static const mb_gather_params {params} = "
                    f"{c_struct(list(sizes.items()))};")
         call = (f"mb_gather(&{params}, {ctx.ptr(op.inputs[1])}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.outputs[0])})")
-        return index_checked(call, graph.tensor(op.inputs[0]).is_constant)
+        return index_checked(call, ids.is_constant)
