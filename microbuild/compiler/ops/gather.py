@@ -19,6 +19,15 @@ from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 
 
+def index_checked(call: str, indices_are_constant: bool) -> str:
+    """The C statement running ``call``, a kernel that returns non-zero on an index outside the
+    input (GATHER, GATHER_ND, EMBEDDING_LOOKUP): constant indices were checked at compile time,
+    so the result is ignored; run-time ones fail the run with MB_GATHER_INDEX_ERROR."""
+    if indices_are_constant:
+        return f"(void){call};"
+    return f"if ({call} != 0) {{\n    return MB_GATHER_INDEX_ERROR;\n}}"
+
+
 def _plan(op: Operator, graph: Graph) -> tuple[dict | None, list[str]]:
     """The kernel's sizes, or the reasons this GATHER cannot be compiled."""
     if len(op.inputs) != 2 or min(op.inputs) < 0 or len(op.outputs) != 1:
@@ -116,7 +125,4 @@ class Gather(OpLowering):
         ctx.static(f"static const mb_gather_params {params} = {c_struct(fields)};")
         call = (f"mb_gather(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
                 f"{ctx.ptr(op.outputs[0])})")
-        if idx.is_constant:
-            # Every index was checked at compile time: the kernel cannot fail.
-            return f"(void){call};"
-        return f"if ({call} != 0) {{\n    return MB_GATHER_INDEX_ERROR;\n}}"
+        return index_checked(call, idx.is_constant)

@@ -6,9 +6,8 @@ slice becomes one strided copy."""
 
 from __future__ import annotations
 
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.strided_copy import (ELEMENT_SIZES, Walk, constant_values,
-                                                  emit_copy, empty_output, flat,
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.strided_copy import (SingleCopyLowering, Walk, constant_values,
                                                   row_major_strides, type_reasons)
 from microbuild.model.ir import Graph, Operator
 
@@ -44,10 +43,8 @@ def _plan(op: Operator, graph: Graph) -> tuple[Walk | None, list[str]]:
 
 
 @register
-class Slice(OpLowering):
+class Slice(SingleCopyLowering):
     opcode = "SLICE"
-    kernel_sources = ("strided_copy.c",)
-    headers = ("microbuild/kernels/strided_copy.h",)
     dtypes = frozenset({"int8", "int16", "int32", "float32", "bool"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -60,20 +57,5 @@ class Slice(OpLowering):
                     "dimensions"]
         return type_reasons(op, graph, [op.inputs[0]])
 
-    def can_fold(self, op: Operator, graph: Graph) -> bool:
-        return (super().can_fold(op, graph) and len(op.outputs) == 1
-                and graph.tensor(op.inputs[0]).dtype in ELEMENT_SIZES
-                and graph.tensor(op.inputs[0]).dtype == graph.tensor(op.outputs[0]).dtype)
-
-    def fold(self, op: Operator, graph: Graph):
-        walk, _ = _plan(op, graph)
-        if walk is None:
-            return None  # check() says why
-        out = empty_output(graph, op.outputs[0])
-        walk.apply(flat(graph, op.inputs[0]), out)
-        return [out.reshape(graph.tensor(op.outputs[0]).shape)]
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        walk, _ = _plan(op, graph)
-        return emit_copy(ctx, walk, graph.tensor(op.inputs[0]), ctx.ptr(op.inputs[0]),
-                         ctx.ptr(op.outputs[0]))
+    def walk(self, op: Operator, graph: Graph) -> tuple[Walk | None, list[str]]:
+        return _plan(op, graph)

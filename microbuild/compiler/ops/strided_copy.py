@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microbuild.compiler.ops.base import EmitContext
+from microbuild.compiler.ops.base import EmitContext, OpLowering
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator, Tensor
 
@@ -160,3 +160,34 @@ def axis_value(graph: Graph, t: int) -> int | None:
     """A constant scalar (or one-element) axis operand, or None."""
     values = constant_values(graph, t)
     return values[0] if values is not None and len(values) == 1 else None
+
+
+class SingleCopyLowering(OpLowering):
+    """An operator that is one strided copy of input 0 into its output (SLICE, STRIDED_SLICE,
+    BROADCAST_TO, REVERSE_V2): the subclass says which copy (``walk``); evaluating it on a
+    constant and emitting it are the same for all."""
+
+    kernel_sources = ("strided_copy.c",)
+    headers = ("microbuild/kernels/strided_copy.h",)
+
+    def walk(self, op: Operator, graph: Graph) -> tuple[Walk | None, list[str]]:
+        """The copy, or None and the reasons this instance cannot be compiled."""
+        raise NotImplementedError
+
+    def can_fold(self, op: Operator, graph: Graph) -> bool:
+        return (super().can_fold(op, graph) and len(op.outputs) == 1
+                and graph.tensors[op.inputs[0]].dtype in ELEMENT_SIZES
+                and graph.tensors[op.inputs[0]].dtype == graph.tensors[op.outputs[0]].dtype)
+
+    def fold(self, op: Operator, graph: Graph):
+        walk, _ = self.walk(op, graph)
+        if walk is None:
+            return None  # check() says why
+        out = empty_output(graph, op.outputs[0])
+        walk.apply(flat(graph, op.inputs[0]), out)
+        return [out.reshape(graph.tensors[op.outputs[0]].shape)]
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        walk, _ = self.walk(op, graph)
+        return emit_copy(ctx, walk, graph.tensors[op.inputs[0]], ctx.ptr(op.inputs[0]),
+                         ctx.ptr(op.outputs[0]))
