@@ -7,6 +7,10 @@
 
 #include <stdint.h>
 
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+
 /* Arithmetic (flooring) right shift of an int32, 0 <= shift < 32. */
 static inline int32_t mb_sig_asr32(int32_t x, int32_t shift)
 {
@@ -27,6 +31,16 @@ static inline int16_t mb_sig_wrap16(int32_t x)
 #else
     const uint16_t u = (uint16_t)((uint32_t)x & 0xFFFFu);
     return u < 0x8000u ? (int16_t)u : (int16_t)((int32_t)u - (int32_t)65536);
+#endif
+}
+
+/* x clamped to the int16 range: one SSAT where the core has it. */
+static inline int16_t mb_sig_sat16(int32_t x)
+{
+#if defined(__ARM_FEATURE_SAT)
+    return (int16_t)__ssat(x, 16);
+#else
+    return (int16_t)(x < INT16_MIN ? INT16_MIN : (x > INT16_MAX ? INT16_MAX : x));
 #endif
 }
 
