@@ -220,19 +220,22 @@ static void untangle(const int16_t *spectrum, int16_t *y, const int16_t *st, int
 
 #endif
 
-/* One stage of kiss_fft's decimation in time: the radix-p split of the input (stride fstride)
- * into p transforms of length m, each done recursively, then recombined. */
-static void fft_stage(int16_t *out, const int16_t *in, int32_t fstride, const int32_t *factors,
-                      const int16_t *tw)
+/* One stage of kiss_fft's decimation in time: the radix-p split of the input (stride fstride,
+ * from int16 index `at` of the frame) into p transforms of length m, each done recursively, then
+ * recombined. The frame's samples are read where they are: past its `length` samples (the zero
+ * padding up to fft_length) a value is 0, so no padded copy of the frame is needed. */
+static void fft_stage(int16_t *out, const int16_t *frame, int32_t length, int32_t at,
+                      int32_t fstride, const int32_t *factors, const int16_t *tw)
 {
     const int32_t p = factors[0];
     const int32_t m = factors[1];
     for (int32_t q = 0; q < p; q++) {
+        const int32_t first = at + 2 * q * fstride;
         if (m == 1) {
-            out[2 * q] = in[2 * q * fstride];
-            out[2 * q + 1] = in[2 * q * fstride + 1];
+            out[2 * q] = first < length ? frame[first] : 0;
+            out[2 * q + 1] = first + 1 < length ? frame[first + 1] : 0;
         } else {
-            fft_stage(out + 2 * q * m, in + 2 * q * fstride, fstride * p, factors + 2, tw);
+            fft_stage(out + 2 * q * m, frame, length, first, fstride * p, factors + 2, tw);
         }
     }
     if (p == 4) {
@@ -247,15 +250,13 @@ void mb_signal_rfft(const mb_signal_rfft_params *p, const int16_t *input, int16_
 {
     const int32_t n = p->fft_length;
     const int32_t ncfft = n / 2;
-    int16_t *work = (int16_t *)scratch;
-    int16_t *spectrum = work + n; /* ncfft complex values */
+    int16_t *spectrum = (int16_t *)scratch; /* ncfft complex values */
     const int16_t *st = p->super_twiddles;
     for (int32_t frame = 0; frame < p->frames; frame++) {
         int16_t *y = output + frame * (n + 2);
-        memcpy(work, input + frame * p->input_length, sizeof(int16_t) * (size_t)p->input_length);
-        memset(work + p->input_length, 0, sizeof(int16_t) * (size_t)(n - p->input_length));
         /* The samples in pairs are the complex input of a half-length FFT. */
-        fft_stage(spectrum, work, 1, p->factors, p->twiddles);
+        fft_stage(spectrum, input + frame * p->input_length, p->input_length, 0, 1, p->factors,
+                  p->twiddles);
 
         mb_cpx16 dc = load(&spectrum[0]);
         fixdiv(&dc, 32767 / 2);
