@@ -6,11 +6,34 @@
 #include "microbuild/kernels/activations_f32.h"
 #include "microbuild/kernels/lstm.h"
 
+/* sums[g] and sums[4 + g]: rows u and u + 1 of gate g's layer (rows[g] points at row u, each row
+ * n long) times v, from 0 over d in order; the 8 running sums side by side share each v[d]. */
+static void two_rows_of_four_gates(const float *v, int32_t n, const float *const rows[4],
+                                   float sums[8])
+{
+    const float *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3];
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
+    for (int32_t d = 0; d < n; d++) {
+        const float x = v[d];
+        s0 = MB_F32_MULADD(s0, x, a0[d]);
+        s1 = MB_F32_MULADD(s1, x, a1[d]);
+        s2 = MB_F32_MULADD(s2, x, a2[d]);
+        s3 = MB_F32_MULADD(s3, x, a3[d]);
+        t0 = MB_F32_MULADD(t0, x, a0[n + d]);
+        t1 = MB_F32_MULADD(t1, x, a1[n + d]);
+        t2 = MB_F32_MULADD(t2, x, a2[n + d]);
+        t3 = MB_F32_MULADD(t3, x, a3[n + d]);
+    }
+    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
+    sums[4] = t0, sums[5] = t1, sums[6] = t2, sums[7] = t3;
+}
+
 /* The gates' pre-activations of one time step, two units at a time: for each of the 4 gates and
- * both units, FC(x) (from 0, over d in order, + the gate's bias) and FC(h) (+ 0.0f: TFLM passes
- * the recurrent layer no bias), each clamped to +-FLT_MAX as FullyConnected's float kernel, then
- * added (lstm_eval.h's CalculateLstmGate). Every sum runs in TFLM's order; the 8 running sums
- * side by side share each x[d] / h[d] load. gates[g * units + u] receives gate g of unit u. */
+ * both units, FC(x) (+ the gate's bias) and FC(h) (+ 0.0f: TFLM passes the recurrent layer no
+ * bias), each sum from 0 in TFLM's order and clamped to +-FLT_MAX as FullyConnected's float
+ * kernel, then added (lstm_eval.h's CalculateLstmGate). gates[g * units + u] receives gate g
+ * of unit u. */
 static void gate_sums(const mb_lstm_f32_params *p, const float *x, const float *h,
                       const float *const weights[8], const float *const bias[4], float *gates)
 {
@@ -18,42 +41,13 @@ static void gate_sums(const mb_lstm_f32_params *p, const float *x, const float *
     const int32_t depth = p->input_size;
     int32_t u = 0;
     for (; u + 2 <= units; u += 2) {
+        const float *const input_rows[4] = {weights[0] + u * depth, weights[1] + u * depth,
+                                            weights[2] + u * depth, weights[3] + u * depth};
+        const float *const recurrent_rows[4] = {weights[4] + u * units, weights[5] + u * units,
+                                                weights[6] + u * units, weights[7] + u * units};
         float in[8], rec[8];
-        /* Input layer: gate g's rows u (in[g]) and u + 1 (in[4 + g]). */
-        const float *a0 = weights[0] + u * depth, *a1 = weights[1] + u * depth;
-        const float *a2 = weights[2] + u * depth, *a3 = weights[3] + u * depth;
-        float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-        float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
-        for (int32_t d = 0; d < depth; d++) {
-            const float v = x[d];
-            s0 = MB_F32_MULADD(s0, v, a0[d]);
-            s1 = MB_F32_MULADD(s1, v, a1[d]);
-            s2 = MB_F32_MULADD(s2, v, a2[d]);
-            s3 = MB_F32_MULADD(s3, v, a3[d]);
-            t0 = MB_F32_MULADD(t0, v, a0[depth + d]);
-            t1 = MB_F32_MULADD(t1, v, a1[depth + d]);
-            t2 = MB_F32_MULADD(t2, v, a2[depth + d]);
-            t3 = MB_F32_MULADD(t3, v, a3[depth + d]);
-        }
-        in[0] = s0, in[1] = s1, in[2] = s2, in[3] = s3;
-        in[4] = t0, in[5] = t1, in[6] = t2, in[7] = t3;
-        /* Recurrent layer, the same way over h. */
-        const float *r0 = weights[4] + u * units, *r1 = weights[5] + u * units;
-        const float *r2 = weights[6] + u * units, *r3 = weights[7] + u * units;
-        s0 = s1 = s2 = s3 = t0 = t1 = t2 = t3 = 0.0f;
-        for (int32_t d = 0; d < units; d++) {
-            const float v = h[d];
-            s0 = MB_F32_MULADD(s0, v, r0[d]);
-            s1 = MB_F32_MULADD(s1, v, r1[d]);
-            s2 = MB_F32_MULADD(s2, v, r2[d]);
-            s3 = MB_F32_MULADD(s3, v, r3[d]);
-            t0 = MB_F32_MULADD(t0, v, r0[units + d]);
-            t1 = MB_F32_MULADD(t1, v, r1[units + d]);
-            t2 = MB_F32_MULADD(t2, v, r2[units + d]);
-            t3 = MB_F32_MULADD(t3, v, r3[units + d]);
-        }
-        rec[0] = s0, rec[1] = s1, rec[2] = s2, rec[3] = s3;
-        rec[4] = t0, rec[5] = t1, rec[6] = t2, rec[7] = t3;
+        two_rows_of_four_gates(x, depth, input_rows, in);
+        two_rows_of_four_gates(h, units, recurrent_rows, rec);
         for (int32_t k = 0; k < 8; k++) {
             const int32_t g = k & 3;
             const int32_t unit = u + (k >> 2);
