@@ -1,8 +1,10 @@
 """TFLM's float32 examples on the emulated Cortex-M7 (mps2-an500), side by side with TFLM built
 for the M7 (the anchor firmware in ../shared/anchors/tflm, reference kernels): instructions per
 inference (`-icount shift=0`), RAM (microbuild's workspace + state against TFLM's arena) and
-whether the outputs are the same bytes. One RPC firmware holds the three models; each is run
-from reset state on one seeded input, as the anchor firmware runs it.
+whether the outputs are the same bytes. Besides TFLM's three float examples, the float test models
+of tests/models whose operators carry the float kernels' inner loops (CONV_2D, DEPTHWISE_CONV_2D,
+FULLY_CONNECTED, LSTM). One RPC firmware holds them all; each is run from reset state on one
+seeded input, as the anchor firmware runs it.
 
 Writes benchmarks/results/float_models.json and .md and prints the table.
 
@@ -29,14 +31,20 @@ RESULTS = HERE / "results"
 SHARED = ROOT.parent / "shared" / "models"
 ANCHORS = ROOT.parent / "shared" / "anchors" / "tflm"
 BOARD = "mps2-an500"
-MODELS = ["hello_world_float", "audio_preprocessor_float", "trained_lstm"]
+TESTS = ROOT / "tests" / "models"
+MODELS = [SHARED / f"{name}.tflite"
+          for name in ("hello_world_float", "audio_preprocessor_float", "trained_lstm")] + [
+    TESTS / "ops" / "float_dense.tflite"] + [
+    TESTS / "float" / f"{name}.tflite"
+    for name in ("conv_same_relu", "conv_valid_stride2_nobias", "depthwise_same",
+                 "depthwise_mult2_stride2_relu", "fc_relu_batch3", "lstm_batch2_clip")]
 
 
 def measure() -> list[dict]:
     sys.path.insert(0, str(ANCHORS))
     import run as anchor
 
-    models = {f"m{k}": SHARED / f"{name}.tflite" for k, name in enumerate(MODELS)}
+    models = {f"m{k}": path for k, path in enumerate(MODELS)}
     rows = []
     with tempfile.TemporaryDirectory(prefix="mb-float-") as tmp:
         build = api.build_firmware(BOARD, {p: str(m) for p, m in models.items()},

@@ -1,5 +1,7 @@
 #include "microbuild/kernels/cast.h"
 
+#include <string.h>
+
 static uint32_t load(const void *p, int32_t type, int32_t i)
 {
     switch (type) {
@@ -50,6 +52,16 @@ static void store(void *p, int32_t type, int32_t i, uint32_t v)
 void mb_cast_int(const void *input, int32_t input_type, void *output, int32_t output_type,
                  int32_t size)
 {
+    /* Between two types of one width (int32 <-> uint32, int8 <-> uint8, ...) the value modulo
+     * 2^bits is the same bits: in place there is nothing to do (the audio front ends' uint32 ->
+     * int32 -> uint32 casts around a CONCATENATION), elsewhere a copy. */
+    if (input_type == output_type || input_type == -output_type) {
+        if (input != output) {
+            memmove(output, input, (size_t)size * (size_t)(input_type < 0 ? -input_type
+                                                                          : input_type));
+        }
+        return;
+    }
     for (int32_t i = 0; i < size; i++) {
         store(output, output_type, i, load(input, input_type, i));
     }

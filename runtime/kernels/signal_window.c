@@ -8,9 +8,7 @@ void mb_signal_window(const int16_t *input, const int16_t *weights, int32_t size
     for (int32_t start = 0; start < size; start += window_size) {
         for (int32_t i = 0; i < window_size; i++) {
             const int32_t product = (int32_t)input[start + i] * (int32_t)weights[i];
-            int32_t v = mb_sig_asr32(product, shift);
-            v = v < INT16_MIN ? INT16_MIN : v;
-            output[start + i] = (int16_t)(v > INT16_MAX ? INT16_MAX : v);
+            output[start + i] = mb_sig_sat16(mb_sig_asr32(product, shift));
         }
     }
 }

@@ -69,5 +69,12 @@ def test_float_models_are_bit_exact_with_tflm_on_the_arm_board(board, tmp_path):
                         problems.append(f"{model.name} output {k}: "
                                         f"{int(np.count_nonzero(w != g))} of {g.size} differ "
                                         f"from TFLM on {board} (max abs diff {diff:g})")
+        # A stateful model profiled operator by operator (run --profile) starts both its runs
+        # from the same state: profile() compares their outputs and raises when they differ,
+        # as it did once the whole-model run had moved the LSTM's state on.
+        x = random_inputs(models["f_lstm"], 1, seed=3)[0]
+        dev.run("f_lstm", x)
+        profile = dev.profile("f_lstm", x)
+        assert profile.model_ticks > 0 and profile.ops
     assert not problems, "\n".join(problems)
     assert compared >= len(SWEEP)

@@ -6,6 +6,7 @@ biases, states and output; the operator's shape and structure checks are the int
 from __future__ import annotations
 
 from microbuild.compiler.elementwise import c_float
+from microbuild.compiler.overlap import Overlap, Window, window_distance
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 
@@ -53,3 +54,17 @@ def emit(op: Operator, ctx, sizes: tuple[int, int, int, int], weight_ptrs: list[
 def scratch_bytes(units: int) -> int:
     """Four gates' worth of floats for one batch row (lstm_f32.h)."""
     return 4 * 4 * units
+
+
+def overlap(sizes: tuple[int, int, int, int], time_major: bool) -> Overlap | None:
+    """How far below the input the output may start (microbuild/compiler/overlap.py).
+    lstm_f32.c reads a step's whole input row (every gate) before it writes that step's output
+    row, and never reads the row again; it walks the rows in memory order, unless the input is
+    time-major with several batches (batch outer, step inner). Rows are the overlap's
+    "pixels": trained_lstm's 28 x 28 input and 28 x 20 output then share all but one output
+    row, 80 bytes."""
+    batches, steps, units, depth = sizes
+    if time_major and batches > 1:
+        return None
+    rows = batches * steps
+    return Overlap(window_distance(Window(1, 1, rows, 4 * depth, 1, rows, 4 * units)))

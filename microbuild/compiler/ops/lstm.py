@@ -309,6 +309,11 @@ class UnidirectionalSequenceLstm(OpLowering):
             rows.append(-zp * w.sum(axis=1))
         return np.concatenate(rows)
 
+    def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
+        if k != INPUT or variant is not None or graph.tensor(op.inputs[INPUT]).dtype != "float32":
+            return None
+        return lstm_f32.overlap(self._sizes(op, graph), bool(op.options.get("time_major", False)))
+
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         if graph.tensor(op.inputs[INPUT]).dtype == "float32":
             return lstm_f32.scratch_bytes(self._sizes(op, graph)[2])

@@ -60,7 +60,9 @@ class SignalRfft(OpLowering):
 
     def scratch_bytes(self, op: Operator, graph: Graph) -> int:
         options, _ = signal_options(op, _OPTIONS)
-        return 3 * options["fft_length"] * 2
+        # The half-length FFT's fft_length / 2 complex int16 values (the kernel reads the
+        # frame's samples in place, zero past their end: no padded copy).
+        return options["fft_length"] * 2
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         options, _ = signal_options(op, _OPTIONS)

@@ -7,17 +7,41 @@
 
 #include <stdint.h>
 
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#endif
+
 /* Arithmetic (flooring) right shift of an int32, 0 <= shift < 32. */
 static inline int32_t mb_sig_asr32(int32_t x, int32_t shift)
 {
+    /* A compiler whose >> of a negative int is arithmetic (GCC, clang, avr-gcc: documented)
+     * folds the test away and emits one ASR; the spelled-out form is for any other. */
+    if (((int32_t)-8 >> 1) == -4) {
+        return x >> shift;
+    }
     return x >= 0 ? (x >> shift) : (int32_t)~(~(uint32_t)x >> shift);
 }
 
 /* The low 16 bits of x as an int16 (what storing an int into a short does on TFLM's targets). */
 static inline int16_t mb_sig_wrap16(int32_t x)
 {
+    /* GCC and clang document the narrowing conversion as modulo 2^16: one SXTH. */
+#if defined(__GNUC__)
+    return (int16_t)x;
+#else
     const uint16_t u = (uint16_t)((uint32_t)x & 0xFFFFu);
     return u < 0x8000u ? (int16_t)u : (int16_t)((int32_t)u - (int32_t)65536);
+#endif
+}
+
+/* x clamped to the int16 range: one SSAT where the core has it. */
+static inline int16_t mb_sig_sat16(int32_t x)
+{
+#if defined(__ARM_FEATURE_SAT)
+    return (int16_t)__ssat(x, 16);
+#else
+    return (int16_t)(x < INT16_MIN ? INT16_MIN : (x > INT16_MAX ? INT16_MAX : x));
+#endif
 }
 
 /* The low 32 bits of x as an int32. */
@@ -30,15 +54,19 @@ static inline int32_t mb_sig_wrap32(uint32_t u)
  * counts leading zeros). */
 static inline uint32_t mb_sig_msb32(uint32_t x)
 {
-    uint32_t n = 0;
     if (x == 0) {
         return 32;
     }
+#if defined(__GNUC__) && __SIZEOF_INT__ == 4
+    return 32u - (uint32_t)__builtin_clz(x); /* one CLZ instead of a loop of up to 32 */
+#else
+    uint32_t n = 0;
     while (x != 0) {
         x >>= 1;
         n++;
     }
     return n;
+#endif
 }
 
 /* The same for 64-bit values (64 for 0). */

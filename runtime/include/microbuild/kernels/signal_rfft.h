@@ -21,7 +21,7 @@ typedef struct {
     const int16_t *super_twiddles; /* fft_length / 4 complex values */
 } mb_signal_rfft_params;
 
-/* scratch: fft_length int16 + fft_length / 2 complex int16 (3 * fft_length int16 in all). */
+/* scratch: fft_length / 2 complex int16 (fft_length int16), the half-length FFT's result. */
 void mb_signal_rfft(const mb_signal_rfft_params *params, const int16_t *input, int16_t *output,
                     void *scratch);
 
