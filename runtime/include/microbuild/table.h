@@ -19,6 +19,8 @@ extern "C" {
 #define MB_TABLE_FORMAT_VERSION 1u
 #define MB_TABLE_HEADER_BYTES 128u
 #define MB_TABLE_MAX_ARGS 16u
+/* The header's u32 sequence number: of two valid blobs in a board's slots, the higher runs. */
+#define MB_TABLE_SEQUENCE_OFFSET 124u
 /* The largest parameter struct the runner copies to set its pointer fields, and how many such
  * copies one op may take; a blob needing more is refused by mb_table_check. */
 #ifndef MB_TABLE_PARAMS_BYTES
