@@ -210,6 +210,9 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
     if zlib.crc32(zeroed) != crc:
         return [f"CRC-32 mismatch: header says {crc:#010x}, the bytes give "
                 f"{zlib.crc32(zeroed):#010x} (corrupted or half-written)"]
+    zeroed[SHA_OFFSET:SHA_OFFSET + 32] = bytes(32)
+    if hashlib.sha256(zeroed).digest() != data[SHA_OFFSET:SHA_OFFSET + 32]:
+        return ["SHA-256 mismatch: the bytes were changed and the CRC-32 recomputed"]
     problems = []
     if kernel_set_id is not None and kset != kernel_set_id:
         problems.append(f"kernel set {kset:#010x}, the firmware's is {kernel_set_id:#010x}: "

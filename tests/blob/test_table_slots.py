@@ -2,14 +2,15 @@
 with `microbuild build --executor table --kernels-for ds_cnn tiny_fc`, reads its model from the
 board's two model slots (memory.placement.model_slots in board_defs/mps2-an500.yaml), where
 QEMU's loader device writes the blobs. It runs the newest valid blob, bit-exact with TFLM, and
-falls back to the other slot, saying why, when the newest is truncated, corrupted or packed for
-another firmware."""
+falls back to the other slot, saying why, when the newest is half-written, corrupted (CRC-32, or
+SHA-256 when the CRC was recomputed) or packed for another firmware."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ import pytest
 
 from microbuild import api
 from microbuild.blob import KernelSet, pack_model
+from microbuild.blob.format import CRC_OFFSET
 from microbuild.boards import resolve_board
 from microbuild.device.runners.qemu import QemuRunner
 from microbuild.firmware.note import read_note
@@ -89,6 +91,14 @@ def test_build_records_the_table_executor_and_prints_the_kernel_set(firmware):
     assert "microbuild update --board mps2-an500" in printed
 
 
+def _with_crc_recomputed(blob: bytearray) -> bytes:
+    """A changed blob whose CRC-32 was recomputed, as a tool knowing only the CRC would."""
+    blob = bytearray(blob)
+    blob[CRC_OFFSET:CRC_OFFSET + 4] = bytes(4)
+    blob[CRC_OFFSET:CRC_OFFSET + 4] = zlib.crc32(blob).to_bytes(4, "little")
+    return bytes(blob)
+
+
 def test_the_newest_slot_runs_bit_exact_with_tflm(firmware, blobs, tmp_path):
     elf, _ = firmware
     # tiny_fc (sequence 2) in slot 0 is newer than ds_cnn (sequence 1) in slot 1.
@@ -117,6 +127,7 @@ def test_a_bad_newest_slot_falls_back_to_the_other_saying_why(firmware, blobs, t
     # the header's size is inside the slot, so the CRC over those bytes is what fails.
     for bad, reason in [(newest[:len(newest) // 2], "CRC-32 mismatch"),
                         (bytes(corrupted), "CRC-32 mismatch"),
+                        (_with_crc_recomputed(corrupted), "SHA-256 mismatch"),
                         (foreign, "packed for another kernel set")]:
         result = _boot(elf, {0: bad, 1: older}, tmp_path)
         assert f"mb-table slot 0 at 0x60000000: {reason}\n" in result.stdout, result.stdout
