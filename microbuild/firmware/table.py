@@ -105,7 +105,8 @@ def build_table_firmware(board: str | Path | Board, kernels_for: Sequence[str | 
         elf = _build_slots_firmware(board, kernels, kernels_for, workspace, Path(out_dir),
                                     toolchain)
         add_note(elf, board.name, [], EXECUTOR, setup.family, setup.objcopy or "objcopy", table)
-        return TableFirmware(board, elf, setup.family, kernels, workspace, _code_bytes(elf, kernels))
+        return TableFirmware(board, elf, setup.family, kernels, workspace,
+                             _code_bytes(elf, kernels))
     # The board toolchain's flags (the common ones, -std=c99 -Wall -Wextra, among them).
     cflags = [*setup.cflags, "-Werror", f"-DMB_TABLE_WORKSPACE_BYTES={workspace}u"]
     runner = build_host_runner(kernels, Path(out_dir), cc=[setup.cc], cflags=cflags)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from microbuild import api
+from microbuild import api, cli
 from microbuild.blob import KernelSet, pack_model
 from microbuild.blob.format import CRC_OFFSET
 from microbuild.boards import resolve_board
@@ -143,3 +143,17 @@ def test_with_no_valid_slot_nothing_runs_and_the_firmware_says_so(firmware, blob
     assert "mb-table slot 1 at 0x60100000: not a model blob\n" in result.stdout
     assert "mb-table no valid model in any slot" in result.stdout
     assert "mb-table output" not in result.stdout
+
+
+def test_update_packs_a_model_and_boots_the_emulated_board_with_it(firmware, capsys):
+    elf, _ = firmware
+    status = cli.main(["update", "--board", BOARD, "--firmware", str(elf), "--model",
+                       str(MODELS / "tiny_fc.tflite"), "--slot", "1"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "model slot 1 at 0x60100000" in printed and "mb-table running slot 1" in printed
+    _assert_runs_bit_exact(subprocess.CompletedProcess([], 0, printed, ""), "tiny_fc")
+    # Two slots and no --slot: the user is asked which (the one not running now).
+    assert cli.main(["update", "--board", BOARD, "--firmware", str(elf), "--model",
+                     str(MODELS / "tiny_fc.tflite")]) == 1
+    assert "say which one to write (--slot 0 or --slot 1)" in capsys.readouterr().err
