@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from microbuild import api
-from microbuild.blob.update import update
+from microbuild.device.model_update import update
 from microbuild.cli.console import out
 from microbuild.errors import MicrobuildError
 

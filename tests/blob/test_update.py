@@ -15,7 +15,7 @@ import pytest
 from microbuild import cli
 from microbuild.blob import Blob, write_blob
 from microbuild.blob.format import BlobError
-from microbuild.blob.update import update
+from microbuild.device.model_update import update
 from microbuild.boards import resolve_board
 from microbuild.boards.loader import ENV_PATH
 from microbuild.device.runners import FlashError, runner_for
