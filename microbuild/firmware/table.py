@@ -83,7 +83,29 @@ def _build_slots_firmware(board: Board, kernels: KernelSet, kernels_for: Sequenc
         sources=[runtime / "table" / "slots_main.c", runtime / "table" / "mb_table.c",
                  generated / THUNKS],
         include_dirs=[generated])
+    _check_slots_clear_of_sections(board, build.size)
     return build.elf
+
+
+def _check_slots_clear_of_sections(board: Board, size: dict) -> None:
+    """A model slot sharing bytes with the firmware's own sections would be overwritten by
+    `update` (or overwrite them): refused, naming both, once the link says where they are."""
+    problems = []
+    for region in size.get("regions", []):
+        for part in region.get("contributions", []):
+            start = part.get("address")
+            if start is None or not part.get("bytes"):
+                continue
+            end = start + part["bytes"]
+            for k, slot in enumerate(board.model_slots):
+                if start < slot.address + slot.size and slot.address < end:
+                    problems.append(
+                        f"model slot {k} [{slot.address:#010x}, {slot.address + slot.size:#010x}) "
+                        f"overlaps the firmware's {part['section']} [{start:#010x}, {end:#010x}) "
+                        f"in region {region['name']}")
+    if problems:
+        raise MicrobuildError(f"board {board.name}: " + "; ".join(problems) + ": move the slots "
+                              "(memory.placement.model_slots: region, offset) past the firmware")
 
 
 def build_table_firmware(board: str | Path | Board, kernels_for: Sequence[str | Path],

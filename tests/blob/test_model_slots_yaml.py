@@ -5,6 +5,7 @@ other; the loader says which slot, where, and by how many bytes."""
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,18 @@ def isolated_search_path(tmp_path, monkeypatch):
     monkeypatch.delenv("MICROBUILD_BOARDS_PATH", raising=False)
 
 
+TWO_SLOTS = "[{region: qspi, size: 512K}, {region: qspi, offset: 512K, size: 512K}]"
+
+
+def _slots_file() -> Path:
+    path = Path("defs") / "myboard.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(textwrap.dedent(_with_slots(TWO_SLOTS)).lstrip("\n"))
+    return path
+
+
 def test_two_slots_are_read_as_addresses_and_sizes(tmp_path):
-    text = _with_slots("[{region: qspi, size: 512K}, {region: qspi, offset: 512K, size: 512K}]")
-    assert problems_of(tmp_path, text) == []
+    assert problems_of(tmp_path, _with_slots(TWO_SLOTS)) == []
     board = api.load_board_file(tmp_path / "defs" / "myboard.yaml")
     assert [(s.region, s.address, s.size) for s in board.model_slots] == [
         ("qspi", 0x90000000, 512 * 1024), ("qspi", 0x90080000, 512 * 1024)]
@@ -67,3 +77,18 @@ def test_the_table_executor_on_a_board_without_slots_says_what_to_add(tmp_path):
     with pytest.raises(MicrobuildError, match=r"board mps2-an385 has no model slots .* add "
                                               r"memory.placement.model_slots to its YAML"):
         build_table_firmware("mps2-an385", ["unused.tflite"], tmp_path)
+
+
+def test_a_slot_over_the_firmware_sections_is_refused_once_linked():
+    from microbuild.firmware.table import _check_slots_clear_of_sections
+
+    board = api.load_board_file(_slots_file())
+    # What the fit report says of a link whose .rodata reaches into slot 1 (0x90080000 on).
+    size = {"regions": [{"name": "qspi", "contributions": [
+        {"section": ".rodata", "bytes": 0x8000, "address": 0x900f8000, "role": "run"}]}]}
+    with pytest.raises(MicrobuildError, match=r"model slot 1 \[0x90080000, 0x90100000\) overlaps "
+                                              r"the firmware's .rodata \[0x900f8000, 0x90100000\) "
+                                              r"in region qspi"):
+        _check_slots_clear_of_sections(board, size)
+    size["regions"][0]["contributions"][0]["address"] = 0x90100000  # just past slot 1
+    _check_slots_clear_of_sections(board, size)
