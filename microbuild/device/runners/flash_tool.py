@@ -302,6 +302,8 @@ class FlashToolRunner(Runner):
 
     def _run_tool(self, command: list[str], image: FirmwareImage,
                   timeout: float) -> CompletedRun:
+        """Run the tool's ``command`` (flashing ``image`` or writing a binary), killing it after
+        ``timeout``; a failure is diagnosed from its output and raised as FlashError."""
         try:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, start_new_session=True)
