@@ -168,11 +168,12 @@ def build_table_firmware(board: str | Path | Board, kernels_for: list[str | Path
     return _build(board, kernels_for, out_dir, toolchain)
 
 
-def pack(firmware: str | Path, model: str | Path, out: str | Path):
-    """Pack ``model`` as a blob for a table-executor ``firmware``, refusing what it lacks."""
+def pack(firmware: str | Path, model: str | Path, out: str | Path, sequence: int = 0):
+    """Pack ``model`` as a blob for a table-executor ``firmware``, refusing what it lacks;
+    ``sequence`` orders blobs in a board's model slots (the highest valid one runs)."""
     from microbuild.firmware.table import pack_for_firmware
 
-    return pack_for_firmware(firmware, model, out)
+    return pack_for_firmware(firmware, model, out, sequence)
 
 
 def firmware_note(elf: str | Path):

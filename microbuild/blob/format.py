@@ -41,10 +41,10 @@ ARG_KIND_NAMES = {ARG_NULL: "null", ARG_WORKSPACE: "workspace", ARG_WEIGHTS: "we
 
 # magic, version, header bytes, kernel-set id, total bytes, crc32, sha256, board, workspace bytes,
 # op count, ops offset, ops bytes, params offset, params bytes, weights offset, weights bytes,
-# io offset, input count, output count, pointer bytes, 7 reserved bytes.
-_HEADER = struct.Struct(f"<8sHHIII32s{BOARD_NAME_BYTES}sIIIIIIIIIHHB7x")
+# io offset, input count, output count, pointer bytes, 3 reserved bytes, sequence number.
+_HEADER = struct.Struct(f"<8sHHIII32s{BOARD_NAME_BYTES}sIIIIIIIIIHHB3xI")
 assert _HEADER.size == HEADER_BYTES
-CRC_OFFSET, SHA_OFFSET = 20, 24
+CRC_OFFSET, SHA_OFFSET, SEQUENCE_OFFSET = 20, 24, 124
 
 
 class BlobError(MicrobuildError):
@@ -85,6 +85,8 @@ class Blob:
     ops: list[BlobOp]
     params: bytes  # the parameter blocks section, as laid out by ``params_section``
     weights: bytes
+    # Which of two valid blobs in a board's model slots is newer: the firmware runs the higher.
+    sequence: int = 0
     crc32: int = 0
     sha256: bytes = field(default=b"\0" * 32)
 
@@ -137,7 +139,7 @@ def write_blob(blob: Blob) -> bytes:
                             sha, board, blob.workspace_bytes, len(blob.ops), ops_offset,
                             len(ops), params_offset, len(blob.params), weights_offset,
                             len(blob.weights), io_offset, len(blob.inputs), len(blob.outputs),
-                            blob.pointer_bytes)
+                            blob.pointer_bytes, blob.sequence)
 
     out[:HEADER_BYTES] = header(0, b"\0" * 32)
     blob.sha256 = hashlib.sha256(out).digest()
@@ -157,7 +159,7 @@ def read_blob(data: bytes, kernel_set_id: int | None = None) -> Blob:
 
 def _parse(data: bytes) -> Blob:
     (_, _, _, kset, _, crc, sha, board, ws, n_ops, ops_off, _, par_off, par_n, w_off, w_n,
-     io_off, n_in, n_out, ptr) = _HEADER.unpack_from(data)
+     io_off, n_in, n_out, ptr, seq) = _HEADER.unpack_from(data)
     io = [struct.unpack_from("<II", data, io_off + 8 * k) for k in range(n_in + n_out)]
     ops, pos = [], ops_off
     for _ in range(n_ops):
@@ -168,7 +170,7 @@ def _parse(data: bytes) -> Blob:
     return Blob(kernel_set_id=kset, board=board.rstrip(b"\0").decode(errors="replace"),
                 workspace_bytes=ws, pointer_bytes=ptr, inputs=io[:n_in], outputs=io[n_in:],
                 ops=ops, params=bytes(data[par_off:par_off + par_n]),
-                weights=bytes(data[w_off:w_off + w_n]), crc32=crc, sha256=sha)
+                weights=bytes(data[w_off:w_off + w_n]), sequence=seq, crc32=crc, sha256=sha)
 
 
 def _block_problem(data: bytes, par_off: int, par_n: int, at: int, pointer: int,
@@ -195,7 +197,7 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
     if len(data) < HEADER_BYTES:
         return [f"truncated: {len(data)} bytes, shorter than the {HEADER_BYTES}-byte header"]
     (magic, version, hbytes, kset, total, crc, _, _, ws, n_ops, ops_off, ops_n, par_off, par_n,
-     w_off, w_n, io_off, n_in, n_out, pointer) = _HEADER.unpack_from(data)
+     w_off, w_n, io_off, n_in, n_out, pointer, _) = _HEADER.unpack_from(data)
     if magic != MAGIC:
         return [f"bad magic {magic!r} (expected {MAGIC!r}): not a model blob"]
     if version != FORMAT_VERSION or hbytes != HEADER_BYTES:
@@ -208,6 +210,9 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
     if zlib.crc32(zeroed) != crc:
         return [f"CRC-32 mismatch: header says {crc:#010x}, the bytes give "
                 f"{zlib.crc32(zeroed):#010x} (corrupted or half-written)"]
+    zeroed[SHA_OFFSET:SHA_OFFSET + 32] = bytes(32)
+    if hashlib.sha256(zeroed).digest() != data[SHA_OFFSET:SHA_OFFSET + 32]:
+        return ["SHA-256 mismatch: the bytes were changed and the CRC-32 recomputed"]
     problems = []
     if kernel_set_id is not None and kset != kernel_set_id:
         problems.append(f"kernel set {kset:#010x}, the firmware's is {kernel_set_id:#010x}: "

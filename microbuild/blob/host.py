@@ -26,7 +26,7 @@ class HostRunner:
     code_bytes: dict[str, int]
 
 
-def _code_bytes(obj: Path) -> int:
+def object_code_bytes(obj: Path) -> int:
     with obj.open("rb") as f:
         return sum(s["sh_size"] for s in ELFFile(f).iter_sections()
                    if s.name.startswith((".text", ".rodata")))
@@ -57,7 +57,7 @@ def build_host_runner(kernels: KernelSet, out_dir: Path, cc: Sequence[str] = ("g
         obj.parent.mkdir(exist_ok=True)
         _run([*cc, *cflags, f"-I{runtime / 'include'}", "-c", str(path), "-o", str(obj)])
         objects.append(str(obj))
-        sizes[name] = _code_bytes(obj)
+        sizes[name] = object_code_bytes(obj)
     program = out_dir / "mb_table_runner"
     _run([*cc, *cflags, *objects, "-o", str(program), "-lm"])
     return HostRunner(program, sizes)

@@ -102,10 +102,12 @@ def _compile(model: CompiledModel, cc: Sequence[str], workdir: Path) -> dict[str
 
 
 def pack_model(model: CompiledModel, kernels: KernelSet, board: str,
-               cc: Sequence[str] = ("gcc",), workspace_limit: int | None = None) -> bytes:
+               cc: Sequence[str] = ("gcc",), workspace_limit: int | None = None,
+               sequence: int = 0) -> bytes:
     """The blob of ``model`` for a firmware linking ``kernels``, compiled with ``cc`` (the
-    firmware's compiler and its ABI flags). Refused, with the list, when the model calls a kernel
-    the set lacks or needs more than ``workspace_limit`` bytes of workspace."""
+    firmware's compiler and its ABI flags); ``sequence`` orders blobs in a board's model slots
+    (the firmware runs the valid one with the highest). Refused, with the list, when the model
+    calls a kernel the set lacks or needs more than ``workspace_limit`` bytes of workspace."""
     calls = kernel_calls(model)
     needed = KernelSet()
     for op_calls in calls:
@@ -163,7 +165,7 @@ def pack_model(model: CompiledModel, kernels: KernelSet, board: str,
                         for a in o.args)) for o in ops]
     locations = model.plan.locations
     blob = Blob(kernel_set_id=kernels.id, board=board, workspace_bytes=model.workspace_bytes,
-                pointer_bytes=pointer,
+                pointer_bytes=pointer, sequence=sequence,
                 inputs=[(locations[s.tensor].offset, s.bytes) for s in model.inputs],
                 outputs=[(locations[s.tensor].offset, s.bytes) for s in model.outputs],
                 ops=ops, params=params, weights=bytes(weights))

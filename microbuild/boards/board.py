@@ -16,6 +16,15 @@ DEFAULT_IRQ_COUNT = 32
 
 
 @dataclass(frozen=True)
+class ModelSlot:
+    """A byte range a table-executor firmware reads a model blob from (docs/model-blob.md)."""
+
+    region: str
+    address: int
+    size: int
+
+
+@dataclass(frozen=True)
 class MemoryRegion:
     name: str
     origin: int
@@ -148,6 +157,7 @@ class Board:
     @property
     def placement(self) -> dict[str, str]:
         placement = dict(self.data.get("memory", {}).get("placement", {}))
+        placement.pop("model_slots", None)  # byte ranges, not a section's region: model_slots
         # `workspace` may list regions in order of preference (workspace_regions); everything
         # that reads the placement as one region per section sees the first, where a workspace
         # that fits goes whole.
@@ -168,6 +178,15 @@ class Board:
         if named is None:
             return []
         return list(named) if isinstance(named, list) else [named]
+
+    @property
+    def model_slots(self) -> list[ModelSlot]:
+        """Where a table-executor firmware reads model blobs (``memory.placement.model_slots``;
+        the loader has checked that each lies inside its region and that none overlap)."""
+        slots = self.data.get("memory", {}).get("placement", {}).get("model_slots", [])
+        regions = self.regions
+        return [ModelSlot(s["region"], regions[s["region"]].origin + parse_size(s.get("offset", 0)),
+                          parse_size(s["size"])) for s in slots]
 
     def region_for(self, section: str) -> MemoryRegion | None:
         name = self.placement.get(section)

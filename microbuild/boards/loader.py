@@ -327,6 +327,9 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
                     and "w" not in regions[region_name]["access"]):
                 add(path, f"{section} is written at run time but region '{region_name}' is "
                           f"{regions[region_name]['access']} (not writable); place it in a rw/rwx region")
+    if memory and usable(("memory", "regions"), whole=False) and usable(("memory", "placement")):
+        for path, message in _model_slot_problems(memory):
+            add(path, message)
     if memory and usable(("memory",)) and usable(("flash",)):
         for path, message in _boot_problems(data):
             add(path, message)
@@ -379,6 +382,41 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
 
 class _TooManyProblems(Exception):
     """Raised by a check's ``add`` once MAX_PROBLEMS have been found: stop looking."""
+
+
+def _model_slot_problems(memory: dict[str, Any]) -> list[tuple[tuple, str]]:
+    """``placement.model_slots``: each inside a region, 16-byte aligned (a blob's weights are
+    read with 16-byte loads), and no two sharing a byte (writing one would damage the other)."""
+    regions, problems, spans = memory["regions"], [], []
+    for i, slot in enumerate(memory["placement"].get("model_slots", [])):
+        path = ("memory", "placement", "model_slots", i)
+        region = regions.get(slot["region"])
+        if region is None:
+            problems.append((path + ("region",), f"model slot {i} is in '{slot['region']}', which "
+                             f"is not a region here{_did_you_mean(slot['region'], regions)}; "
+                             f"regions: {', '.join(regions)}"))
+            continue
+        try:
+            offset, size = parse_size(slot.get("offset", 0)), parse_size(slot["size"])
+        except ValueError as err:
+            problems.append((path, f"model slot {i}: {err}"))
+            continue
+        length, start = parse_size(region["length"]), region["origin"] + offset
+        if offset + size > length:
+            problems.append((path, f"model slot {i} [{start:#010x}, {start + size:#010x}) ends "
+                             f"{offset + size - length:,} bytes past region '{slot['region']}' "
+                             f"({length:,} bytes): make it smaller or move it (offset)"))
+        if start % 16:
+            problems.append((path + ("offset",), f"model slot {i} starts at {start:#010x}, not "
+                             "16-byte aligned: blobs must be (their weights are read 16 bytes "
+                             "at a time)"))
+        for j, (other_start, other_end) in spans:
+            if start < other_end and other_start < start + size:
+                problems.append((path, f"model slot {i} [{start:#010x}, {start + size:#010x}) "
+                                 f"overlaps model slot {j} [{other_start:#010x}, "
+                                 f"{other_end:#010x}): give each its own bytes (offset)"))
+        spans.append((i, (start, start + size)))
+    return problems
 
 
 def _overlap_problems(resolved: _Resolved, usable) -> list[Problem]:

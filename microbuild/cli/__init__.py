@@ -20,7 +20,8 @@ from rich.markup import escape
 
 from microbuild import __version__
 from microbuild.cli import (boards, build, ci, clean, compile, debug, flash, generate, init,
-                            monitor, ops, pack, platformio_core, quantize, run, tune, validate)
+                            monitor, ops, pack, platformio_core, quantize, run, tune, update,
+                            validate)
 from microbuild.cli.console import err
 from microbuild.errors import MicrobuildError
 
@@ -33,8 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"microbuild {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The order of `microbuild --help`.
-    for command in (init, boards, compile, platformio_core, ops, build, pack, run, validate,
-                    quantize, flash, monitor, debug, clean, tune, generate, ci):
+    for command in (init, boards, compile, platformio_core, ops, build, pack, update, run,
+                    validate, quantize, flash, monitor, debug, clean, tune, generate, ci):
         command.add_parser(commands)
     return parser
 

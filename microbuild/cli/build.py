@@ -94,7 +94,10 @@ def _build_table(args: argparse.Namespace) -> int:
     out.print(table)
     out.print(f"functions: {', '.join(firmware.kernels.functions)}", soft_wrap=True)
     out.print(f"workspace: {firmware.workspace_bytes:,} bytes")
-    out.print(f"firmware: {firmware.elf} (run a blob: {firmware.elf} MODEL.mbm; pack one with "
+    run = (f"run a blob: {firmware.elf} MODEL.mbm" if firmware.board.is_host else
+           f"write a blob to a model slot: `microbuild update --board {firmware.board.name} "
+           f"--firmware {firmware.elf} --blob M.mbm`")
+    out.print(f"firmware: {firmware.elf} ({run}; pack one with "
               f"`microbuild pack --firmware {firmware.elf} --model M.tflite -o M.mbm`)",
               soft_wrap=True)
     return 0

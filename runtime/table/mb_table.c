@@ -11,7 +11,7 @@ enum {
 
 /* Header field offsets (microbuild/blob/format.py's _HEADER). */
 enum {
-    H_VERSION = 8, H_HEADER_BYTES = 10, H_KERNEL_SET = 12, H_TOTAL = 16, H_CRC = 20,
+    H_VERSION = 8, H_HEADER_BYTES = 10, H_KERNEL_SET = 12, H_TOTAL = 16, H_CRC = 20, H_SHA256 = 24,
     H_WORKSPACE = 80, H_OP_COUNT = 84, H_OPS = 88, H_OPS_BYTES = 92, H_PARAMS = 96,
     H_PARAMS_BYTES = 100, H_WEIGHTS = 104, H_WEIGHTS_BYTES = 108, H_IO = 112, H_INPUTS = 116,
     H_OUTPUTS = 118, H_POINTER_BYTES = 120
@@ -39,6 +39,88 @@ static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
     return ~crc;
 }
 
+/* SHA-256 (FIPS 180-4), for the blob's whole-content hash: the CRC-32 catches a torn write or a
+ * flipped bit cheaply, the SHA-256 a blob whose bytes were changed and its CRC recomputed. */
+static const uint32_t sha256_k[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u,
+    0xab1c5ed5u, 0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu,
+    0x9bdc06a7u, 0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu,
+    0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau, 0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u,
+    0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u, 0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu,
+    0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u, 0xa2bfe8a1u, 0xa81a664bu,
+    0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u, 0x19a4c116u,
+    0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u,
+    0xc67178f2u};
+
+static uint32_t ror(uint32_t x, unsigned n) { return (x >> n) | (x << (32u - n)); }
+
+static void sha256_block(uint32_t h[8], const uint8_t block[64])
+{
+    uint32_t w[64];
+    for (unsigned i = 0; i < 16u; i++) {
+        w[i] = ((uint32_t)block[4 * i] << 24) | ((uint32_t)block[4 * i + 1] << 16) |
+               ((uint32_t)block[4 * i + 2] << 8) | (uint32_t)block[4 * i + 3];
+    }
+    for (unsigned i = 16; i < 64u; i++) {
+        const uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        const uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (unsigned i = 0; i < 64u; i++) {
+        const uint32_t t1 = hh + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) +
+                            sha256_k[i] + w[i];
+        const uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+/* The SHA-256 of `data`, with bytes [zero_at, zero_at + zero_bytes) read as zero (the blob's
+ * own CRC and SHA fields). */
+static void sha256_masked(const uint8_t *data, size_t size, size_t zero_at, size_t zero_bytes,
+                          uint8_t digest[32])
+{
+    uint32_t h[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                     0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+    uint8_t block[64];
+    size_t at = 0;
+    /* Whole blocks, then the tail with the 0x80 marker and the bit length (one or two blocks). */
+    for (;;) {
+        const size_t n = size - at < 64u ? size - at : 64u;
+        for (size_t i = 0; i < n; i++) {
+            const size_t pos = at + i;
+            block[i] = (pos >= zero_at && pos - zero_at < zero_bytes) ? 0u : data[pos];
+        }
+        at += n;
+        if (n == 64u) {
+            sha256_block(h, block);
+            continue;
+        }
+        memset(block + n, 0, 64u - n);
+        block[n] = 0x80u;
+        if (n >= 56u) {
+            sha256_block(h, block);
+            memset(block, 0, 64u);
+        }
+        const uint64_t bits = (uint64_t)size * 8u;
+        for (unsigned i = 0; i < 8u; i++) {
+            block[63u - i] = (uint8_t)(bits >> (8u * i));
+        }
+        sha256_block(h, block);
+        break;
+    }
+    for (unsigned i = 0; i < 32u; i++) {
+        digest[i] = (uint8_t)(h[i / 4u] >> (24u - 8u * (i % 4u)));
+    }
+}
+
+void mb_table_sha256(const uint8_t *data, size_t size, uint8_t digest[32])
+{
+    sha256_masked(data, size, 0u, 0u, digest);
+}
+
 static const mb_table_kernel *find_kernel(uint32_t id)
 {
     for (uint32_t k = 0; k < mb_table_kernel_count; k++) {
@@ -63,6 +145,7 @@ const char *mb_table_status_name(mb_table_status status)
     case MB_TABLE_WORKSPACE: return "needs more workspace";
     case MB_TABLE_BAD_LAYOUT: return "section or argument out of bounds";
     case MB_TABLE_UNKNOWN_KERNEL: return "calls a kernel this firmware lacks";
+    case MB_TABLE_BAD_SHA256: return "SHA-256 mismatch";
     }
     return "unknown status";
 }
@@ -125,6 +208,11 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
     crc = crc32_update(crc, blob + H_CRC + 4u, total - H_CRC - 4u);
     if (crc != u32(blob + H_CRC)) {
         return MB_TABLE_BAD_CRC;
+    }
+    uint8_t digest[32];
+    sha256_masked(blob, total, H_CRC, 4u + 32u, digest);
+    if (memcmp(digest, blob + H_SHA256, 32u) != 0) {
+        return MB_TABLE_BAD_SHA256;
     }
     if (u32(blob + H_KERNEL_SET) != mb_table_kernel_set_id) {
         return MB_TABLE_FOREIGN_KERNELS;

@@ -9,6 +9,7 @@ UndefinedBehaviorSanitizer, so a validator or runner that reads outside the blob
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -20,7 +21,8 @@ import pytest
 
 from microbuild import api, cli
 from microbuild.blob import KernelSet, pack_model, read_blob, write_blob
-from microbuild.blob.format import ARG_WORKSPACE, CRC_OFFSET, BlobArg, BlobError, BlobOp
+from microbuild.blob.format import (
+    ARG_WORKSPACE, CRC_OFFSET, SHA_OFFSET, BlobArg, BlobError, BlobOp)
 from microbuild.boards.loader import ENV_PATH
 from microbuild.compiler import compile_model
 from microbuild.firmware.note import read_note
@@ -39,6 +41,7 @@ toolchain:
 # runtime/include/microbuild/table.h's mb_table_status; the runner exits with 10 + it.
 TRUNCATED, BAD_MAGIC, BAD_CRC, FOREIGN_KERNELS, WORKSPACE, BAD_LAYOUT, UNKNOWN_KERNEL = (
     1, 2, 5, 6, 8, 9, 10)
+BAD_SHA256 = 11
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +167,13 @@ def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
         corrupted = bytearray(good)
         corrupted[at] ^= 0x10
         assert refused(bytes(corrupted)) == (BAD_CRC, "mb-table refused: CRC-32 mismatch (op -1)\n")
+    # A weight changed and the CRC-32 recomputed (as a tool that knows only the CRC would):
+    # the SHA-256 no longer matches.
+    forged = bytearray(good)
+    forged[len(good) - 20] ^= 0x10
+    forged[CRC_OFFSET:CRC_OFFSET + 4] = bytes(4)
+    forged[CRC_OFFSET:CRC_OFFSET + 4] = zlib.crc32(forged).to_bytes(4, "little")
+    assert refused(bytes(forged)) == (BAD_SHA256, "mb-table refused: SHA-256 mismatch (op -1)\n")
     # Packed for a firmware with another kernel set (tiny_fc's kernels alone).
     foreign = pack_model(tiny, KernelSet.for_models([tiny]), "host-asan")
     assert refused(foreign)[0] == FOREIGN_KERNELS
@@ -196,9 +206,10 @@ def test_the_c_validator_survives_header_fields_rewritten_with_a_good_crc(firmwa
         blob[at:at + 4] = value.to_bytes(4, "little")
         if k % 3 == 0:  # the 16-bit I/O counts too
             blob[116:118] = int(rng.integers(0, 1 << 16)).to_bytes(2, "little")
-        blob[CRC_OFFSET:CRC_OFFSET + 4] = bytes(4)
-        # Over the bytes the header says the blob has, as the validator computes it.
+        blob[CRC_OFFSET:SHA_OFFSET + 32] = bytes(36)
+        # Over the bytes the header says the blob has, as the validator computes them.
         total = min(int.from_bytes(blob[16:20], "little"), len(blob))
+        blob[SHA_OFFSET:SHA_OFFSET + 32] = hashlib.sha256(blob[:total]).digest()
         blob[CRC_OFFSET:CRC_OFFSET + 4] = zlib.crc32(blob[:total]).to_bytes(4, "little")
         result = _run(program, bytes(blob), tmp_path, stdin=bytes(16))
         assert result.returncode in (0, 10 + TRUNCATED, 10 + BAD_LAYOUT, 10 + FOREIGN_KERNELS,

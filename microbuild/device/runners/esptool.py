@@ -76,6 +76,10 @@ class EsptoolRunner(FlashToolRunner):
         return command + ["write-flash", f"{self.address():#x}",
                           str(self.image_file(image).resolve())]
 
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data), binary=Path(data)))[:-2]
+        return command + [f"{address:#x}", str(Path(data).resolve())]
+
     def probe_description(self) -> str:
         port = self.args.get("port")
         chip = self.args.get("chip", "an ESP chip")

@@ -140,6 +140,19 @@ class FlashToolRunner(Runner):
         configured (``program`` or the `program` arg), resolved to a path by :meth:`flash`."""
         raise NotImplementedError
 
+    def write_command(self, data: Path, address: int) -> list[str]:
+        """The command line that writes the raw binary ``data`` at ``address`` and leaves the
+        rest of the flash alone (a model blob into a model slot: `microbuild update`). Runners
+        whose tool cannot say so raise FlashError."""
+        raise FlashError(f"runner {self.name} cannot write a binary at an address (to update a "
+                         f"model slot){self._others_hint()}")
+
+    def write_at(self, data: Path, address: int, timeout: float = 120.0) -> CompletedRun:
+        """Run ``write_command``: as ``flash``, its failures diagnosed and explained."""
+        words = self.write_command(Path(data), address)
+        return self._run_tool(self.executable(words) + words[1:],
+                              FirmwareImage(Path(data), binary=Path(data)), timeout)
+
     def probe_description(self) -> str:
         """The probe (or port) the tool looks for, e.g. "an ST-LINK (USB 0483:374b)"."""
         raise NotImplementedError
@@ -285,6 +298,12 @@ class FlashToolRunner(Runner):
         words = self.flash_command(image)
         command = self.executable(words) + words[1:]
         self.prepare(image)
+        return self._run_tool(command, image, timeout)
+
+    def _run_tool(self, command: list[str], image: FirmwareImage,
+                  timeout: float) -> CompletedRun:
+        """Run the tool's ``command`` (flashing ``image`` or writing a binary), killing it after
+        ``timeout``; a failure is diagnosed from its output and raised as FlashError."""
         try:
             process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                        stderr=subprocess.STDOUT, start_new_session=True)

@@ -112,6 +112,19 @@ class JlinkRunner(FlashToolRunner):
             "exit",
         ]) + "\n"
 
+    def write_script(self, data: Path, address: int) -> str:
+        """The J-Link Commander script that writes the binary ``data`` at ``address``."""
+        return "\n".join([f"device {self.device}", f"si {self.args.get('interface', 'SWD')}",
+                          f"speed {self.args.get('speed', DEFAULT_SPEED_KHZ)}", "connect", "r",
+                          "h", f"loadfile {Path(data).resolve()} {address:#x}", "r", "g",
+                          "exit"]) + "\n"
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        # The script is written beside the blob now: write_at runs the command right after.
+        script = Path(data).resolve().with_suffix(".jlink")
+        script.write_text(self.write_script(data, address))
+        return self.flash_command(FirmwareImage(Path(data)))[:-1] + [str(script)]
+
     def flash_command(self, image: FirmwareImage) -> list[str]:
         self.device  # noqa: B018 - a runner without `device` cannot write its command file
         command = [self.program_name, "-NoGui", "1", "-ExitOnError", "1"]

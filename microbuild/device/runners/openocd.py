@@ -93,6 +93,11 @@ class OpenocdRunner(FlashToolRunner):
         return self.script_command() + ["-c", f"program {_tcl_word(Path(image.elf).resolve())} "
                                               "verify reset exit"]
 
+    def write_command(self, data: Path, address: int) -> list[str]:
+        # `program` takes a raw binary's load address as its last word.
+        return self.script_command() + ["-c", f"program {_tcl_word(Path(data).resolve())} "
+                                              f"verify reset exit {address:#x}"]
+
     def script_command(self) -> list[str]:
         """openocd with the board's scripts (probe and chip), nothing done yet."""
         if not self.configs:

@@ -10,6 +10,8 @@ The ELF must carry a boot2 second-stage loader (the RP2040's boot ROM checks its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import Diagnosis, FirmwareImage, FlashToolRunner
 
@@ -49,6 +51,13 @@ class PicotoolRunner(FlashToolRunner):
         if self.args.get("address") is not None:
             command += ["--address", str(self.args["address"])]
         return command
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data)))
+        at = command.index("-x")
+        # -o: where a raw binary goes (picotool load's offset); no -x: do not start it.
+        return command[:at] + [str(Path(data).resolve()), "-t", "bin", "-o", f"{address:#x}"] \
+            + command[at + 4:]
 
     def probe_description(self) -> str:
         return f"an RP2040 in BOOTSEL mode on USB ({RP2040_BOOTSEL}, the boot ROM's USB device)"

@@ -13,6 +13,8 @@ Runner args:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     PROBE_VENDORS,
@@ -69,6 +71,11 @@ class ProbeRsRunner(FlashToolRunner):
         if self.args.get("reset", True):
             command.append("--reset")
         return command + [str(image.elf.resolve())]
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data)))[:-1]
+        return command + ["--binary-format", "bin", "--base-address", f"{address:#x}",
+                          str(Path(data).resolve())]
 
     def probe_description(self) -> str:
         if self.args.get("probe"):

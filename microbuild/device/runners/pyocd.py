@@ -75,6 +75,11 @@ class PyocdRunner(FlashToolRunner):
             command += ["-u", str(self.args["probe"])]
         return command + [str(image.elf.resolve())]
 
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data)))[:-1]
+        return command + ["--format", "bin", "--base-address", f"{address:#x}",
+                          str(Path(data).resolve())]
+
     def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
         command = [self.program_name, "gdbserver", "-t", self.target, "-p", str(port)]
         if self.args.get("probe"):

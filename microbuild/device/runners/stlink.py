@@ -80,6 +80,10 @@ class StlinkRunner(FlashToolRunner):
             return command + ["--format", "ihex", "write", str(path.resolve())]
         return command + ["write", str(path.resolve()), f"{self.address():#010x}"]
 
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data), binary=Path(data)))[:-2]
+        return command + [str(Path(data).resolve()), f"{address:#010x}"]
+
     def gdb_server_command(self, firmware: Path, port: int) -> list[str]:
         command = ["st-util", "-p", str(port)]
         if self.args.get("serial"):

@@ -12,6 +12,8 @@ The ELF carries its own addresses, so none is needed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
@@ -54,6 +56,11 @@ class Stm32CubeProgrammerRunner(FlashToolRunner):
             if self.args.get(arg):
                 connect.append(f"{key}={self.args[arg]}")
         return [self.program_name, "-c", *connect, "-w", str(image.elf.resolve()), "-v", "-rst"]
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        command = self.flash_command(FirmwareImage(Path(data)))
+        at = command.index("-w")
+        return command[:at] + ["-w", str(Path(data).resolve()), f"{address:#010x}", "-v"]
 
     def probe_description(self) -> str:
         port = str(self.args.get("port", "SWD"))

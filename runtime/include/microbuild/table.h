@@ -19,6 +19,8 @@ extern "C" {
 #define MB_TABLE_FORMAT_VERSION 1u
 #define MB_TABLE_HEADER_BYTES 128u
 #define MB_TABLE_MAX_ARGS 16u
+/* The header's u32 sequence number: of two valid blobs in a board's slots, the higher runs. */
+#define MB_TABLE_SEQUENCE_OFFSET 124u
 /* The largest parameter struct the runner copies to set its pointer fields, and how many such
  * copies one op may take; a blob needing more is refused by mb_table_check. */
 #ifndef MB_TABLE_PARAMS_BYTES
@@ -46,7 +48,8 @@ typedef enum {
     MB_TABLE_BAD_POINTER_SIZE,/* packed for another ABI */
     MB_TABLE_WORKSPACE,       /* needs more workspace than the caller has */
     MB_TABLE_BAD_LAYOUT,      /* a section, op, argument or parameter block out of bounds */
-    MB_TABLE_UNKNOWN_KERNEL   /* an op calls a kernel the set lacks */
+    MB_TABLE_UNKNOWN_KERNEL,  /* an op calls a kernel the set lacks */
+    MB_TABLE_BAD_SHA256       /* bytes changed and the CRC-32 recomputed (checked after it) */
 } mb_table_status;
 
 /* A short English name for a status, for the console. */
@@ -62,6 +65,9 @@ uint32_t mb_table_input_count(const uint8_t *blob);
 uint32_t mb_table_output_count(const uint8_t *blob);
 void mb_table_io(const uint8_t *blob, uint32_t index, uint32_t *offset, uint32_t *bytes);
 uint32_t mb_table_workspace_bytes(const uint8_t *blob);
+
+/* The SHA-256 of `size` bytes (mb_table_check compares the blob's against its header's). */
+void mb_table_sha256(const uint8_t *data, size_t size, uint8_t digest[32]);
 
 /* Run a checked blob once: inputs already in their workspace slots, outputs left in theirs. */
 void mb_table_run(const uint8_t *blob, uint8_t *workspace);
