@@ -36,11 +36,7 @@ KNOWN_CYCLES = {
 
 # The package's own entry points (the SCons tool, microbuild.api, microbuild.connect) import
 # above every layer, when called only: `import microbuild` for __version__ loads none of them.
-FACADE = {("microbuild", "microbuild.api"), ("microbuild", "microbuild.firmware.scons_tool"),
-          # The board loader checks a file's flash entries against the runner classes, which
-          # declare the names and typed arguments (the one description of a runner), inside the
-          # check only; .importlinter ignores the same import and says why.
-          ("microbuild.boards.loader", "microbuild.device.runners")}
+FACADE = {("microbuild", "microbuild.api"), ("microbuild", "microbuild.firmware.scons_tool")}
 
 
 def test_import_contracts_are_kept():

@@ -14,6 +14,7 @@ import pytest
 
 from microbuild import api
 from microbuild.boards import load_board_file
+from microbuild.boards.runner_declarations import undeclare
 from microbuild.device.debug import debug_session
 from microbuild.device.runners import RUNNERS, Capability, FlashError, Runner, install_hint
 from microbuild.errors import DeviceError
@@ -46,6 +47,7 @@ def toy_runner(tmp_path_factory):
     spec.loader.exec_module(module)
     yield module.ToyRunner
     RUNNERS.pop("toy", None)
+    undeclare("toy")  # board files may no longer name it either
     sys.modules.pop(path.stem, None)
 
 
