@@ -17,12 +17,9 @@ from typing import Any, Sequence
 
 from microbuild.boards import Board
 from microbuild.errors import MicrobuildError
+from microbuild.firmware import scons_executor
+from microbuild.project.executors import get_executor
 
-# Construction variables an SCons environment carries for the table action.
-_BOARD_NAME = "MICROBUILD_PROJECT_BOARD_NAME"
-_EXECUTOR, _INPUTS, _SEED = "MICROBUILD_PROJECT_EXECUTOR", "MICROBUILD_PROJECT_INPUTS", \
-    "MICROBUILD_PROJECT_SEED"
-_SEPARATE = "MICROBUILD_PROJECT_SEPARATE_WORKSPACE"
 
 
 def fail(err: MicrobuildError) -> None:
@@ -84,63 +81,16 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
 
 
 # ---- the executor's table -------------------------------------------------------------------------
-def _table_action(target, source, env):
-    import numpy as np
-
-    from microbuild.firmware import aot
-    from microbuild.firmware.scons_tool import report_error
-    from microbuild.project.executors import get_executor
-
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source
-                 if str(s).endswith(".json")]
-    try:
-        executor = get_executor(env[_EXECUTOR])
-        inputs = None
-        if executor.embeds_inputs:
-            inputs = aot.embedded_inputs(summaries, env[_INPUTS], env[_SEED])
-    except MicrobuildError as err:
-        report_error(err, target[0])
-        return 1
-    board = env[_BOARD_NAME]
-    separate = env[_SEPARATE]
-    try:
-        Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
-    except MicrobuildError as err:  # e.g. the RPC table refusing a split workspace
-        report_error(err, target[0])
-        return 1
-    if len(target) > 1 and executor.embeds_inputs:
-        np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
-    elif len(target) > 1 and executor.describe is not None:
-        Path(str(target[1])).write_text(
-            json.dumps(executor.describe(board, summaries, separate), indent=1) + "\n")
-    return 0
-
-
 def executor_table(env, folder: str, summaries: list, executor: str, inputs: dict[str, str],
                    seed: int, firmware: str, board: str,
                    separate: list[str] | bool = ()) -> list:
     """An SCons Command that writes the executor's table (e.g. mb_aot_models.c) into ``folder``
     from the models' summaries (MicroModel's .json), embedding ``inputs`` (prefix -> .npy/.npz)
     or seeded random inputs, and next to ``firmware`` (its path without suffix) the .input.npz
-    of what was embedded (AOT) or the .rpc.json a host drives it with (RPC)."""
-    import SCons.Action
-
-    from microbuild.project.executors import get_executor
-
-    spec = get_executor(executor)
-    targets = [env.File(f"{folder}/{spec.table_file}")]
-    if spec.embeds_inputs:
-        targets.append(env.File(f"{firmware}.input.npz"))
-    elif spec.describe is not None:
-        targets.append(env.File(f"{firmware}.rpc.json"))
-    input_nodes = [env.File(p) for p in inputs.values()]
-    separate = True if separate is True else sorted(separate or ())
-    value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed,
-                                  "board": board, "separate_workspace": separate}))
-    return env.Command(targets, list(summaries) + input_nodes + [value],
-                       SCons.Action.Action(_table_action, "$MICROAOTCOMSTR"),
-                       **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed,
-                          _BOARD_NAME: board, _SEPARATE: separate})
+    of what was embedded (AOT) or the .rpc.json a host drives it with (RPC): the command
+    microbuild's own build makes (firmware/scons_executor.py)."""
+    return scons_executor.executor_table(env, folder, firmware, get_executor(executor), summaries,
+                                         inputs, seed, board, separate)
 
 
 # ---- an SCons project -----------------------------------------------------------------------------

@@ -36,8 +36,7 @@ def compiled_runtime_sources(board: Board, family: str | None, executor: Executo
 def runtime_files(board: Board, family: str | None, executor: Executor) -> list[str]:
     """Every runtime/ file a project for ``board`` copies (relative to runtime/)."""
     return sorted(set(board_files.runtime_files(
-        board, family, [executor.main, *executor.runtime_sources,
-                        *([executor.self_test] if executor.self_test else [])])
+        board, family, executor.sources)
         + boot_header_sources(board)))
 
 
