@@ -29,9 +29,6 @@ KNOWN_CYCLES = {
                "microbuild.device.runners.probe_rs", "microbuild.device.runners.pyocd",
                "microbuild.device.runners.stlink", "microbuild.device.runners.stm32cubeprogrammer",
                "microbuild.device.runners.uf2"}),
-    # prepare runs the variables pass; ops/variables reads prepare's quantization check. Moving
-    # that check below both means editing an operator module.
-    frozenset({"microbuild.compiler.ops.variables", "microbuild.compiler.prepare"}),
 }
 
 # The package's own entry points (the SCons tool, microbuild.api, microbuild.connect) import
