@@ -15,10 +15,20 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from microbuild.boards import Board
+from microbuild.boards import Board, resolve_board
+from microbuild.compiler.c_names import model_prefix
+from microbuild.compiler.forced_variants import parse_variants
+from microbuild.compiler.variants import selection_spec, Target
 from microbuild.errors import MicrobuildError
-from microbuild.firmware import scons_executor
-from microbuild.project.executors import get_executor
+from microbuild.firmware import board_files, image_steps, linker_script, scons_executor, workspaces
+from microbuild.firmware.fit import TABLE_HEADER, analyze_elf, fit_error
+from microbuild.firmware.scons_fit import write_fit_report
+from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
+from microbuild.firmware.toolchains import toolchain_setup
+from microbuild.paths import runtime_dir
+from microbuild.project.executors import compiled_runtime_sources, get_executor
+from microbuild.project.readme import MICROBUILD_VARIABLE
+from microbuild.project.run_and_flash import flash_commands, run_command
 
 
 
@@ -32,15 +42,11 @@ def fail(err: MicrobuildError) -> None:
 
 
 def load_board(path: str | Path) -> Board:
-    from microbuild.boards import resolve_board
-
     return resolve_board(str(path))
 
 
 def model_prefixes(models: Sequence[str]) -> dict[str, str]:
     """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
-    from microbuild.compiler.c_names import model_prefix
-
     named: dict[str, str] = {}
     for path in models:
         prefix = model_prefix(path)
@@ -64,8 +70,6 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
     """Write mb_board_config.h, mb_board_init.c and the linker script (or the additions to the
     toolchain's own script) for ``board`` into ``folder``; returns {"config", "init", "ld"}
     ("ld" absent on the host)."""
-    from microbuild.firmware import board_files, linker_script
-
     folder = Path(folder)
     written = {
         "config": write_if_changed(folder / "mb_board_config.h", board_files.board_config_h(board)),
@@ -95,15 +99,11 @@ def executor_table(env, folder: str, summaries: list, executor: str, inputs: dic
 
 # ---- an SCons project -----------------------------------------------------------------------------
 def _fit_report(target, source, env):
-    from microbuild.firmware.scons_fit import write_fit_report
-
     return write_fit_report(str(source[0]), env["MICROBUILD_PROJECT_BOARD"], target[0])
 
 
 def _run(target, source, env):
     import subprocess
-
-    from microbuild.project.run_and_flash import run_command
 
     command = run_command(env["MICROBUILD_PROJECT_BOARD"], str(source[0]))
     print(" ".join(command), flush=True)
@@ -112,8 +112,6 @@ def _run(target, source, env):
 
 def _print_size(target, source, env):
     """`scons size`: the fit report as a table, one row per memory region."""
-    from microbuild.firmware.fit import TABLE_HEADER, analyze_elf
-
     report = analyze_elf(str(source[0]), env["MICROBUILD_PROJECT_BOARD"])
     rows = [TABLE_HEADER, *report.table_rows()]
     widths = [max(len(str(row[k])) for row in rows) for k in range(len(TABLE_HEADER))]
@@ -138,11 +136,6 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     Returns the nodes: {"elf", "bin", "hex", "size"} (files) and the aliases {"run", "flash",
     "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
-
-    from microbuild.firmware import image_steps
-    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
-    from microbuild.project.executors import compiled_runtime_sources, get_executor
-    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         spec = get_executor(executor)
@@ -170,7 +163,6 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         selection = model_selection(b, str(Path(tuning).resolve()) if tuning else None, variants)
     except MicrobuildError as err:
         fail(err)
-    from microbuild.firmware import workspaces
 
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as in microbuild's own build (compiler/workspace_split.py).
@@ -273,16 +265,12 @@ def _separate(text: str) -> list[str] | bool:
 
 
 def _variants(text: str) -> dict[str, str]:
-    from microbuild.compiler.forced_variants import parse_variants
-
     return parse_variants(text.split())
 
 
 def model_selection(board: Board, tuning: str | None, variants: dict[str, str] | None) -> str:
     """The MICROBUILD_SELECTION a project's MicroModel builds with: the board's CPU, the
     project's tuning log and forced variants (the same choice `microbuild build` makes)."""
-    from microbuild.compiler.variants import Target, selection_spec
-
     if tuning:
         from microbuild.tuning import TuningLog
 
@@ -292,8 +280,6 @@ def model_selection(board: Board, tuning: str | None, variants: dict[str, str] |
 
 
 def _installed_runtime() -> str:
-    from microbuild.paths import runtime_dir
-
     return str(runtime_dir())
 
 
@@ -326,8 +312,6 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
     compiler and flags (``replace_tools``: microbuild's platform; else flags are appended to an
     official platform's), the board files generated from the YAML, start-up code, drivers and
     print helpers. Returns the generated board files."""
-    from microbuild.firmware import board_files
-
     folder = Path(env.subst("$BUILD_DIR")) / "microbuild" / "board"
     generated = board_files_into(board, setup.uses_linker_script, setup.insert_after, folder)
     if replace_tools:
@@ -362,8 +346,6 @@ def _pio_fit(target, source, env):
     """After linking: the fit report (firmware.size.json), an error when it does not fit. A
     module-level function without closure: SCons hashes an action's code into the target's
     signature, and a closure over the board would relink on every run."""
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
     report = analyze_elf(str(target[0]), load_board(env["MICROBUILD_PIO_BOARD"]))
     Path(str(target[0])).with_suffix(".size.json").write_text(
         json.dumps(report.to_dict(), indent=1) + "\n")
@@ -381,11 +363,6 @@ def pio_platform(env) -> None:
     import subprocess
 
     from SCons.Script import Default
-
-    from microbuild.firmware import image_steps
-    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
-    from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         options = pio_options(env)
@@ -438,8 +415,6 @@ def pio_platform(env) -> None:
 def pio_regenerate_target(env) -> None:
     """`pio run -t regenerate`: the project generated again, in its folder, by the command in
     custom_microbuild_command (the Python that generated it) or $MICROBUILD."""
-    from microbuild.project.readme import MICROBUILD_VARIABLE
-
     arguments = env.GetProjectOption("custom_microbuild_regenerate", "").strip()
     if not arguments:
         return
@@ -456,8 +431,6 @@ def pio_models(env) -> None:
     and adds them, the kernels and (for an official platform, which knows the chip but not
     microbuild's runtime) the board's start-up code, drivers and flags to the build."""
     import microbuild
-    from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.executors import compiled_runtime_sources, get_executor
 
     pio_regenerate_target(env)  # first: it must work even when the rest of the project does not
     try:

@@ -9,10 +9,11 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from microbuild.boards import Board
+from microbuild.boards import Board, board_yaml
+from microbuild.boards.drivers import SOURCE_KEYS
 from microbuild.firmware import board_files
 from microbuild.paths import runtime_dir
-from microbuild.project.files import BOARD_DIR, ProjectFiles, RUNTIME_DIR, RUNTIME_LICENCE_FILES
+from microbuild.project.files import BOARD_DIR, RUNTIME_DIR, RUNTIME_LICENCE_FILES, ProjectFiles
 
 
 def add_runtime(files: ProjectFiles, rels: Sequence[str], link_runtime: bool,
@@ -57,9 +58,6 @@ def board_yaml_text(board: Board) -> str:
     """The board's definition with `extends:` resolved, so the project needs no other board file
     (as `microbuild boards show` prints it, with a header that names no local paths). The board's
     own C files are named where the project keeps them (board/src/..., see add_board_files)."""
-    from microbuild.boards import board_yaml
-    from microbuild.boards.drivers import SOURCE_KEYS
-
     own = {path: rel for rel, path in board_own_files(board).items()}
     if own:
         data = copy.deepcopy(board.data)

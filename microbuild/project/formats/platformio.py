@@ -18,9 +18,15 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError
-from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.executors import runtime_files
 from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.platformio_offline import (
+    PROJECT_CORE,
+    offline_environment,
+    seed_offline_core,
+)
+from microbuild.project.platformio_run import run_pio
 from microbuild.project.readme import (
     common_values,
     microbuild_runner,
@@ -241,18 +247,10 @@ class PlatformioFormat(ProjectFormat):
     def build_environment(self, manifest: dict, env: dict, out: Path) -> dict:
         """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
         environment already names the user's own PLATFORMIO_CORE_DIR."""
-        from microbuild.project.platformio_offline import (
-            PROJECT_CORE,
-            offline_environment,
-            seed_offline_core,
-        )
-
         if env.get("PLATFORMIO_CORE_DIR"):
             return env
         return offline_environment(seed_offline_core(Path(out) / PROJECT_CORE), env)
 
     def run_build_command(self, command: list[str], cwd: Path, env: dict, timeout: float):
         """`pio run`, stopped with a message naming what it fetched when it wants the network."""
-        from microbuild.project.platformio_run import run_pio
-
         return run_pio(command, cwd, env, timeout)

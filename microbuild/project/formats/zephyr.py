@@ -15,10 +15,11 @@ import shutil
 import sys
 from pathlib import Path
 
-from microbuild.firmware import board_files
 from microbuild.errors import BoardError, ToolchainError
-from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.firmware import board_files
 from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectError, ProjectFiles
+from microbuild.project.formats.base import Instructions, ProjectFormat
+from microbuild.project.formats.make import generated_sources
 from microbuild.project.readme import common_values
 from microbuild.project.run_and_flash import console_hint
 from microbuild.project.sources import add_board_files, add_runtime
@@ -100,8 +101,6 @@ class ZephyrFormat(ProjectFormat):
     rank = 1
 
     def generate(self, spec, files: ProjectFiles) -> Instructions:
-        from microbuild.project.formats.make import generated_sources
-
         board = spec.board
         zboard = zephyr_board(board)
         executor = spec.executor
