@@ -18,9 +18,8 @@ from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.executors import (
     boot_header_c_files,
     compiled_runtime_sources,
-    runtime_files,
 )
-from microbuild.project.files import APP_MAIN, BOARD_DIR, GENERATED_DIR, ProjectFiles
+from microbuild.project.files import BOARD_DIR, GENERATED_DIR, ProjectFiles
 from microbuild.project.readme import (
     common_values,
     microbuild_runner,
@@ -37,8 +36,8 @@ from microbuild.project.run_and_flash import (
     run_command,
     toolchain_packages,
 )
-from microbuild.project.sources import add_board_files, add_runtime, app_main
-from microbuild.project.templates import template, templates_dir
+from microbuild.project.sources import add_bare_metal_files
+from microbuild.project.templates import template
 
 
 def _flags(flags) -> str:
@@ -99,11 +98,7 @@ class MakeFormat(ProjectFormat):
     def generate(self, spec, files: ProjectFiles) -> Instructions:
         board = spec.board
         setup = toolchain_setup(board, spec.toolchain)
-        own_sources = add_board_files(files, board)
-        runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
-                              spec.link_runtime)
-        files.add_user(APP_MAIN, app_main(spec))
-        files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+        runtime, own_sources = add_bare_metal_files(spec, files)
 
         sources = generated_sources(spec, files)
         files.add(f"{GENERATED_DIR}/mb_board_init.c", board_files.board_init_c(board))

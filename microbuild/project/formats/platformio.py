@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError
-from microbuild.project.executors import runtime_files
-from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.files import BOARD_DIR, ProjectFiles
 from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.platformio_offline import (
     PROJECT_CORE,
@@ -43,7 +42,7 @@ from microbuild.project.run_and_flash import (
     run_command,
     toolchain_packages,
 )
-from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.sources import add_bare_metal_files
 from microbuild.project.templates import template, templates_dir
 
 # microbuild's own PlatformIO platform, copied into each project (beside this package).
@@ -122,11 +121,7 @@ class PlatformioFormat(ProjectFormat):
 
     def generate(self, spec, files: ProjectFiles) -> Instructions:
         board = spec.board
-        add_board_files(files, board)
-        runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
-                              spec.link_runtime)
-        files.add_user(APP_MAIN, app_main(spec))
-        files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+        runtime, _ = add_bare_metal_files(spec, files)
         files.add(EXTRA_SCRIPT, (templates_dir() / "platformio" / "extra_script.py").read_text())
         if spec.link_runtime:
             platform = f"symlink://{PLATFORM_SOURCE}"

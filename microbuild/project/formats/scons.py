@@ -7,8 +7,7 @@ from __future__ import annotations
 import sys
 
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.executors import runtime_files
-from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.files import BOARD_DIR, ProjectFiles
 from microbuild.project.readme import (
     common_values,
     microbuild_runner,
@@ -25,8 +24,8 @@ from microbuild.project.run_and_flash import (
     run_command,
     toolchain_packages,
 )
-from microbuild.project.sources import add_board_files, add_runtime, app_main
-from microbuild.project.templates import template, templates_dir
+from microbuild.project.sources import add_bare_metal_files
+from microbuild.project.templates import template
 
 
 def _run_section(spec, run, tools, firmware) -> str:
@@ -50,11 +49,7 @@ class SconsFormat(ProjectFormat):
 
     def generate(self, spec, files: ProjectFiles) -> Instructions:
         board = spec.board
-        add_board_files(files, board)
-        runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
-                              spec.link_runtime)
-        files.add_user(APP_MAIN, app_main(spec))
-        files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+        runtime, _ = add_bare_metal_files(spec, files)
         inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
         firmware = "firmware" if board.is_host else "firmware.elf"
         run = run_command(board, f"build/{firmware}")
