@@ -6,6 +6,8 @@ model with an unsupported operator, a missing toolchain). The CLI prints its mes
 allowed to show its traceback.
 """
 
+import difflib
+
 
 class MicrobuildError(Exception):
     """A problem the user can fix; the message says what, where, and what to do."""
@@ -36,3 +38,10 @@ class BuildError(MicrobuildError):
 
 class DeviceError(MicrobuildError):
     """A board or emulator did not behave: it faulted, timed out, or printed something else."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """" (did you mean X or Y?)" for a misspelt name among ``choices``, or "" when none is close:
+    the wording every "no such name" message shares."""
+    close = difflib.get_close_matches(str(word), list(choices), n=3, cutoff=0.5)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""

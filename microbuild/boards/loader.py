@@ -8,7 +8,6 @@ one of the same name, so a user can replace a built-in board, or extend it under
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 import os
 import shlex
@@ -26,8 +25,10 @@ from microbuild.boards.drivers import (DRIVER_KEYS, SOURCE_KEYS, builtin_drivers
                                        value_at)
 from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, ReplaceMapping,
                                       format_key_path, plain, read_board_source)
+from microbuild.boards.runner_declarations import flash_entry_problems
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
+from microbuild.errors import did_you_mean as _did_you_mean
 from microbuild.paths import board_defs_dir
 
 ENV_PATH = "MICROBUILD_BOARDS_PATH"
@@ -87,11 +88,6 @@ def find_board_file(name: str, exclude: Path | None = None) -> Path | None:
         if exclude in resolved:
             candidates = candidates[:resolved.index(exclude)]
     return candidates[-1] if candidates else None
-
-
-def _did_you_mean(name: str, choices) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
 
 
 @lru_cache(maxsize=1)
@@ -368,9 +364,7 @@ def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> No
 
     if not usable(("flash",)):
         return
-    # The runner classes declare their names and typed args (device/runners/base.py).
-    from microbuild.device.runners import flash_entry_problems
-
+    # The runner classes' names and typed args, as data (boards/runner_declarations.py).
     runners = [f["runner"] for f in data["flash"]]
     for key_path, message in flash_entry_problems(data["flash"]):
         add(key_path, message)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from microbuild.boards import Board
+from microbuild.device.runners import runner_for
 from microbuild.errors import DeviceError, ToolchainError
 
 
@@ -65,8 +66,6 @@ class DebugSession:
 def debug_session(board: Board, elf: Path, runner: str | None = None,
                   port: int | None = None) -> DebugSession:
     """What `microbuild debug` runs: the board's (or ``runner``'s) GDB server for ``elf``."""
-    from microbuild.device.runners import runner_for
-
     if board.is_host:
         gdb_program(board)  # raises: the host needs no server
     chosen = runner_for(board, runner)

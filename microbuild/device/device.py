@@ -18,12 +18,18 @@ from typing import Any, Callable
 
 import numpy as np
 
-from microbuild.boards import Board
+from microbuild.boards import Board, resolve_board
+from microbuild.compiler.compiled_model import TensorSpec
 from microbuild.device.errors import ProtocolError
 from microbuild.device.rpc.client import RpcClient
 from microbuild.device.rpc.protocol import DeviceInfo, FunctionInfo, TimedEntry
+from microbuild.device.runners import runner_for
 from microbuild.device.transports.base import Transport
+from microbuild.device.transports.process import SocketTransport
+from microbuild.device.transports.serial_port import find_port, SerialTransport
 from microbuild.errors import DeviceError, MicrobuildError
+from microbuild.firmware.build import FirmwareBuild
+from microbuild.tensor_files import check_arrays
 
 
 def slot_offset(summary: dict[str, Any], tensor: int) -> int:
@@ -120,8 +126,6 @@ class Device:
         return self._models[name]
 
     def specs(self, model: str | Path | None = None, kind: str = "inputs"):
-        from microbuild.compiler.compiled_model import TensorSpec
-
         return [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
                 for s in self._model(model).summary[kind]]
 
@@ -141,8 +145,6 @@ class Device:
         self.client.write(state["offset"], bytes(image))
 
     def write_inputs(self, model: str | Path | None, x) -> None:
-        from microbuild.tensor_files import check_arrays
-
         m = self._model(model)
         arrays = check_arrays(x, self.specs(m.summary["prefix"]))
         for spec, array in zip(m.summary["inputs"], arrays):
@@ -231,8 +233,6 @@ class Device:
 
 def _description_for(firmware) -> tuple[dict[str, Any], Path]:
     """(rpc description, ELF) from a FirmwareBuild or the path of an RPC firmware's ELF."""
-    from microbuild.firmware.build import FirmwareBuild
-
     if isinstance(firmware, FirmwareBuild):
         return firmware.rpc_description, firmware.elf
     path = Path(firmware)
@@ -260,9 +260,6 @@ def connect(board: str | Path | Board, firmware, runner: str | None = None,
     ``flash=False``, then reached on ``port`` (default: found from the board's USB ids).
     ``description``: the firmware's .rpc.json when it is not next to the ELF (a generated
     Make project keeps it in generated/)."""
-    from microbuild.boards import resolve_board
-    from microbuild.device.runners import runner_for
-
     board = resolve_board(board)
     if description is None:
         description, elf = _description_for(firmware)
@@ -313,9 +310,6 @@ def _real_board_transport(board: Board, runner, elf: Path, port: str | None,
 def open_console(board: Board, port: str | None = None) -> Transport:
     """A real board's console: ``port`` (a serial device, or HOST:PORT for a TCP bridge), or the
     serial port found from the board's USB ids (transport.usb)."""
-    from microbuild.device.transports.process import SocketTransport
-    from microbuild.device.transports.serial_port import SerialTransport, find_port
-
     kind = board.transport.get("kind", "serial")
     if kind == "tcp" or (port and ":" in port and not port.startswith("/")):
         if not port or ":" not in port:

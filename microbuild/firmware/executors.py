@@ -32,8 +32,9 @@ class Executor:
     zephyr_main: str
     runtime_sources: tuple[str, ...]
     table_file: str
-    # table(board, summaries, inputs, separate=()): ``separate`` names the models that do not
-    # share the one workspace (microbuild/firmware/workspaces.py).
+    # table(board, summaries, inputs, separate=(), pool=...): ``separate`` names the models that
+    # do not share the one workspace (microbuild/firmware/workspaces.py); ``pool`` is the RPC
+    # arena's bytes beyond the workspaces (describe takes it too).
     table: Callable[..., str]
     embeds_inputs: bool
     zephyr_kconfig: tuple[tuple[str, str, str], ...] = ()
@@ -41,6 +42,13 @@ class Executor:
     formats: tuple[str, ...] | None = None  # the project formats it suits; None: every one
     skeleton: bool = False
     self_test: str | None = None
+
+    @property
+    def sources(self) -> list[str]:
+        """Every runtime/ C file of the executor a firmware links: main, the self-test and the
+        runtime sources, in name order."""
+        return sorted([self.main, *([self.self_test] if self.self_test else []),
+                       *self.runtime_sources])
 
 
 EXECUTORS: dict[str, Executor] = {
@@ -52,8 +60,8 @@ EXECUTORS: dict[str, Executor] = {
         zephyr_main="main_aot.c",
         runtime_sources=(),
         table_file="mb_aot_models.c",
-        table=lambda board, models, inputs, separate=(): aot.aot_models_c(models, inputs,
-                                                                          separate),
+        table=lambda board, models, inputs, separate=(), pool=None: aot.aot_models_c(
+            models, inputs, separate),
         embeds_inputs=True,
         skeleton=True,
         self_test="aot/self_test.c",
@@ -67,10 +75,10 @@ EXECUTORS: dict[str, Executor] = {
         zephyr_main="main_rpc.c",
         runtime_sources=tuple(s for s in rpc_table.runtime_sources() if s != "rpc/main.c"),
         table_file="mb_rpc_models.c",
-        table=lambda board, models, inputs, separate=(): rpc_table.rpc_models_c(
-            board, models, rpc_table.DEFAULT_POOL_BYTES, separate),
+        table=lambda board, models, inputs, separate=(), pool=rpc_table.DEFAULT_POOL_BYTES:
+            rpc_table.rpc_models_c(board, models, pool, separate),
         embeds_inputs=False,
-        describe=lambda board, models, separate=(): rpc_table.describe(
-            board, models, rpc_table.DEFAULT_POOL_BYTES, separate),
+        describe=lambda board, models, separate=(), pool=rpc_table.DEFAULT_POOL_BYTES:
+            rpc_table.describe(board, models, pool, separate),
     ),
 }

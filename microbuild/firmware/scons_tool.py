@@ -30,7 +30,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import SCons.Action
 import SCons.Builder
 import SCons.Script
@@ -40,17 +39,16 @@ from elftools.elf.sections import SymbolTableSection
 
 from microbuild.compiler import compile_model
 from microbuild.compiler.c_names import model_prefix
-from microbuild.compiler.compiled_model import TensorSpec
 from microbuild.compiler.variants import Target, selection_from_spec, selection_spec
 from microbuild.compiler.workspace_split import WorkspaceRegion
 from microbuild.firmware.executors import EXECUTORS as EXECUTOR_TABLE
 from microbuild.errors import MicrobuildError
-from microbuild.firmware import aot, image_steps, images, rpc_table, toolchains, workspaces
+from microbuild.firmware import image_steps, images, rpc_table, toolchains, workspaces
 from microbuild.firmware.note import add_note
 from microbuild.firmware.scons_env import (board_environment, board_of, micro_runtime, quiet,
                                            report_error, runtime_object)
+from microbuild.firmware.scons_executor import executor_table
 from microbuild.firmware.scons_fit import check_object_sizes, fit_report_action, link_with_fit_check
-from microbuild.tensor_files import load_inputs, random_inputs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 # Changing the compiler's Python code must regenerate models; these files are their dependencies.
@@ -97,45 +95,6 @@ def _write_value(target, source, env):
 
 
 # ---- MicroFirmware --------------------------------------------------------------------------------
-def _aot_table(target, source, env):
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source
-                 if str(s).endswith(".json")]
-    input_files = env["MICROBUILD_AOT_INPUTS"]
-    arrays, saved = [], {}
-    try:
-        for m in summaries:
-            specs = [TensorSpec(**{k: (tuple(v) if k == "shape" else v) for k, v in s.items()})
-                     for s in m["inputs"]]
-            path = input_files.get(m["prefix"])
-            values = (load_inputs(path, specs, model=m["prefix"] if len(summaries) > 1 else None)
-                      if path else random_inputs(specs, env["MICROBUILD_AOT_SEED"]))
-            arrays.append(values)
-            for k, value in enumerate(values):
-                saved[f"{m['prefix']}.input{k}"] = value
-    except MicrobuildError as err:
-        report_error(err, target[0])
-        return 1
-    Path(str(target[0])).write_text(aot.aot_models_c(summaries, arrays,
-                                                     env["MICROBUILD_SEPARATE_WORKSPACE"]))
-    np.savez(str(target[1]), **saved)
-    return 0
-
-
-def _rpc_table(target, source, env):
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source
-                 if str(s).endswith(".json")]
-    board, pool = env["MICROBUILD_RPC_BOARD"], env["MICROBUILD_RPC_POOL"]
-    separate = env["MICROBUILD_SEPARATE_WORKSPACE"]
-    try:
-        Path(str(target[0])).write_text(rpc_table.rpc_models_c(board, summaries, pool, separate))
-    except MicrobuildError as err:
-        report_error(err, target[0])
-        return 1
-    Path(str(target[1])).write_text(
-        json.dumps(rpc_table.describe(board, summaries, pool, separate), indent=1) + "\n")
-    return 0
-
-
 # aot: microbuild's standalone test harness is main (runtime/aot/main.c); rpc: the server the
 # host drives (runtime/rpc/); app: the user's own sources hold main and call the models.
 # The executors of the shared table (firmware/executors.py), and app: the user's own main().
@@ -254,7 +213,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
         models = {model_prefix(m): m for m in models}
     separate = True if separate_workspace is True else sorted(separate_workspace or ())
     workspaces.check_separate(list(models), separate)
-    # The grouping is an input of the table and of the fit report.
+    # The grouping is an input of the fit report.
     grouping = env.Value(json.dumps({"separate": separate}))
 
     runtime = micro_runtime(env, b, toolchain)
@@ -271,7 +230,7 @@ def micro_firmware(env, target, board, models, executor: str = "aot", toolchain:
     objects += model_objects
     table, side_file, executor_sources = _executor_table(
         env, fenv, src, out_dir.File(name), executor, summaries, inputs, seed,
-        {"board": b.name, "pool": rpc_pool, "separate": separate, "grouping": grouping})
+        {"board": b.name, "pool": rpc_pool, "separate": separate})
     if table is not None:
         objects.append(fenv.Object(src.File(Path(str(table)).stem + ".o"), table)[0])
         fenv.Depends(objects[-1], size_checks)  # its workspace arrays have the same limit
@@ -384,35 +343,15 @@ def _executor_table(env, fenv, src, base, executor: str, summaries: list, inputs
                     build: dict[str, Any]) -> tuple[Any, Any, list[str]]:
     """The executor's generated table (the AOT models with their embedded inputs, or the RPC
     table the host reads back), the file beside the firmware that goes with it, and the
-    executor's runtime sources. ``build``: the board's name, the RPC pool, the workspace
-    grouping."""
-    out_dir, name, grouping = base.dir, base.name, build["grouping"]
-    separate, rpc_pool = build["separate"], build["pool"]
-    if executor == "aot":
-        inputs = {k: str(v) for k, v in (inputs or {}).items()}
-        input_nodes = [env.File(p) for p in inputs.values()]
-        table, side_file = fenv.Command(
-            [src.File("mb_aot_models.c"), out_dir.File(f"{name}.input.npz")],
-            summaries + input_nodes + [fenv.Value(json.dumps({"seed": seed, "inputs": inputs})),
-                                       grouping],
-            SCons.Action.Action(_aot_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_AOT_INPUTS=inputs, MICROBUILD_AOT_SEED=seed,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = ["aot/main.c", "aot/self_test.c"]
-    elif executor == "app":
-        table = side_file = None
-        executor_sources = []
-    else:
-        # What the host reads back: build id, arena layout, the models' slots and operators.
-        table, side_file = fenv.Command(
-            [src.File("mb_rpc_models.c"), out_dir.File(f"{name}.rpc.json")],
-            summaries + [fenv.Value(json.dumps({"board": build["board"], "pool": rpc_pool})),
-                         grouping],
-            SCons.Action.Action(_rpc_table, "$MICROAOTCOMSTR"),
-            MICROBUILD_RPC_BOARD=build["board"], MICROBUILD_RPC_POOL=rpc_pool,
-            MICROBUILD_SEPARATE_WORKSPACE=separate)
-        executor_sources = rpc_table.runtime_sources()
-    return table, side_file, executor_sources
+    executor's runtime sources: what the executors table (executors.py) says, none for app.
+    ``build``: the board's name, the RPC pool, the models with a workspace of their own."""
+    if executor == "app":
+        return None, None, []
+    spec = EXECUTOR_TABLE[executor]
+    inputs = {k: str(v) for k, v in (inputs or {}).items()}
+    table, *side = executor_table(fenv, src, base, spec, summaries, inputs, seed, build["board"],
+                                  build["separate"], build["pool"])
+    return table, (side[0] if side else None), spec.sources
 
 
 def _image_files(fenv, elf, out_dir, name: str, b) -> list:

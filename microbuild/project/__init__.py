@@ -27,21 +27,28 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from microbuild import __version__
-from microbuild.boards import Board
-from microbuild.errors import ModelError, ToolchainError
+from microbuild.boards import Board, resolve_board
+from microbuild.compiler import compile_model
+from microbuild.compiler.c_names import model_prefix
+from microbuild.compiler.variants import Selection, Target
+from microbuild.errors import BuildError, ModelError, ToolchainError
+from microbuild.firmware import workspaces
+from microbuild.firmware.build import _separate_prefixes
+from microbuild.firmware.toolchains import select_toolchain
 from microbuild.project.executors import EXECUTORS, get_executor
 from microbuild.project.files import (
-    check_output_dir,
     MANIFEST,
     MODEL_DIR,
+    check_output_dir,
     ProjectError,
     ProjectFiles,
     read_manifest,
     write_project,
 )
-from microbuild.project.formats import FORMATS as FORMAT_CLASSES
-from microbuild.project.formats import ProjectFormat, format_names
+from microbuild.project.formats import FORMATS as FORMAT_CLASSES, format_names, ProjectFormat
 from microbuild.project.formats.base import Instructions, Spec
+from microbuild.tensor_files import load_inputs
+from microbuild.tuning import TuningLog
 
 # The formats' names, in the order `--format` lists them (a view of the registry, for callers
 # that iterate names).
@@ -81,8 +88,6 @@ def project_format(name: str) -> ProjectFormat:
 
 
 def _resolve_board(board: str | Path | Board) -> Board:
-    from microbuild.boards import resolve_board
-
     return resolve_board(board)
 
 
@@ -91,9 +96,6 @@ def _compile_models(models: Sequence[str | Path], project, board: Board, selecti
     """Each model compiled for the project (prefix -> its path in the project, prefix -> the
     CompiledModel) and copied into ``files``; a missing or misnamed file, or two models of one
     name, is an error."""
-    from microbuild.compiler import compile_model
-    from microbuild.compiler.c_names import model_prefix
-
     named: dict[str, str] = {}
     compiled: dict[str, Any] = {}
     for path in models:
@@ -141,9 +143,6 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     the user's files (src/main.c, ...) and replaces the generated ones; a folder holding anything
     microbuild did not generate is refused. Raises a MicrobuildError subclass for every mistake
     a user can make."""
-    from microbuild.firmware.toolchains import select_toolchain
-    from microbuild.tensor_files import load_inputs
-
     project = project_format(fmt)
     spec_executor = get_executor(executor)
     if spec_executor.formats is not None and fmt not in spec_executor.formats:
@@ -161,16 +160,12 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     out = Path(out_dir).resolve()
     previous = check_output_dir(out)
 
-    from microbuild.compiler.variants import Selection, Target
-    from microbuild.tuning import TuningLog
-
     files = ProjectFiles()
     tuning_log = TuningLog.load(tuning) if tuning is not None else None
     tuning_rel = f"{MODEL_DIR}/tune.json" if tuning is not None else None
     if tuning is not None:
         files.add(tuning_rel, Path(tuning).read_bytes())
     selection = Selection(Target.of_board(b), tuning=tuning_log, force=dict(variants or {}))
-    from microbuild.firmware import workspaces
 
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as microbuild's own build does (compiler/workspace_split.py).
@@ -185,8 +180,6 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
         load_inputs(input_path, compiled[prefix].inputs)  # the error names the mismatch now
         input_rel = f"{MODEL_DIR}/{prefix}.input{input_path.suffix}"
         files.add(input_rel, input_path.read_bytes())
-
-    from microbuild.firmware.build import _separate_prefixes
 
     separate = _separate_prefixes(
         separate_workspace, {p: str(Path(m).resolve()) for p, m in zip(named, models)})
@@ -227,8 +220,6 @@ def build_project(project_dir: str | Path, env: dict[str, str] | None = None,
     """Build a generated project with its own tool (the `build` commands of its manifest: pio
     run, scons, make, west build), raising ToolchainError when the tool is missing (a Zephyr
     application without west or a Zephyr tree, say) and BuildError when the build fails."""
-    from microbuild.errors import BuildError
-
     out = Path(project_dir).resolve()
     manifest = read_manifest(out)
     if manifest is None:

@@ -15,14 +15,21 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from microbuild.boards import Board
+from microbuild.boards import Board, resolve_board
+from microbuild.compiler.c_names import model_prefix
+from microbuild.compiler.forced_variants import parse_variants
+from microbuild.compiler.variants import selection_spec, Target
 from microbuild.errors import MicrobuildError
+from microbuild.firmware import board_files, image_steps, linker_script, scons_executor, workspaces
+from microbuild.firmware.fit import TABLE_HEADER, analyze_elf, fit_error
+from microbuild.firmware.scons_fit import write_fit_report
+from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
+from microbuild.firmware.toolchains import toolchain_setup
+from microbuild.paths import runtime_dir
+from microbuild.project.executors import compiled_runtime_sources, get_executor
+from microbuild.project.readme import MICROBUILD_VARIABLE
+from microbuild.project.run_and_flash import flash_commands, run_command
 
-# Construction variables an SCons environment carries for the table action.
-_BOARD_NAME = "MICROBUILD_PROJECT_BOARD_NAME"
-_EXECUTOR, _INPUTS, _SEED = "MICROBUILD_PROJECT_EXECUTOR", "MICROBUILD_PROJECT_INPUTS", \
-    "MICROBUILD_PROJECT_SEED"
-_SEPARATE = "MICROBUILD_PROJECT_SEPARATE_WORKSPACE"
 
 
 def fail(err: MicrobuildError) -> None:
@@ -35,15 +42,11 @@ def fail(err: MicrobuildError) -> None:
 
 
 def load_board(path: str | Path) -> Board:
-    from microbuild.boards import resolve_board
-
     return resolve_board(str(path))
 
 
 def model_prefixes(models: Sequence[str]) -> dict[str, str]:
     """C prefix -> .tflite path, prefixes from the file names as `microbuild build` makes them."""
-    from microbuild.compiler.c_names import model_prefix
-
     named: dict[str, str] = {}
     for path in models:
         prefix = model_prefix(path)
@@ -67,8 +70,6 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
     """Write mb_board_config.h, mb_board_init.c and the linker script (or the additions to the
     toolchain's own script) for ``board`` into ``folder``; returns {"config", "init", "ld"}
     ("ld" absent on the host)."""
-    from microbuild.firmware import board_files, linker_script
-
     folder = Path(folder)
     written = {
         "config": write_if_changed(folder / "mb_board_config.h", board_files.board_config_h(board)),
@@ -84,76 +85,25 @@ def board_files_into(board: Board, uses_linker_script: bool, insert_after: str |
 
 
 # ---- the executor's table -------------------------------------------------------------------------
-def _table_action(target, source, env):
-    import numpy as np
-
-    from microbuild.firmware import aot
-    from microbuild.firmware.scons_tool import report_error
-    from microbuild.project.executors import get_executor
-
-    summaries = [json.loads(Path(str(s)).read_text()) for s in source
-                 if str(s).endswith(".json")]
-    try:
-        executor = get_executor(env[_EXECUTOR])
-        inputs = None
-        if executor.embeds_inputs:
-            inputs = aot.embedded_inputs(summaries, env[_INPUTS], env[_SEED])
-    except MicrobuildError as err:
-        report_error(err, target[0])
-        return 1
-    board = env[_BOARD_NAME]
-    separate = env[_SEPARATE]
-    try:
-        Path(str(target[0])).write_text(executor.table(board, summaries, inputs, separate))
-    except MicrobuildError as err:  # e.g. the RPC table refusing a split workspace
-        report_error(err, target[0])
-        return 1
-    if len(target) > 1 and executor.embeds_inputs:
-        np.savez(str(target[1]), **(aot.saved_inputs(summaries, inputs) if inputs else {}))
-    elif len(target) > 1 and executor.describe is not None:
-        Path(str(target[1])).write_text(
-            json.dumps(executor.describe(board, summaries, separate), indent=1) + "\n")
-    return 0
-
-
 def executor_table(env, folder: str, summaries: list, executor: str, inputs: dict[str, str],
                    seed: int, firmware: str, board: str,
                    separate: list[str] | bool = ()) -> list:
     """An SCons Command that writes the executor's table (e.g. mb_aot_models.c) into ``folder``
     from the models' summaries (MicroModel's .json), embedding ``inputs`` (prefix -> .npy/.npz)
     or seeded random inputs, and next to ``firmware`` (its path without suffix) the .input.npz
-    of what was embedded (AOT) or the .rpc.json a host drives it with (RPC)."""
-    import SCons.Action
-
-    from microbuild.project.executors import get_executor
-
-    spec = get_executor(executor)
-    targets = [env.File(f"{folder}/{spec.table_file}")]
-    if spec.embeds_inputs:
-        targets.append(env.File(f"{firmware}.input.npz"))
-    elif spec.describe is not None:
-        targets.append(env.File(f"{firmware}.rpc.json"))
-    input_nodes = [env.File(p) for p in inputs.values()]
-    separate = True if separate is True else sorted(separate or ())
-    value = env.Value(json.dumps({"executor": executor, "inputs": inputs, "seed": seed,
-                                  "board": board, "separate_workspace": separate}))
-    return env.Command(targets, list(summaries) + input_nodes + [value],
-                       SCons.Action.Action(_table_action, "$MICROAOTCOMSTR"),
-                       **{_EXECUTOR: executor, _INPUTS: dict(inputs), _SEED: seed,
-                          _BOARD_NAME: board, _SEPARATE: separate})
+    of what was embedded (AOT) or the .rpc.json a host drives it with (RPC): the command
+    microbuild's own build makes (firmware/scons_executor.py)."""
+    return scons_executor.executor_table(env, folder, firmware, get_executor(executor), summaries,
+                                         inputs, seed, board, separate)
 
 
 # ---- an SCons project -----------------------------------------------------------------------------
 def _fit_report(target, source, env):
-    from microbuild.firmware.scons_fit import write_fit_report
-
     return write_fit_report(str(source[0]), env["MICROBUILD_PROJECT_BOARD"], target[0])
 
 
 def _run(target, source, env):
     import subprocess
-
-    from microbuild.project.run_and_flash import run_command
 
     command = run_command(env["MICROBUILD_PROJECT_BOARD"], str(source[0]))
     print(" ".join(command), flush=True)
@@ -162,8 +112,6 @@ def _run(target, source, env):
 
 def _print_size(target, source, env):
     """`scons size`: the fit report as a table, one row per memory region."""
-    from microbuild.firmware.fit import TABLE_HEADER, analyze_elf
-
     report = analyze_elf(str(source[0]), env["MICROBUILD_PROJECT_BOARD"])
     rows = [TABLE_HEADER, *report.table_rows()]
     widths = [max(len(str(row[k])) for row in rows) for k in range(len(TABLE_HEADER))]
@@ -188,11 +136,6 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     Returns the nodes: {"elf", "bin", "hex", "size"} (files) and the aliases {"run", "flash",
     "size_report"} (`scons run`, `scons flash`, `scons size`; absent ones omitted)."""
     import SCons.Action
-
-    from microbuild.firmware import image_steps
-    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
-    from microbuild.project.executors import compiled_runtime_sources, get_executor
-    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         spec = get_executor(executor)
@@ -220,7 +163,6 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         selection = model_selection(b, str(Path(tuning).resolve()) if tuning else None, variants)
     except MicrobuildError as err:
         fail(err)
-    from microbuild.firmware import workspaces
 
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as in microbuild's own build (compiler/workspace_split.py).
@@ -323,16 +265,12 @@ def _separate(text: str) -> list[str] | bool:
 
 
 def _variants(text: str) -> dict[str, str]:
-    from microbuild.compiler.forced_variants import parse_variants
-
     return parse_variants(text.split())
 
 
 def model_selection(board: Board, tuning: str | None, variants: dict[str, str] | None) -> str:
     """The MICROBUILD_SELECTION a project's MicroModel builds with: the board's CPU, the
     project's tuning log and forced variants (the same choice `microbuild build` makes)."""
-    from microbuild.compiler.variants import Target, selection_spec
-
     if tuning:
         from microbuild.tuning import TuningLog
 
@@ -342,8 +280,6 @@ def model_selection(board: Board, tuning: str | None, variants: dict[str, str] |
 
 
 def _installed_runtime() -> str:
-    from microbuild.paths import runtime_dir
-
     return str(runtime_dir())
 
 
@@ -376,8 +312,6 @@ def pio_board(env, board: Board, setup, runtime: str, replace_tools: bool) -> di
     compiler and flags (``replace_tools``: microbuild's platform; else flags are appended to an
     official platform's), the board files generated from the YAML, start-up code, drivers and
     print helpers. Returns the generated board files."""
-    from microbuild.firmware import board_files
-
     folder = Path(env.subst("$BUILD_DIR")) / "microbuild" / "board"
     generated = board_files_into(board, setup.uses_linker_script, setup.insert_after, folder)
     if replace_tools:
@@ -412,8 +346,6 @@ def _pio_fit(target, source, env):
     """After linking: the fit report (firmware.size.json), an error when it does not fit. A
     module-level function without closure: SCons hashes an action's code into the target's
     signature, and a closure over the board would relink on every run."""
-    from microbuild.firmware.fit import analyze_elf, fit_error
-
     report = analyze_elf(str(target[0]), load_board(env["MICROBUILD_PIO_BOARD"]))
     Path(str(target[0])).with_suffix(".size.json").write_text(
         json.dumps(report.to_dict(), indent=1) + "\n")
@@ -431,11 +363,6 @@ def pio_platform(env) -> None:
     import subprocess
 
     from SCons.Script import Default
-
-    from microbuild.firmware import image_steps
-    from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
-    from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.run_and_flash import flash_commands, run_command
 
     try:
         options = pio_options(env)
@@ -488,8 +415,6 @@ def pio_platform(env) -> None:
 def pio_regenerate_target(env) -> None:
     """`pio run -t regenerate`: the project generated again, in its folder, by the command in
     custom_microbuild_command (the Python that generated it) or $MICROBUILD."""
-    from microbuild.project.readme import MICROBUILD_VARIABLE
-
     arguments = env.GetProjectOption("custom_microbuild_regenerate", "").strip()
     if not arguments:
         return
@@ -506,8 +431,6 @@ def pio_models(env) -> None:
     and adds them, the kernels and (for an official platform, which knows the chip but not
     microbuild's runtime) the board's start-up code, drivers and flags to the build."""
     import microbuild
-    from microbuild.firmware.toolchains import toolchain_setup
-    from microbuild.project.executors import compiled_runtime_sources, get_executor
 
     pio_regenerate_target(env)  # first: it must work even when the rest of the project does not
     try:

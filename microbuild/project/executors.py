@@ -6,9 +6,10 @@ import shlex
 from pathlib import Path
 
 from microbuild.boards import Board
-from microbuild.firmware import board_files
-from microbuild.paths import runtime_dir
+from microbuild.errors import BuildError
+from microbuild.firmware import board_files, image_steps
 from microbuild.firmware.executors import EXECUTORS, Executor
+from microbuild.paths import runtime_dir
 from microbuild.project.files import ProjectError
 
 
@@ -36,8 +37,7 @@ def compiled_runtime_sources(board: Board, family: str | None, executor: Executo
 def runtime_files(board: Board, family: str | None, executor: Executor) -> list[str]:
     """Every runtime/ file a project for ``board`` copies (relative to runtime/)."""
     return sorted(set(board_files.runtime_files(
-        board, family, [executor.main, *executor.runtime_sources,
-                        *([executor.self_test] if executor.self_test else [])])
+        board, family, executor.sources)
         + boot_header_sources(board)))
 
 
@@ -47,9 +47,6 @@ def boot_header_c_files(board: Board, setup) -> dict[str, str]:
     for projects whose build runs no microbuild (make)."""
     import subprocess
     import tempfile
-
-    from microbuild.errors import BuildError
-    from microbuild.firmware import image_steps
 
     files = {}
     for step in [] if board.is_host else image_steps.steps(board):
@@ -73,8 +70,6 @@ def boot_header_c_files(board: Board, setup) -> dict[str, str]:
 def boot_header_sources(board: Board) -> list[str]:
     """The runtime/ sources of the board's boot headers (RP2040 boot2), which a project's build
     assembles into the bytes its image starts with."""
-    from microbuild.firmware import image_steps
-
     if board.is_host:
         return []
     return [step.header_source for step in image_steps.steps(board) if step.header_source]

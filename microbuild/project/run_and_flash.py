@@ -7,7 +7,9 @@ import shlex
 from pathlib import Path
 
 from microbuild.boards import Board
+from microbuild.device.runners import RUNNERS, debian_package, FirmwareImage, FlashToolRunner
 from microbuild.errors import MicrobuildError
+from microbuild.firmware.toolchains import debian_packages, select_toolchain
 
 
 def run_command(board: Board, firmware: str) -> list[str] | None:
@@ -37,8 +39,6 @@ def flash_commands(board: Board, elf: str, binary: str, hexfile: str) -> list[tu
     """(runner, shell command) for each flash tool the board lists that a command line can
     drive, in the board's order of preference: the command lines of microbuild's own flash
     runners (microbuild/device/runners), so `make flash` and `microbuild flash` do the same."""
-    from microbuild.device.runners import RUNNERS, FirmwareImage, FlashToolRunner
-
     image = FirmwareImage(Path(elf), Path(binary), Path(hexfile))
     found = []
     for listed in board.runners:
@@ -71,16 +71,12 @@ def console_hint(board: Board) -> str:
 
 
 def toolchain_packages(board: Board, family: str | None) -> str:
-    from microbuild.firmware.toolchains import debian_packages, select_toolchain
-
     return " ".join(debian_packages(select_toolchain(board, family).family))
 
 
 def flash_package(runner: str) -> str | None:
     """The Debian package of a flash runner's tool, as its class declares (None: not in Debian,
     e.g. pyocd, which is on PyPI)."""
-    from microbuild.device.runners import debian_package
-
     return debian_package(runner)
 
 

@@ -9,10 +9,19 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from microbuild.boards import Board
+from microbuild.boards import Board, board_yaml
+from microbuild.boards.drivers import SOURCE_KEYS
 from microbuild.firmware import board_files
 from microbuild.paths import runtime_dir
-from microbuild.project.files import BOARD_DIR, ProjectFiles, RUNTIME_DIR, RUNTIME_LICENCE_FILES
+from microbuild.project.executors import runtime_files
+from microbuild.project.files import (
+    APP_MAIN,
+    BOARD_DIR,
+    RUNTIME_DIR,
+    RUNTIME_LICENCE_FILES,
+    ProjectFiles,
+)
+from microbuild.project.templates import templates_dir
 
 
 def add_runtime(files: ProjectFiles, rels: Sequence[str], link_runtime: bool,
@@ -57,9 +66,6 @@ def board_yaml_text(board: Board) -> str:
     """The board's definition with `extends:` resolved, so the project needs no other board file
     (as `microbuild boards show` prints it, with a header that names no local paths). The board's
     own C files are named where the project keeps them (board/src/..., see add_board_files)."""
-    from microbuild.boards import board_yaml
-    from microbuild.boards.drivers import SOURCE_KEYS
-
     own = {path: rel for rel, path in board_own_files(board).items()}
     if own:
         data = copy.deepcopy(board.data)
@@ -94,3 +100,15 @@ def app_main(spec) -> str:
 
 def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def add_bare_metal_files(spec, files: ProjectFiles) -> tuple[str, list[str]]:
+    """What every bare-metal project (platformio, scons, make) starts with: the board's files,
+    the runtime/ files the board and the executor need, src/main.c (the user's) and .gitignore.
+    Returns the runtime folder as the build files name it, and the board's own C sources."""
+    own_sources = add_board_files(files, spec.board)
+    runtime = add_runtime(files, runtime_files(spec.board, spec.toolchain, spec.executor),
+                          spec.link_runtime)
+    files.add_user(APP_MAIN, app_main(spec))
+    files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
+    return runtime, own_sources

@@ -15,13 +15,12 @@ import json
 import sys
 from pathlib import Path
 
+from microbuild.boards import load_board
 from microbuild.errors import MicrobuildError
+from microbuild.firmware.fit import TABLE_HEADER, analyze_elf, fit_error
 
 
 def main(argv: list[str]) -> int:
-    from microbuild.boards import load_board
-    from microbuild.firmware.fit import TABLE_HEADER, analyze_elf, fit_error
-
     if len(argv) != 2:
         sys.stderr.write("usage: python -m microbuild.project.zephyr_fit BOARD.yaml ELF\n")
         return 2

@@ -16,31 +16,12 @@ import grimp
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Cycles known and left for their owners, each with why. A new cycle fails the test; one fixed
-# can be deleted here.
-KNOWN_CYCLES = {
-    # runners/__init__ imports every runner, and flash_tool looks a runner up in the registry
-    # when asked for one by name: goes away when runners are discovered as classes.
-    frozenset({"microbuild.device.runners", "microbuild.device.runners.avrdude",
-               "microbuild.device.runners.dfu_util", "microbuild.device.runners.esptool",
-               "microbuild.device.runners.flash_tool", "microbuild.device.runners.jlink",
-               "microbuild.device.runners.nrf", "microbuild.device.runners.openocd",
-               "microbuild.device.runners.picotool", "microbuild.device.runners.platformio",
-               "microbuild.device.runners.probe_rs", "microbuild.device.runners.pyocd",
-               "microbuild.device.runners.stlink", "microbuild.device.runners.stm32cubeprogrammer",
-               "microbuild.device.runners.uf2"}),
-    # prepare runs the variables pass; ops/variables reads prepare's quantization check. Moving
-    # that check below both means editing an operator module.
-    frozenset({"microbuild.compiler.ops.variables", "microbuild.compiler.prepare"}),
-}
+# Cycles known and left for their owners, each with why: none now. A new cycle fails the test.
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 # The package's own entry points (the SCons tool, microbuild.api, microbuild.connect) import
 # above every layer, when called only: `import microbuild` for __version__ loads none of them.
-FACADE = {("microbuild", "microbuild.api"), ("microbuild", "microbuild.firmware.scons_tool"),
-          # The board loader checks a file's flash entries against the runner classes, which
-          # declare the names and typed arguments (the one description of a runner), inside the
-          # check only; .importlinter ignores the same import and says why.
-          ("microbuild.boards.loader", "microbuild.device.runners")}
+FACADE = {("microbuild", "microbuild.api"), ("microbuild", "microbuild.firmware.scons_tool")}
 
 
 def test_import_contracts_are_kept():

@@ -15,6 +15,8 @@ from microbuild.boards.loader import builtin_boards_dir
 from microbuild.cli import main
 from microbuild.errors import BoardError
 
+from board_support import MINIMAL_BOARD
+
 REQUIRED_BOARDS = ["host", "host-clang", "mps2-an385", "mps2-an386", "mps2-an500", "mps3-an547",
                    "netduinoplus2", "riscv32-virt", "stm32f746", "nucleo-f746zg", "nrf52840dk",
                    "rp2040-pico", "sparkfun-edge", "atmega328p", "nucleo-h743zi"]
@@ -35,26 +37,7 @@ def write(path: Path, text: str) -> Path:
 
 # A complete minimal board used as the starting point of the bad-input cases below. Line numbers
 # in the expected messages refer to this text.
-GOOD = """
-name: myboard
-title: My board
-vendor: me
-cpu:
-  arch: armv7e-m
-  core: cortex-m4
-  endian: little
-  clock_hz: 48000000
-memory:
-  regions:
-    flash: {origin: 0x08000000, length: 256K, access: rx}
-    ram: {origin: 0x20000000, length: 64K, access: rwx}
-  placement: {text: flash, rodata: flash, weights: flash, data: ram, bss: ram, stack: ram, heap: ram, workspace: ram}
-toolchain:
-  family: gcc-arm-none-eabi
-  libc: newlib-nano
-init: "/* nothing */"
-transport: {kind: serial, driver: stm32_usart, base: 0x40011000, baud: 115200}
-timer: {driver: dwt, frequency_hz: 48000000}
+GOOD = "\n" + MINIMAL_BOARD + """\
 flash:
   - runner: openocd
 """

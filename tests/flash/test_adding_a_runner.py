@@ -14,36 +14,21 @@ import pytest
 
 from microbuild import api
 from microbuild.boards import load_board_file
+from microbuild.boards.runner_declarations import undeclare
 from microbuild.device.debug import debug_session
 from microbuild.device.runners import RUNNERS, Capability, FlashError, Runner, install_hint
 from microbuild.errors import DeviceError
 from microbuild.project.run_and_flash import flash_package
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "boards"))
+
+from board_support import MINIMAL_BOARD  # noqa: E402
+
 DOC = (REPO / "docs" / "adding-a-runner.md").read_text()
 
 # A minimal board; the doc's `flash:` block is appended (the first entry's args on line 22).
-BOARD = """\
-name: myboard
-title: My board
-vendor: me
-cpu:
-  arch: armv7e-m
-  core: cortex-m4
-  endian: little
-  clock_hz: 48000000
-memory:
-  regions:
-    flash: {origin: 0x08000000, length: 256K, access: rx}
-    ram: {origin: 0x20000000, length: 64K, access: rwx}
-  placement: {text: flash, rodata: flash, weights: flash, data: ram, bss: ram, stack: ram, heap: ram, workspace: ram}
-toolchain:
-  family: gcc-arm-none-eabi
-  libc: newlib-nano
-init: "/* nothing */"
-transport: {kind: serial, driver: stm32_usart, base: 0x40011000, baud: 115200}
-timer: {driver: dwt, frequency_hz: 48000000}
-"""
+BOARD = MINIMAL_BOARD
 
 
 def _block(language: str) -> str:
@@ -62,6 +47,7 @@ def toy_runner(tmp_path_factory):
     spec.loader.exec_module(module)
     yield module.ToyRunner
     RUNNERS.pop("toy", None)
+    undeclare("toy")  # board files may no longer name it either
     sys.modules.pop(path.stem, None)
 
 

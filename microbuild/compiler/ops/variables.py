@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.quant_check import quantization_problem
 from microbuild.model.ir import Graph, Operator
 
 _DTYPES = frozenset({"int8", "int16", "int32"})
@@ -69,8 +70,6 @@ def _quantized_access(graph: Graph, var):
     if not quants or any(t.quant is None or t.quant.per_channel for t in quants):
         return None
     # A damaged scale or zero point is refused by prepare's quantization check, not used here.
-    from microbuild.compiler.prepare import quantization_problem  # prepare imports this module
-
     if any(quantization_problem(t) for t in quants) or (
             var.initial is not None and np.isnan(np.asarray(var.initial, np.float32)).any()):
         return None

@@ -13,8 +13,9 @@ import pkgutil
 from typing import Any
 
 from microbuild.device.runners.base import (RUNNERS, Capability, CompletedRun, Runner, RunnerArg,
-                                            flash_entry_problems, package_hint)
+                                            package_hint)
 from microbuild.device.runners.flash_tool import FirmwareImage, FlashError, FlashToolRunner
+from microbuild.boards.runner_declarations import declarations_text
 from microbuild.errors import MicrobuildError
 
 for _module in pkgutil.iter_modules(__path__):
@@ -55,6 +56,14 @@ def runner_for(board, name: str | None = None, **options: Any) -> Runner:
     return cls(board, **options) if issubclass(cls, FlashToolRunner) else cls(board)
 
 
+def built_in_declarations_text() -> str:
+    """schema/runners.json as this package's runner classes declare it: the board loader's copy
+    of their names and args (boards/runner_declarations.py; tools/update_runner_declarations.py
+    writes it)."""
+    return declarations_text([cls.declaration() for cls in RUNNERS.values()
+                              if cls.__module__.startswith(f"{__name__}.")])
+
+
 def install_hint(name: str) -> str:
     """How to install runner ``name``'s tool ("" for an unknown runner or one with no tool)."""
     cls = RUNNERS.get(name)
@@ -75,4 +84,4 @@ __all__ = ["AvrdudeRunner", "Capability", "CompletedRun", "DfuUtilRunner", "Espt
            "NrfjprogRunner", "NrfutilRunner", "OpenocdRunner", "PicotoolRunner",
            "PlatformioRunner", "ProbeRsRunner", "PyocdRunner", "QemuRunner", "RUNNERS", "Runner",
            "RunnerArg", "SimavrRunner", "StlinkRunner", "Stm32CubeProgrammerRunner", "Uf2Runner",
-           "debian_package", "flash_entry_problems", "install_hint", "package_hint", "runner_for"]
+           "built_in_declarations_text", "debian_package", "install_hint", "package_hint", "runner_for"]

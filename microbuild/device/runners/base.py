@@ -6,7 +6,8 @@ A runner is one class per tool (Zephyr's west runners are the model). The class 
 - ``capabilities``: what it can do (:class:`Capability`); asking a runner for something it did not
   declare is a clear error naming the board's runners that can, never a surprise at run time;
 - ``arguments``: its typed ``args`` (:class:`RunnerArg`), checked with the board file so that a
-  misspelt or mistyped arg is reported with file:line and key path like every other board error;
+  misspelt or mistyped arg is reported with file:line and key path like every other board error
+  (the board loader reads them as data: boards/runner_declarations.py);
 - ``debian_packages`` / ``pypi_packages``: what installs its tool (install hints and generated
   projects' READMEs are derived from them).
 
@@ -16,7 +17,6 @@ module beside this one, so adding a runner is adding a file (docs/adding-a-runne
 
 from __future__ import annotations
 
-import difflib
 import enum
 import subprocess
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from microbuild.boards import Board
+from microbuild.boards.runner_declarations import RunnerArg, RunnerDeclaration, declare
 from microbuild.errors import DeviceError
 
 
@@ -59,51 +60,6 @@ _IMPLEMENTED_BY = {Capability.RUN: "command", Capability.CONSOLE: "start",
                    Capability.FLASH: "flash_command", Capability.GDB_SERVER: "gdb_server_command"}
 
 
-@dataclass(frozen=True)
-class RunnerArg:
-    """One setting a runner takes from its board YAML entry (``flash: - runner: X, args:``).
-
-    ``types`` are the YAML values it accepts: str, int, bool, float, or list (of strings)."""
-
-    name: str
-    types: tuple[type, ...]
-    help: str
-
-    def problem(self, value: Any) -> str | None:
-        """Why ``value`` does not fit this argument, or None when it does."""
-        if value is None:
-            return None
-        for kind in self.types:
-            if kind is list and isinstance(value, list):
-                if all(isinstance(item, str) for item in value):
-                    return None
-                return f"`{self.name}` is a list of strings; {value!r} has other items"
-            # YAML's true/false are not numbers here, though bool is an int in Python.
-            if kind in (int, float) and isinstance(value, bool):
-                continue
-            if kind is float and isinstance(value, int):
-                return None
-            if kind is not list and isinstance(value, kind):
-                return None
-        return (f"`{self.name}` takes {_type_words(self.types)}, not {_yaml_type(value)} "
-                f"{value!r} ({self.help})")
-
-
-_TYPE_WORDS = {str: "a string", int: "an integer", bool: "true or false", float: "a number",
-               list: "a list of strings"}
-
-
-def _type_words(types: tuple[type, ...]) -> str:
-    return " or ".join(_TYPE_WORDS[t] for t in types)
-
-
-def _yaml_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "the boolean"
-    return {int: "the integer", float: "the number", str: "the string", list: "the list",
-            dict: "the mapping"}.get(type(value), "the value")
-
-
 #: every runner class by name, filled as the classes are defined
 RUNNERS: dict[str, type[Runner]] = {}
 
@@ -131,6 +87,7 @@ class Runner:
                 raise TypeError(f"runner name '{cls.name}' is taken by {known.__module__}."
                                 f"{known.__qualname__}; give {cls.__qualname__} another name")
             RUNNERS[cls.name] = cls
+            declare(cls.declaration())
 
     def __init__(self, board: Board):
         self.board = board
@@ -143,6 +100,13 @@ class Runner:
             for arg in klass.__dict__.get("arguments", ()):
                 found[arg.name] = arg
         return found
+
+    @classmethod
+    def declaration(cls) -> RunnerDeclaration:
+        """What a board file may say of this runner (its name and args), as the board loader
+        reads it (boards/runner_declarations.py)."""
+        return RunnerDeclaration(cls.name, f"{cls.__module__}.{cls.__qualname__}",
+                                 cls.all_arguments())
 
     @classmethod
     def can(cls, capability: Capability) -> bool:
@@ -212,38 +176,3 @@ def package_hint(cls: type[Runner]) -> str:
         hints.append(f"pip install {' '.join(cls.pypi_packages)} (into the Python environment "
                      "microbuild runs in)")
     return f"install {cls.name}'s tool: {' or '.join(hints)}" if hints else ""
-
-
-def did_you_mean(word: str, choices) -> str:
-    """" (did you mean X or Y?)" as the board loader words it, or ""."""
-    close = difflib.get_close_matches(str(word), list(choices), n=3, cutoff=0.5)
-    return f" (did you mean {' or '.join(close)}?)" if close else ""
-
-
-def flash_entry_problems(flash: list[Any]) -> list[tuple[tuple, str]]:
-    """(key path, message) for each entry of a board's ``flash:`` list naming no registered
-    runner, or giving it an arg it does not declare or a value of the wrong type. The board
-    loader turns the key paths into file:line."""
-    problems: list[tuple[tuple, str]] = []
-    for i, entry in enumerate(flash):
-        name = entry.get("runner")
-        cls = RUNNERS.get(name)
-        if cls is None:
-            problems.append((("flash", i, "runner"),
-                             f"no runner '{name}'{did_you_mean(name, RUNNERS)}; runners: "
-                             f"{', '.join(sorted(RUNNERS))}"))
-            continue
-        declared = cls.all_arguments()
-        for key, value in (entry.get("args") or {}).items():
-            arg = declared.get(key)
-            if arg is None:
-                takes = ", ".join(declared) if declared else "none"
-                problems.append((("flash", i, "args", key),
-                                 f"runner {name} has no arg `{key}`{did_you_mean(key, declared)};"
-                                 f" its args: {takes} (docs/adding-a-runner.md: declared in "
-                                 f"{cls.__module__}.{cls.__qualname__}.arguments)"))
-                continue
-            why = arg.problem(value)
-            if why is not None:
-                problems.append((("flash", i, "args", key), f"runner {name}: {why}"))
-    return problems

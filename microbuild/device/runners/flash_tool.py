@@ -24,9 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from microbuild.boards import Board
-from microbuild.device.runners.base import (RUNNERS, Capability, CompletedRun, Runner, RunnerArg,
-                                            package_hint)
+from microbuild.device.runners.base import (
+    RUNNERS,
+    Capability,
+    CompletedRun,
+    package_hint,
+    Runner,
+    RunnerArg,
+)
 from microbuild.errors import DeviceError
+from microbuild.firmware.images import region_images
 
 OUTPUT_LINES = 40  # how much of a tool's output a FlashError quotes
 
@@ -262,8 +269,6 @@ class FlashToolRunner(Runner):
         (QSPI/OSPI) that this runner cannot program: without an external loader the tool would
         fail half-way, or write only the internal flash and leave the board without its
         weights."""
-        from microbuild.firmware.images import region_images
-
         external = {r.name: r for r in self.board.regions.values() if r.external}
         if not external or not Path(image.elf).is_file():
             return

@@ -18,9 +18,14 @@ import sys
 from pathlib import Path
 
 from microbuild.errors import BoardError
+from microbuild.project.files import BOARD_DIR, ProjectFiles
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.executors import runtime_files
-from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.platformio_offline import (
+    PROJECT_CORE,
+    offline_environment,
+    seed_offline_core,
+)
+from microbuild.project.platformio_run import run_pio
 from microbuild.project.readme import (
     common_values,
     microbuild_runner,
@@ -37,7 +42,7 @@ from microbuild.project.run_and_flash import (
     run_command,
     toolchain_packages,
 )
-from microbuild.project.sources import add_board_files, add_runtime, app_main
+from microbuild.project.sources import add_bare_metal_files
 from microbuild.project.templates import template, templates_dir
 
 # microbuild's own PlatformIO platform, copied into each project (beside this package).
@@ -78,121 +83,6 @@ def environments(board) -> tuple[str, str | None]:
     return local, name
 
 
-def generate(spec, files: ProjectFiles):
-
-    board = spec.board
-    add_board_files(files, board)
-    runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
-                          spec.link_runtime)
-    files.add_user(APP_MAIN, app_main(spec))
-    files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
-    files.add(EXTRA_SCRIPT, (templates_dir() / "platformio" / "extra_script.py").read_text())
-    if spec.link_runtime:
-        platform = f"symlink://{PLATFORM_SOURCE}"
-    else:
-        for path in sorted(PLATFORM_SOURCE.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                files.add(f"{PLATFORM_DIR}/{path.relative_to(PLATFORM_SOURCE).as_posix()}",
-                          path.read_bytes())
-        platform = "symlink://${PROJECT_DIR}/" + PLATFORM_DIR
-
-    local, official_env = environments(board)
-    default = official_env or local
-    run = run_command(board, "FIRMWARE")
-    tools = flash_commands(board, "firmware.elf", "firmware.bin", "firmware.hex")
-    baud = str(board.transport.get("baud", 115200))
-    packages = toolchain_packages(board, spec.toolchain)
-    emulator = emulator_package(board)
-
-    sections = [
-        "",
-        "; microbuild's own platform (platformio/microbuild-platform/): any board a microbuild YAML",
-        f"; describes, built with the toolchain installed on this machine ({packages}).",
-        f"[env:{local}]",
-        f"platform = {platform}",
-    ]
-    if spec.executor.self_test:
-        sections += [
-            "",
-            "; src/main.c's main runs microbuild's self-test instead of your application: the",
-            "; models on their embedded inputs, printing the lines microbuild compares with TFLM.",
-            f"[env:{local}-self-test]",
-            f"extends = env:{local}",
-            "build_flags = -DMB_SELF_TEST=1",
-        ]
-    usage = [("pio run", f"build the default environment: {default}"),
-             (f"pio run -e {local}", "build with microbuild's platform and this machine's "
-                                     "toolchain")]
-    if run is not None:
-        usage.append((f"pio run -e {local} -t exec",
-                      "run it " + ("as a process" if board.is_host else f"in {run[0]}")))
-    elif tools:
-        usage.append((f"pio run -e {local} -t upload", f"flash it with {tools[0][0]}"))
-    if spec.executor.self_test:
-        usage.append((f"pio run -e {local}-self-test" + (" -t exec" if run is not None else ""),
-                      "microbuild's self-test instead of your application (vs TFLM)"))
-    if official_env:
-        pio_platform, pio_board = official(board)
-        sections += [
-            "",
-            "; PlatformIO's official platform and board (PlatformIO downloads them, with their",
-            "; toolchain, the first time); microbuild's start-up code, drivers and linker script",
-            "; are added by platformio/extra_script.py, so no framework is used.",
-            f"[env:{official_env}]",
-            f"platform = {pio_platform}",
-            f"board = {pio_board}",
-        ]
-        usage.append((f"pio run -e {official_env}",
-                      f"build with PlatformIO's {pio_platform} platform (board {pio_board})"))
-        usage.append((f"pio run -e {official_env} -t upload", "flash it with PlatformIO's uploader"))
-    usage.append(("pio device monitor", f"open the board's console ({baud} baud)"))
-    width = max(len(command) for command, _ in usage)
-    usage_text = "\n".join(f";   {command:<{width}}  {what}" for command, what in usage)
-    inputs = spec.input_file or ""
-    files.add("platformio.ini", template(
-        "platformio", "platformio.ini",
-        board=board.name, board_title=board.title, model_list=", ".join(spec.models.values()),
-        version=common_values(spec)["version"], default_env=default, usage=usage_text,
-        baud=baud, board_yaml=f"{BOARD_DIR}/{board.name}.yaml",
-        models=" ".join(spec.models.values()), executor=spec.executor.name,
-        executor_description=spec.executor.description.split(":")[0], input=inputs,
-        seed=str(spec.seed), runtime=runtime, toolchain=spec.toolchain or "",
-        tuning=spec.tuning or "",
-        variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
-        separate_workspace=("*" if spec.separate_workspace is True
-                            else " ".join(spec.separate_workspace)),
-        microbuild=microbuild_runner(), regenerate_arguments=regenerate_arguments(spec),
-        environments="\n".join(sections)))
-    files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
-
-    build = [f"pio run -e {local}"]
-    if run is not None:
-        run_lines = [f"pio run -e {local} -t exec"]
-    elif official_env:
-        run_lines = [f"pio run -e {official_env} -t upload", "pio device monitor"]
-    elif tools:
-        run_lines = [f"pio run -e {local} -t upload", "pio device monitor"]
-    else:
-        run_lines = []
-    values = common_values(spec)
-    extra = emulator or (flash_package(tools[0][0]) if tools else None)
-    values.update(
-        local_env=local,
-        default_env=default,
-        install=f"sudo apt-get install {packages}" + (f" {extra}" if extra else ""),
-        official_section=_official_section(board, official_env, local),
-        run_section=(rpc_run_section(
-            spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
-            f".pio/build/{local}/microbuild/firmware.rpc.json")
-            if spec.executor.name == "rpc"
-            else _run_section(spec, local, official_env, run, tools)),
-        firmware=f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
-        user_ini=USER_INI,
-    )
-    return Instructions(build=build, run=run_lines,
-                        readme=template("platformio", "README.md", **values))
-
-
 def _official_section(board, official_env, local) -> str:
     if not official_env:
         return (f"PlatformIO has no platform of its own for `{board.name}` named in its YAML, so "
@@ -224,52 +114,138 @@ def _run_section(spec, local, official_env, run, tools) -> str:
     return text + f"Or {console_hint(board)}. " + prints_text(spec) + self_test
 
 
-def build_environment(manifest: dict, env: dict, out: Path) -> dict:
-    """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
-    environment already names the user's own PLATFORMIO_CORE_DIR."""
-    from microbuild.project.platformio_offline import (
-        PROJECT_CORE,
-        offline_environment,
-        seed_offline_core,
-    )
-
-    if env.get("PLATFORMIO_CORE_DIR"):
-        return env
-    return offline_environment(seed_offline_core(Path(out) / PROJECT_CORE), env)
-
-
-def build_commands(manifest: dict, env: dict) -> list[list[str]]:
-    try:
-        import platformio  # noqa: F401
-    except ImportError:
-        from microbuild.errors import ToolchainError
-
-        raise ToolchainError("building a PlatformIO project needs PlatformIO in microbuild's "
-                             f"Python: {sys.executable} -m pip install platformio") from None
-    local = manifest["build"][0].split()[-1]
-    return [[sys.executable, "-m", "platformio", "run", "-e", local]]
-
-
-def run_build_command(command: list[str], cwd: Path, env: dict, timeout: float):
-    """`pio run`, stopped with a message naming what it fetched when it wants the network."""
-    from microbuild.project.platformio_run import run_pio
-
-    return run_pio(command, cwd, env, timeout)
-
-
 class PlatformioFormat(ProjectFormat):
     name = "platformio"
     summary = "platformio.ini (microbuild's platform and the official one)"
     rank = 0
 
     def generate(self, spec, files: ProjectFiles) -> Instructions:
-        return generate(spec, files)
+        board = spec.board
+        runtime, _ = add_bare_metal_files(spec, files)
+        files.add(EXTRA_SCRIPT, (templates_dir() / "platformio" / "extra_script.py").read_text())
+        if spec.link_runtime:
+            platform = f"symlink://{PLATFORM_SOURCE}"
+        else:
+            for path in sorted(PLATFORM_SOURCE.rglob("*")):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    files.add(f"{PLATFORM_DIR}/{path.relative_to(PLATFORM_SOURCE).as_posix()}",
+                              path.read_bytes())
+            platform = "symlink://${PROJECT_DIR}/" + PLATFORM_DIR
+
+        local, official_env = environments(board)
+        default = official_env or local
+        run = run_command(board, "FIRMWARE")
+        tools = flash_commands(board, "firmware.elf", "firmware.bin", "firmware.hex")
+        baud = str(board.transport.get("baud", 115200))
+        packages = toolchain_packages(board, spec.toolchain)
+        emulator = emulator_package(board)
+
+        sections = [
+            "",
+            "; microbuild's own platform (platformio/microbuild-platform/): any board a microbuild YAML",
+            f"; describes, built with the toolchain installed on this machine ({packages}).",
+            f"[env:{local}]",
+            f"platform = {platform}",
+        ]
+        if spec.executor.self_test:
+            sections += [
+                "",
+                "; src/main.c's main runs microbuild's self-test instead of your application: the",
+                "; models on their embedded inputs, printing the lines microbuild compares with TFLM.",
+                f"[env:{local}-self-test]",
+                f"extends = env:{local}",
+                "build_flags = -DMB_SELF_TEST=1",
+            ]
+        usage = [("pio run", f"build the default environment: {default}"),
+                 (f"pio run -e {local}", "build with microbuild's platform and this machine's "
+                                         "toolchain")]
+        if run is not None:
+            usage.append((f"pio run -e {local} -t exec",
+                          "run it " + ("as a process" if board.is_host else f"in {run[0]}")))
+        elif tools:
+            usage.append((f"pio run -e {local} -t upload", f"flash it with {tools[0][0]}"))
+        if spec.executor.self_test:
+            usage.append((f"pio run -e {local}-self-test" + (" -t exec" if run is not None else ""),
+                          "microbuild's self-test instead of your application (vs TFLM)"))
+        if official_env:
+            pio_platform, pio_board = official(board)
+            sections += [
+                "",
+                "; PlatformIO's official platform and board (PlatformIO downloads them, with their",
+                "; toolchain, the first time); microbuild's start-up code, drivers and linker script",
+                "; are added by platformio/extra_script.py, so no framework is used.",
+                f"[env:{official_env}]",
+                f"platform = {pio_platform}",
+                f"board = {pio_board}",
+            ]
+            usage.append((f"pio run -e {official_env}",
+                          f"build with PlatformIO's {pio_platform} platform (board {pio_board})"))
+            usage.append((f"pio run -e {official_env} -t upload", "flash it with PlatformIO's uploader"))
+        usage.append(("pio device monitor", f"open the board's console ({baud} baud)"))
+        width = max(len(command) for command, _ in usage)
+        usage_text = "\n".join(f";   {command:<{width}}  {what}" for command, what in usage)
+        inputs = spec.input_file or ""
+        files.add("platformio.ini", template(
+            "platformio", "platformio.ini",
+            board=board.name, board_title=board.title, model_list=", ".join(spec.models.values()),
+            version=common_values(spec)["version"], default_env=default, usage=usage_text,
+            baud=baud, board_yaml=f"{BOARD_DIR}/{board.name}.yaml",
+            models=" ".join(spec.models.values()), executor=spec.executor.name,
+            executor_description=spec.executor.description.split(":")[0], input=inputs,
+            seed=str(spec.seed), runtime=runtime, toolchain=spec.toolchain or "",
+            tuning=spec.tuning or "",
+            variants=" ".join(f"{k}={v}" for k, v in sorted(spec.variants.items())),
+            separate_workspace=("*" if spec.separate_workspace is True
+                                else " ".join(spec.separate_workspace)),
+            microbuild=microbuild_runner(), regenerate_arguments=regenerate_arguments(spec),
+            environments="\n".join(sections)))
+        files.add_user(USER_INI, template("platformio", USER_INI, local_env=local))
+
+        build = [f"pio run -e {local}"]
+        if run is not None:
+            run_lines = [f"pio run -e {local} -t exec"]
+        elif official_env:
+            run_lines = [f"pio run -e {official_env} -t upload", "pio device monitor"]
+        elif tools:
+            run_lines = [f"pio run -e {local} -t upload", "pio device monitor"]
+        else:
+            run_lines = []
+        values = common_values(spec)
+        extra = emulator or (flash_package(tools[0][0]) if tools else None)
+        values.update(
+            local_env=local,
+            default_env=default,
+            install=f"sudo apt-get install {packages}" + (f" {extra}" if extra else ""),
+            official_section=_official_section(board, official_env, local),
+            run_section=(rpc_run_section(
+                spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
+                f".pio/build/{local}/microbuild/firmware.rpc.json")
+                if spec.executor.name == "rpc"
+                else _run_section(spec, local, official_env, run, tools)),
+            firmware=f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
+            user_ini=USER_INI,
+        )
+        return Instructions(build=build, run=run_lines,
+                            readme=template("platformio", "README.md", **values))
 
     def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
-        return build_commands(manifest, env)
+        try:
+            import platformio  # noqa: F401
+        except ImportError:
+            from microbuild.errors import ToolchainError
+
+            raise ToolchainError("building a PlatformIO project needs PlatformIO in microbuild's "
+                                 f"Python: {sys.executable} -m pip install platformio") from None
+        local = manifest["build"][0].split()[-1]
+        return [[sys.executable, "-m", "platformio", "run", "-e", local]]
 
     def build_environment(self, manifest: dict, env: dict, out: Path) -> dict:
-        return build_environment(manifest, env, out)
+        """`pio run` with a core folder that needs no network (in the project's .pio/), unless the
+        environment already names the user's own PLATFORMIO_CORE_DIR."""
+        if env.get("PLATFORMIO_CORE_DIR"):
+            return env
+        return offline_environment(seed_offline_core(Path(out) / PROJECT_CORE), env)
 
     def run_build_command(self, command: list[str], cwd: Path, env: dict, timeout: float):
-        return run_build_command(command, cwd, env, timeout)
+        """`pio run`, stopped with a message naming what it fetched when it wants the network."""
+        return run_pio(command, cwd, env, timeout)

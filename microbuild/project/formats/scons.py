@@ -7,8 +7,7 @@ from __future__ import annotations
 import sys
 
 from microbuild.project.formats.base import Instructions, ProjectFormat
-from microbuild.project.executors import runtime_files
-from microbuild.project.files import APP_MAIN, BOARD_DIR, ProjectFiles
+from microbuild.project.files import BOARD_DIR, ProjectFiles
 from microbuild.project.readme import (
     common_values,
     microbuild_runner,
@@ -25,53 +24,8 @@ from microbuild.project.run_and_flash import (
     run_command,
     toolchain_packages,
 )
-from microbuild.project.sources import add_board_files, add_runtime, app_main
-from microbuild.project.templates import template, templates_dir
-
-
-def generate(spec, files: ProjectFiles):
-
-    board = spec.board
-    add_board_files(files, board)
-    runtime = add_runtime(files, runtime_files(board, spec.toolchain, spec.executor),
-                          spec.link_runtime)
-    files.add_user(APP_MAIN, app_main(spec))
-    files.add(".gitignore", (templates_dir() / "common" / "gitignore").read_text())
-    inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
-    firmware = "firmware" if board.is_host else "firmware.elf"
-    run = run_command(board, f"build/{firmware}")
-    tools = flash_commands(board, "build/firmware.elf", "build/firmware.bin",
-                           "build/firmware.hex")
-    images = not board.is_host
-    files.add("SConstruct", template(
-        "scons", "SConstruct",
-        title=f"SConstruct for board {board.name} ({board.title}) running "
-              f"{', '.join(spec.models.values())}",
-        firmware=firmware,
-        images_note=(" (+ .bin, .hex and what the board's image steps make, e.g. .uf2)"
-                     if images and board.image_steps else
-                     " (+ .bin and .hex)" if images else ""),
-        run_note=("run it" + (" as a process" if board.is_host else f" in {run[0]}"))
-        if run else "(real board: nothing to run here)",
-        board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
-        runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
-        seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
-        variants=repr(dict(sorted(spec.variants.items()))),
-        separate_workspace=repr(spec.separate_workspace),
-        microbuild=repr(microbuild_runner()), regenerate_arguments=repr(regenerate_arguments(spec))))
-
-    values = common_values(spec)
-    extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)
-    values.update(
-        install=(f"sudo apt-get install {toolchain_packages(board, spec.toolchain)}"
-                 + (f" {extra}" if extra else "")),
-        firmware=f"build/{firmware}",
-        run_section=(rpc_run_section(spec, f"build/{firmware}",
-                                     f"build/{firmware.removesuffix('.elf')}.rpc.json")
-                     if spec.executor.name == "rpc" else _run_section(spec, run, tools, firmware)))
-    return Instructions(build=["scons -j4"], run=["scons run"] if run else
-                        ["scons flash"] if tools else [],
-                        readme=template("scons", "README.md", **values))
+from microbuild.project.sources import add_bare_metal_files
+from microbuild.project.templates import template
 
 
 def _run_section(spec, run, tools, firmware) -> str:
@@ -88,17 +42,49 @@ def _run_section(spec, run, tools, firmware) -> str:
     return text + f"then {console_hint(board)} to see what it prints." + self_test
 
 
-def build_commands(manifest: dict, env: dict) -> list[list[str]]:
-    return [[sys.executable, "-m", "SCons", "-Q", "-j2"]]
-
-
 class SconsFormat(ProjectFormat):
     name = "scons"
     summary = "an SConstruct using microbuild's SCons tool"
     rank = 2
 
     def generate(self, spec, files: ProjectFiles) -> Instructions:
-        return generate(spec, files)
+        board = spec.board
+        runtime, _ = add_bare_metal_files(spec, files)
+        inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
+        firmware = "firmware" if board.is_host else "firmware.elf"
+        run = run_command(board, f"build/{firmware}")
+        tools = flash_commands(board, "build/firmware.elf", "build/firmware.bin",
+                               "build/firmware.hex")
+        images = not board.is_host
+        files.add("SConstruct", template(
+            "scons", "SConstruct",
+            title=f"SConstruct for board {board.name} ({board.title}) running "
+                  f"{', '.join(spec.models.values())}",
+            firmware=firmware,
+            images_note=(" (+ .bin, .hex and what the board's image steps make, e.g. .uf2)"
+                         if images and board.image_steps else
+                         " (+ .bin and .hex)" if images else ""),
+            run_note=("run it" + (" as a process" if board.is_host else f" in {run[0]}"))
+            if run else "(real board: nothing to run here)",
+            board_yaml=f"{BOARD_DIR}/{board.name}.yaml", toolchain=repr(spec.toolchain),
+            runtime=runtime, models=repr(dict(spec.models)), inputs=repr(inputs),
+            seed=str(spec.seed), executor=spec.executor.name, tuning=repr(spec.tuning),
+            variants=repr(dict(sorted(spec.variants.items()))),
+            separate_workspace=repr(spec.separate_workspace),
+            microbuild=repr(microbuild_runner()), regenerate_arguments=repr(regenerate_arguments(spec))))
+
+        values = common_values(spec)
+        extra = emulator_package(board) or (flash_package(tools[0][0]) if tools else None)
+        values.update(
+            install=(f"sudo apt-get install {toolchain_packages(board, spec.toolchain)}"
+                     + (f" {extra}" if extra else "")),
+            firmware=f"build/{firmware}",
+            run_section=(rpc_run_section(spec, f"build/{firmware}",
+                                         f"build/{firmware.removesuffix('.elf')}.rpc.json")
+                         if spec.executor.name == "rpc" else _run_section(spec, run, tools, firmware)))
+        return Instructions(build=["scons -j4"], run=["scons run"] if run else
+                            ["scons flash"] if tools else [],
+                            readme=template("scons", "README.md", **values))
 
     def build_commands(self, manifest: dict, env: dict) -> list[list[str]]:
-        return build_commands(manifest, env)
+        return [[sys.executable, "-m", "SCons", "-Q", "-j2"]]
