@@ -4,23 +4,33 @@
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
 
+/* v clamped to a signed BITS-bit integer (LO..HI): one SSAT where the core has it. Every clamp
+ * below runs once per unit, gate and time step, and the compare-and-select form costs four
+ * instructions. */
+#if defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#define MB_LSTM_SATURATE(v, LO, HI, BITS) __ssat((v), (BITS))
+#else
+#define MB_LSTM_SATURATE(v, LO, HI, BITS) mb_clamp_i32((v), (LO), (HI))
+#endif
+
 static int16_t saturate_s16(int32_t v)
 {
-    return (int16_t)mb_clamp_i32(v, -32768, 32767);
+    return (int16_t)MB_LSTM_SATURATE(v, -32768, 32767, 16);
 }
 
-/* acc[r] += row first + r of the matrix m . v for r < n <= 4 (rows of cols values): four rows
- * per pass share each load of v. The sums cannot overflow (the compiler checks the bound), so
- * their order does not change them. T: the vector's type, B: the accumulator type. */
+/* acc[r] = bias[r] + row first + r of the matrix m . v for r < n <= MB_LSTM_BLOCK (rows of
+ * cols values): four rows per pass share each load of v. The sums cannot overflow (the compiler
+ * checks the bound), so their order does not change them. T: the vector's type, B: the accumulator type. */
 #define MB_LSTM_DOT(NAME, T, B)                                                                  \
     static void NAME(const void *m, int32_t first, int32_t cols, const void *vector, int32_t n, \
-                     B *acc)                                                                     \
+                     const B *bias, B *acc)                                                      \
     {                                                                                            \
         const int8_t *w = (const int8_t *)m + first * cols;                                      \
         const T *v = (const T *)vector;                                                          \
-        if (n == 4) {                                                                            \
+        for (; n >= 4; n -= 4, w += 4 * cols, bias += 4, acc += 4) {                             \
             const int8_t *w0 = w, *w1 = w + cols, *w2 = w + 2 * cols, *w3 = w + 3 * cols;        \
-            B a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];                                \
+            B a0 = bias[0], a1 = bias[1], a2 = bias[2], a3 = bias[3];                            \
             for (int32_t c = 0; c < cols; c++) {                                                 \
                 const int32_t x = v[c];                                                          \
                 a0 += (B)((int32_t)w0[c] * x);                                                   \
@@ -32,11 +42,10 @@ static int16_t saturate_s16(int32_t v)
             acc[1] = a1;                                                                         \
             acc[2] = a2;                                                                         \
             acc[3] = a3;                                                                         \
-            return;                                                                              \
         }                                                                                        \
         for (int32_t r = 0; r < n; r++) {                                                        \
             const int8_t *row = w + r * cols;                                                    \
-            B a = acc[r];                                                                        \
+            B a = bias[r];                                                                       \
             for (int32_t c = 0; c < cols; c++) {                                                 \
                 a += (B)((int32_t)row[c] * (int32_t)v[c]);                                       \
             }                                                                                    \
@@ -46,6 +55,14 @@ static int16_t saturate_s16(int32_t v)
 
 MB_LSTM_DOT(dot_s8, int8_t, int32_t)
 MB_LSTM_DOT(dot_s16, int16_t, int64_t)
+
+/* gate[u + k] for k < n: the two layers' sums acc_in / acc_rec rescaled, clamped, added. */
+#define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT)                                          \
+    for (int32_t k = 0; k < n; k++) {                                                            \
+        const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, IN_SHIFT));             \
+        const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));         \
+        gate[u + k] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);                  \
+    }
 
 /* Both fully connected layers of one gate, each rescaled to Q3.12 and clamped to int16 as TFLM
  * does, their saturated sum in gate[], then the gate's activation. T is the activation type, B
@@ -61,21 +78,20 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
         /* Loop invariants in registers: the stores to gate[] could alias *p otherwise. */      \
         const int32_t in_m = p->input_multiplier[g], in_s = p->input_shift[g];                  \
         const int32_t rec_m = p->recurrent_multiplier[g], rec_s = p->recurrent_shift[g];        \
-        for (int32_t u = 0; u < units; u += 4) {                                                \
-            const int32_t n = units - u < 4 ? units - u : 4;                                    \
-            B acc_in[4] = {0, 0, 0, 0}, acc_rec[4] = {0, 0, 0, 0};                               \
-            for (int32_t k = 0; k < 4; k++) { /* unrolled: no memcpy call per group */          \
-                if (k < n) {                                                                     \
-                    acc_in[k] = b_in[u + k];                                                     \
-                    acc_rec[k] = b_rec[u + k];                                                   \
-                }                                                                                \
-            }                                                                                    \
-            dot(w_in, u, depth, x, n, acc_in);                                                   \
-            dot(w_rec, u, units, h, n, acc_rec);                                                 \
-            for (int32_t k = 0; k < n; k++) {                                                    \
-                const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, in_s));         \
-                const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, rec_s));     \
-                gate[u + k] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);          \
+        /* MB_LSTM_BLOCK rows per dot call: the calls and their set-up, not the sums, are what  \
+         * a small hidden size spends its time on. */                                           \
+        for (int32_t u = 0; u < units; u += MB_LSTM_BLOCK) {                                    \
+            const int32_t n = units - u < MB_LSTM_BLOCK ? units - u : MB_LSTM_BLOCK;            \
+            B acc_in[MB_LSTM_BLOCK], acc_rec[MB_LSTM_BLOCK];                                     \
+            dot(w_in, u, depth, x, n, b_in + u, acc_in);                                         \
+            dot(w_rec, u, units, h, n, b_rec + u, acc_rec);                                      \
+            if (in_s <= 0 && rec_s <= 0) {                                                       \
+                /* The usual case: both scales shift right only. Shifts the compiler can see are \
+                 * <= 0 drop the left shift and free registers for the loop's constants. */     \
+                const int32_t in_r = in_s < 0 ? in_s : 0, rec_r = rec_s < 0 ? rec_s : 0;        \
+                MB_LSTM_GATE_SUMS(REQUANT, in_r, rec_r);                                         \
+            } else {                                                                             \
+                MB_LSTM_GATE_SUMS(REQUANT, in_s, rec_s);                                         \
             }                                                                                    \
         }                                                                                        \
         if (g == MB_LSTM_CELL) {                                                                 \
@@ -86,9 +102,10 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
         }                                                                                        \
     }
 
-/* mb_requantize_fast is mb_mul_by_quantized_multiplier's result in fewer instructions for the
- * positive multipliers the compiler emits (quant_fast.h says why). */
-#define MB_REQUANT_S32(acc, m, s) mb_requantize_fast((acc), (m), (s))
+/* mb_requantize_fast32 is mb_mul_by_quantized_multiplier's result in fewer instructions for the
+ * positive multipliers the compiler emits (quant_fast.h says why); its 32-bit rounding shift
+ * suits these run-time shifts. */
+#define MB_REQUANT_S32(acc, m, s) mb_requantize_fast32((acc), (m), (s))
 #define MB_REQUANT_S64(acc, m, s) mb_mul_by_quantized_multiplier_s64((acc), (m), (int)(s))
 
 MB_LSTM_GATE(int8_t, int32_t, mb_lstm_dot_s8, MB_REQUANT_S32)
@@ -101,38 +118,45 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
 {
     const int32_t forget_m = p->forget_multiplier, forget_s = p->forget_shift;
     const int32_t update_m = p->update_multiplier, update_s = p->update_shift;
-    const int32_t clip = p->cell_clip;
-    for (int32_t u = 0; u < p->units; u++) {
-        const int16_t kept = saturate_s16(mb_requantize_fast(
-            (int32_t)forget[u] * (int32_t)cell[u], forget_m, forget_s));
-        const int16_t added = saturate_s16(mb_requantize_fast(
-            (int32_t)input_gate[u] * (int32_t)cell_gate[u], update_m, update_s));
-        int16_t c = saturate_s16((int32_t)kept + (int32_t)added);
-        if (clip > 0) {
-            c = (int16_t)mb_clamp_i32(c, -clip, clip);
-        }
-        cell[u] = c;
+    /* Without a clip, the int16 range: the clamp is then a no-op, not a branch per unit. */
+    const int32_t lo = p->cell_clip > 0 ? -p->cell_clip : -32768;
+    const int32_t hi = p->cell_clip > 0 ? p->cell_clip : 32767;
+    const int32_t units = p->units;
+#define MB_LSTM_CELL_LOOP(FORGET_SHIFT, UPDATE_SHIFT)                                            \
+    for (int32_t u = 0; u < units; u++) {                                                        \
+        const int16_t kept = saturate_s16(mb_requantize_fast32(                                  \
+            (int32_t)forget[u] * (int32_t)cell[u], forget_m, FORGET_SHIFT));                     \
+        const int16_t added = saturate_s16(mb_requantize_fast32(                                 \
+            (int32_t)input_gate[u] * (int32_t)cell_gate[u], update_m, UPDATE_SHIFT));            \
+        const int32_t sum = saturate_s16((int32_t)kept + (int32_t)added);                       \
+        cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);                                            \
     }
+    if (forget_s <= 0 && update_s <= 0) { /* the usual case, as in the gates */
+        MB_LSTM_CELL_LOOP(forget_s < 0 ? forget_s : 0, update_s < 0 ? update_s : 0)
+    } else {
+        MB_LSTM_CELL_LOOP(forget_s, update_s)
+    }
+#undef MB_LSTM_CELL_LOOP
 }
 
 /* tanh(cell) x output gate, requantized to the hidden state's scale, clamped to T, into the
  * hidden state and the output row. The parameters are read once: stores through the int8 h
  * could alias *p. */
-#define MB_LSTM_HIDDEN(T, LO, HI)                                                                \
+#define MB_LSTM_HIDDEN(T, LO, HI, BITS)                                                          \
     static void hidden_##T(const mb_lstm_params *p, const int16_t *tanh_cell,                   \
                            const int16_t *output_gate, T *h, T *out)                            \
     {                                                                                            \
         const int32_t m = p->hidden_multiplier, s = p->hidden_shift;                            \
         const int32_t zero_point = p->hidden_zero_point, units = p->units;                      \
         for (int32_t u = 0; u < units; u++) {                                                    \
-            const int32_t v = zero_point + mb_requantize_fast((int32_t)tanh_cell[u] *           \
-                                                              (int32_t)output_gate[u], m, s);   \
-            h[u] = out[u] = (T)mb_clamp_i32(v, LO, HI);                                          \
+            const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
+            const int32_t v = zero_point + mb_requantize_fast32(product, m, s);                 \
+            h[u] = out[u] = (T)MB_LSTM_SATURATE(v, LO, HI, BITS);                                \
         }                                                                                        \
     }
 
-MB_LSTM_HIDDEN(int8_t, -128, 127)
-MB_LSTM_HIDDEN(int16_t, -32768, 32767)
+MB_LSTM_HIDDEN(int8_t, -128, 127, 8)
+MB_LSTM_HIDDEN(int16_t, -32768, 32767, 16)
 
 /* T: activation type, LO/HI: its range. Scratch: three gates of one batch row, then (with a
  * prepare step) the prepared input and hidden vectors (mb_lstm_prepared_bytes). */

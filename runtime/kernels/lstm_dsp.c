@@ -134,6 +134,16 @@ const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32
 }
 #endif
 
+/* A group's four sums start from its four biases (four explicit copies: a loop here is what
+ * compilers turn into a memcpy call, dearer than the copy). */
+#define START_FROM_BIAS(acc, bias)                                                              \
+    do {                                                                                        \
+        (acc)[0] = (bias)[0];                                                                   \
+        (acc)[1] = (bias)[1];                                                                   \
+        (acc)[2] = (bias)[2];                                                                   \
+        (acc)[3] = (bias)[3];                                                                   \
+    } while (0)
+
 /* acc[0..3] += four rows . the prepared vector x, on the group as arrange_rows(4, 4) stores it:
  * [cols / 4][4 rows][4 bytes], then the last cols % 4 bytes of each row, row after row. Per
  * chunk: one LDRD of the vector's pair, two of the weights, 8 SXTB16, 8 SMLAD. */
@@ -153,19 +163,27 @@ static void group_s8(const int8_t *q, int32_t cols, const int32_t *x, int32_t *a
 }
 
 static void dot_s8_dsp(const void *m, int32_t first, int32_t cols, const void *vector, int32_t n,
-                       int32_t *acc)
+                       const int32_t *bias, int32_t *acc)
 {
     const int8_t *w = (const int8_t *)m + first * cols;
     const int32_t *x = (const int32_t *)vector;
-    if (n == 4) {
-        group_s8(w, cols, x, acc);
-        return;
-    }
     const int32_t full = cols & ~3;
+    if (full == cols) { /* whole chunks only: each group ends where the next one starts */
+        const void *q = w;
+        for (; n >= 4; n -= 4, bias += 4, acc += 4) {
+            START_FROM_BIAS(acc, bias);
+            q = mb_lstm_dsp_chunks(q, x, x + full / 2, acc);
+        }
+        w = (const int8_t *)q;
+    }
+    for (; n >= 4; n -= 4, w += 4 * cols, bias += 4, acc += 4) {
+        START_FROM_BIAS(acc, bias);
+        group_s8(w, cols, x, acc);
+    }
     const int16_t *tail = (const int16_t *)(x + full / 2);
     for (int32_t r = 0; r < n; r++) { /* the last rows of a gate (units % 4), as stored */
         const int8_t *row = w + r * cols;
-        int32_t a = acc[r];
+        int32_t a = bias[r];
         for (int32_t c = 0; c < full; c += 4) {
             const uint32_t q = mb_load32(row + c);
             a = __smlad(mb_even16(q), x[c / 2], a);
@@ -183,14 +201,23 @@ static void dot_s8_dsp(const void *m, int32_t first, int32_t cols, const void *v
  * and (w1, w3) that pair with the prepared vector's). No SXTB16 is left in the loop: per chunk
  * of four rows, one LDRD of the vector, four of the weights and 8 SMLAD. */
 static void dot_s8_dsp_wide(const void *m, int32_t first, int32_t cols, const void *vector,
-                            int32_t n, int32_t *acc)
+                            int32_t n, const int32_t *bias, int32_t *acc)
 {
     const int16_t *w = (const int16_t *)m + first * cols;
     const int32_t *x = (const int32_t *)vector;
     const int32_t full = cols & ~3;
     const int32_t tail = cols - full;
     const int16_t *x_tail = (const int16_t *)(x + full / 2);
-    if (n == 4) {
+    if (tail == 0) { /* whole chunks only: each group ends where the next one starts */
+        const void *q = w;
+        for (; n >= 4; n -= 4, bias += 4, acc += 4) {
+            START_FROM_BIAS(acc, bias);
+            q = mb_lstm_dsp_wide_chunks(q, x, x + full / 2, acc);
+        }
+        w = (const int16_t *)q;
+    }
+    for (; n >= 4; n -= 4, w += 4 * cols, bias += 4, acc += 4) {
+        START_FROM_BIAS(acc, bias);
         const int16_t *t = (const int16_t *)mb_lstm_dsp_wide_chunks(w, x, x + full / 2, acc);
         for (int32_t c = 0; c < tail; c++) {
             const int32_t xc = x_tail[c];
@@ -199,11 +226,10 @@ static void dot_s8_dsp_wide(const void *m, int32_t first, int32_t cols, const vo
             acc[2] += t[2 * tail + c] * xc;
             acc[3] += t[3 * tail + c] * xc;
         }
-        return;
     }
     for (int32_t r = 0; r < n; r++) { /* the last rows: chunks permuted and widened, tail plain */
         const int16_t *row = w + r * cols;
-        int32_t a = acc[r];
+        int32_t a = bias[r];
         for (int32_t c = 0; c < full; c += 4) {
             int32_t w02, w13;
             memcpy(&w02, row + c, 4);
@@ -255,17 +281,17 @@ static void group_s16(const int8_t *w, int32_t cols, const int16_t *v, int64_t *
 }
 
 static void dot_s16_dsp(const void *m, int32_t first, int32_t cols, const void *vector,
-                        int32_t n, int64_t *acc)
+                        int32_t n, const int64_t *bias, int64_t *acc)
 {
     const int8_t *w = (const int8_t *)m + first * cols;
     const int16_t *v = (const int16_t *)vector;
-    if (n == 4) {
+    for (; n >= 4; n -= 4, w += 4 * cols, bias += 4, acc += 4) {
+        START_FROM_BIAS(acc, bias);
         group_s16(w, cols, v, acc);
-        return;
     }
     for (int32_t r = 0; r < n; r++) { /* the last rows, as stored */
         const int8_t *row = w + r * cols;
-        int64_t a = acc[r];
+        int64_t a = bias[r];
         for (int32_t c = 0; c < cols; c++) {
             a += row[c] * v[c];
         }

@@ -14,7 +14,7 @@
  *   at a time.
  * - Each filter's state row . its time weights: int16: SMLAD on the pairs as stored (int8:
  *   SXTB16 first) / VMLADAVA over 8 int16 (16 int8) lanes.
- * - Scale 2 with mb_requantize_fast (quant_fast.h: the same result).
+ * - Both scales with mb_requantize_fast32 (quant_fast.h: the same result), clamps with SSAT.
  * - Helium only: the rescalings, clamps and stores of four filters (a scatter into their state
  *   slots) or four units at once on 4 int32 lanes (the MVE block below says how).
  * Scratch: the reference's, or 2 x input_size + 8 bytes for the widened input when larger. */
@@ -108,15 +108,17 @@ MB_SVDF_SHIFT(int16_t)
 MB_SVDF_SHIFT(int8_t)
 
 /* The newest value of a filter from its weights . (input - zero point) (the fold added):
- * rescaled, clamped, offset, as svdf.c does it. */
-#define MB_SVDF_NEWEST(T, LO, HI, acc)                                                           \
-    (T)(state_zp + mb_clamp_i32(mb_requantize_fast((acc), m1, s1), LO, HI))
+ * rescaled, clamped to the state's BITS-bit range, offset, as svdf.c does it. The shift is a
+ * run-time value: mb_requantize_fast32's 32-bit rounding and one SSAT take about half the
+ * instructions of the 64-bit shift and the compare-and-select clamp. */
+#define MB_SVDF_NEWEST(T, BITS, acc)                                                             \
+    (T)(state_zp + __ssat(mb_requantize_fast32((acc), m1, s1), BITS))
 
-/* One body: T the state type, LO/HI its range, PREPARE (x, cols, buffer) the input as the
+/* One body: T the state type, BITS its width, PREPARE (x, cols, buffer) the input as the
  * feature products read it, GROUP four filters' feature products (their weights as the variant
  * arranges them: a group of four rows starts where it did), FEATURE one filter's (the last
  * filters % 4, as stored), TIME a filter's state row . its time weights. */
-#define MB_SVDF_FAST_BODY(T, LO, HI, PREPARE, GROUP, FEATURE, TIME)                              \
+#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME)                                \
     const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;        \
     const int32_t m1 = p->scale1_multiplier, s1 = p->scale1_shift;                             \
     const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                             \
@@ -131,13 +133,13 @@ MB_SVDF_SHIFT(int8_t)
             int32_t acc[4] = {folds[f], folds[f + 1], folds[f + 2], folds[f + 3]};             \
             GROUP(weights_feature + f * input_size, x, input_size, acc);                        \
             for (int32_t k = 0; k < 4; k++) {                                                   \
-                newest[(f + k) * memory] = MB_SVDF_NEWEST(T, LO, HI, acc[k]);                   \
+                newest[(f + k) * memory] = MB_SVDF_NEWEST(T, BITS, acc[k]);                      \
             }                                                                                   \
         }                                                                                       \
         for (; f < filters; f++) {                                                              \
             const int32_t acc = FEATURE(weights_feature + f * input_size, x, input_size,       \
                                         folds[f]);                                              \
-            newest[f * memory] = MB_SVDF_NEWEST(T, LO, HI, acc);                                \
+            newest[f * memory] = MB_SVDF_NEWEST(T, BITS, acc);                                   \
         }                                                                                       \
     }                                                                                           \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
@@ -150,8 +152,8 @@ MB_SVDF_SHIFT(int8_t)
                 acc = wrap_add(acc, TIME(weights_time + f * memory, rows + f * memory, memory, \
                                          time_folds[f]));                                       \
             }                                                                                   \
-            const int32_t y = mb_requantize_fast(acc, m2, s2) + output_zp;                      \
-            out[u] = (int8_t)mb_clamp_i32(y, -128, 127);                                        \
+            const int32_t y = mb_requantize_fast32(acc, m2, s2) + output_zp;                    \
+            out[u] = (int8_t)__ssat(y, 8);                                                      \
         }                                                                                       \
     }
 #endif
@@ -182,7 +184,7 @@ void mb_svdf_s8_s16_dsp(const mb_svdf_params *p, const int8_t *input,
                         const int32_t *bias, int16_t *state, int8_t *output,
                         const int32_t *folds, void *scratch)
 {
-    MB_SVDF_FAST_BODY(int16_t, -32768, 32767, prepare_dsp, feature_group_dsp, feature_dot_dsp,
+    MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp, feature_dot_dsp,
                       time_dot_s16_dsp)
 }
 
@@ -191,7 +193,7 @@ void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
                        const int32_t *bias, int8_t *state, int8_t *output,
                        const int32_t *folds, void *scratch)
 {
-    MB_SVDF_FAST_BODY(int8_t, -128, 127, prepare_dsp, feature_group_dsp, feature_dot_dsp,
+    MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp, feature_dot_dsp,
                       time_dot_s8_dsp)
 }
 #endif

@@ -30,4 +30,19 @@ static inline int32_t mb_requantize_fast(int32_t x, int32_t multiplier, int32_t 
     return (int32_t)(((int64_t)high + half - (high < 0 ? 1 : 0)) >> right);
 }
 
+/* mb_requantize_fast's result with the rounding right shift as the reference's own
+ * RoundingDivideByPOT (quant.h) in 32 bits: a mask, a threshold and a compare instead of a 64-bit
+ * add and variable shift, fewer instructions where the shift is only known at run time (the LSTM
+ * gates' and cell's scales). */
+static inline int32_t mb_requantize_fast32(int32_t x, int32_t multiplier, int32_t shift)
+{
+    const int32_t left = shift > 0 ? shift : 0;
+    const int32_t right = shift > 0 ? 0 : -shift;
+    const int64_t product = (int64_t)(int32_t)((uint32_t)x << left) * multiplier;
+    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+    const int32_t mask = (int32_t)(((uint32_t)1 << right) - 1u);
+    const int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+    return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+}
+
 #endif

@@ -81,14 +81,15 @@ void mb_lstm_s8_dsp_wide(const mb_lstm_params *params, const int8_t *input,
  * prepare (optional, 0 for none): once per time step, turns the input row and the hidden state
  * (cols values each) into the form dot reads, in `buffer` (at most mb_lstm_prepared_bytes(cols),
  * 8-byte aligned, in the scratch), and returns what dot is given (the buffer, or the vector).
- * dot: acc[r] += row first + r of matrix m (one of the 8 weight matrices, as the variant has them
- * arranged) . the prepared vector, for r < n <= 4; first is a multiple of 4. Sums are exact (the
- * compiler bounds them), so any order gives the reference's result. */
+ * dot: acc[r] = bias[r] + row first + r of matrix m (one of the 8 weight matrices, as the variant
+ * has them arranged) . the prepared vector, for r < n <= MB_LSTM_BLOCK; first is a multiple of 4. Sums are
+ * exact (the compiler bounds them), so any order gives the reference's result. */
+#define MB_LSTM_BLOCK 16
 typedef const void *mb_lstm_prepare(const void *vector, int32_t cols, void *buffer);
 typedef void mb_lstm_dot_s8(const void *m, int32_t first, int32_t cols, const void *vector,
-                            int32_t n, int32_t *acc);
+                            int32_t n, const int32_t *bias, int32_t *acc);
 typedef void mb_lstm_dot_s16(const void *m, int32_t first, int32_t cols, const void *vector,
-                             int32_t n, int64_t *acc);
+                             int32_t n, const int64_t *bias, int64_t *acc);
 
 /* A prepared vector of cols values: at most cols int16 values, rounded up to 8 bytes. */
 static inline int32_t mb_lstm_prepared_bytes(int32_t cols)
