@@ -157,6 +157,43 @@ static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_
     *a11 = s11;
 }
 
+/* The window of output pixel (oy, ox) of one batch image into col, as mb_conv2d_column_s8 does,
+ * for a window that lies inside the input (no padding, no dilation): each window row (filter_w *
+ * input_c adjacent bytes) is copied 16 bytes at a time with predicated VLDRB/VSTRB, the last
+ * chunk of a row tail-predicated (VCTP; lanes off read nothing), and the zeros up to kp are one
+ * predicated VSTRB. The memcpy calls it replaces cost most of a first layer: a 3x3x3 window is
+ * 3 rows of 9 bytes, ds_cnn's 10x4x1 one 10 rows of 4, and each call paid its call and its
+ * size dispatch for them. Windows in the padding (the image's edges) keep the shared builder. */
+static void column_s8(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
+                      int32_t kp, int8_t *col)
+{
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    if (p->dilation_h != 1 || p->dilation_w != 1 || iy0 < 0 || ix0 < 0 ||
+        iy0 + p->filter_h > p->input_h || ix0 + p->filter_w > p->input_w) {
+        mb_conv2d_column_s8(p, image, oy, ox, kp, col);
+        return;
+    }
+    const int32_t row = p->filter_w * p->input_c;
+    const int32_t pitch = p->input_w * p->input_c;
+    const int8_t *src = image + iy0 * pitch + ix0 * p->input_c;
+    int8_t *dst = col;
+    if (row <= 16) { /* a first layer's rows: one predicate for all of them */
+        const mve_pred16_t in_row = vctp8q((uint32_t)row);
+        for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
+            vstrbq_p_s8(dst, vldrbq_z_s8(src, in_row), in_row);
+        }
+    } else {
+        for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
+            for (int32_t b = 0; b < row; b += 16) {
+                const mve_pred16_t in_row = vctp8q((uint32_t)(row - b));
+                vstrbq_p_s8(dst + b, vldrbq_z_s8(src + b, in_row), in_row);
+            }
+        }
+    }
+    vstrbq_p_s8(dst, vdupq_n_s8(0), vctp8q((uint32_t)(kp - p->filter_h * row)));
+}
+
 /* A 1x1 filter without padding: pixels are read in place, no column is built. */
 static int is_direct(const mb_conv2d_s8_params *p)
 {
@@ -215,7 +252,7 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
             if (direct) {
                 col[q] = image + (oy * p->stride_h * p->input_w + ox * p->stride_w) * p->input_c;
             } else {
-                mb_conv2d_column_s8(p, image, oy, ox, kp, cols + q * kp);
+                column_s8(p, image, oy, ox, kp, cols + q * kp);
                 col[q] = cols + q * kp;
             }
         }
@@ -263,7 +300,7 @@ static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
     }
 }
 
-/* What every pixel block of a 1x1 convolution shares (run_direct). */
+/* What every pixel block of run_direct and run_columns shares. */
 typedef struct {
     const mb_conv2d_s8_params *p;
     const int8_t *filter;
@@ -285,7 +322,62 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
            (oy * p->stride_h * p->input_w + ox * p->stride_w) * p->input_c;
 }
 
-/* NP pixels (a constant 4, 2 or 1 in each copy; x: their input pixels) by every output
+/* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus
+ * interior_bias, requantized on 4 lanes, stored with one VSTRB per pixel (the last block of a
+ * channel count that is not a multiple of 4 tail-predicated). */
+static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
+                                      int8_t *out, const int np)
+{
+    const mb_conv2d_s8_params *p = d->p;
+    const int32_t oc = p->output_c;
+    const int32x4_t amin = vdupq_n_s32(p->activation_min);
+    const int32x4_t amax = vdupq_n_s32(p->activation_max);
+    const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
+    const int32x4_t ib = vldrwq_z_s32(d->interior_bias + c, pred);
+    const int32x4_t m = vldrwq_z_s32(d->multipliers + c, pred);
+    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(d->shifts + c, pred));
+    for (int32_t q = 0; q < np; q++) {
+        const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
+        vstrbq_p_s32(out + q * oc + c,
+                     mb_mve_requantize(acc, m, s, p->output_offset, amin, amax), pred);
+    }
+}
+
+/* direct_block when every row is one chunk of 16 taps (kp == 16: a 1x1 filter on at most 16
+ * input channels, or a window of at most 16 taps such as person_detect's 3x3x1): the NP pixels'
+ * vectors are loaded once for all output channels, so each channel costs one filter load and NP
+ * VMLADAV. The general loop reloads them for every channel and, for a depth under 16, pays the
+ * predicated tail (a VPST before each load and each VMLADAV) every time: VWW's 8 -> 16 channel
+ * 1x1 layer spent about 230 instructions per pixel there. */
+static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *const *x,
+                                          int8_t *out, const int np)
+{
+    const int32_t oc = d->p->output_c;
+    /* A depth under 16 read in place: the lanes after it zeroed (the filter's are zero too) */
+    const mve_pred16_t in = d->with_tail ? d->tail : vctp8q(16);
+    const int8x16_t v0 = vldrbq_z_s8(x[0], in);
+    const int8x16_t v1 = np > 1 ? vldrbq_z_s8(x[1], in) : v0;
+    const int8x16_t v2 = np > 2 ? vldrbq_z_s8(x[2], in) : v0;
+    const int8x16_t v3 = np > 2 ? vldrbq_z_s8(x[3], in) : v0;
+    int32_t sums[4][CB];
+    const int8_t *w = d->filter;
+    for (int32_t c = 0; c < oc; c += CB) {
+        for (int32_t j = 0; j < CB; j++, w += 16) {
+            const int8x16_t f = vldrbq_s8(w);
+            sums[0][j] = vmladavq_s8(v0, f);
+            if (np > 1) {
+                sums[1][j] = vmladavq_s8(v1, f);
+            }
+            if (np > 2) {
+                sums[2][j] = vmladavq_s8(v2, f);
+                sums[3][j] = vmladavq_s8(v3, f);
+            }
+        }
+        store_block(d, sums, c, out, np);
+    }
+}
+
+/* NP pixels (a constant 4 or 1 in each copy; x: their input pixels or columns) by every output
  * channel, 4 channels per block, the channels one at a time: per 16 taps one filter load feeds
  * NP VMLADAVA (4 pixels: 64 multiply-accumulates in 9 instructions, every pointer
  * post-incremented; 4 sums are the most VMLADAVA can keep beside the pointers, since it
@@ -294,14 +386,16 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
  * vector load, requantized on 4 lanes and stored with one VSTRB (the last block of a channel
  * count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
- * block + i * 64 + j * 16. */
+ * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block. */
 static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const *x, int8_t *out,
                                        const int np)
 {
+    if (d->kp == 16) {
+        one_chunk_block(d, x, out, np);
+        return;
+    }
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
-    const int32x4_t amin = vdupq_n_s32(p->activation_min);
-    const int32x4_t amax = vdupq_n_s32(p->activation_max);
     int32_t sums[4][CB];
     const int8_t *block = d->filter;
     for (int32_t c = 0; c < oc; c += CB, block += CB * d->kp) {
@@ -340,15 +434,7 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
             sums[2][j] = s2;
             sums[3][j] = s3;
         }
-        const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
-        const int32x4_t ib = vldrwq_z_s32(d->interior_bias + c, pred);
-        const int32x4_t m = vldrwq_z_s32(d->multipliers + c, pred);
-        const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(d->shifts + c, pred));
-        for (int32_t q = 0; q < np; q++) {
-            const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
-            vstrbq_p_s32(out + q * oc + c,
-                         mb_mve_requantize(acc, m, s, p->output_offset, amin, amax), pred);
-        }
+        store_block(d, sums, c, out, np);
     }
 }
 
@@ -374,6 +460,40 @@ static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output
     }
 }
 
+/* Any other filter without a fused ADD: the 4 pixels' windows become columns in scratch
+ * (column_s8), which direct_block then reads as it reads the pixels of a 1x1 filter. Each
+ * channel's filter row is loaded once per 4 pixels and each block of 4 channels requantized
+ * once per pixel: a first layer (3x3x3 -> 8 channels: 2 chunks of 16 taps) cost about 300
+ * instructions per pixel in run()'s blocks of 2 pixels x 4 channels, most of it per-block set-up
+ * and the requantization of every block twice over, not multiply-accumulates. Not inlined:
+ * its own copy of direct_block then leaves run_direct's register allocation as it was. */
+static __attribute__((noinline)) void run_columns(const direct_conv *d, const int8_t *input, int8_t *output,
+                        int8_t *cols)
+{
+    const mb_conv2d_s8_params *p = d->p;
+    const int32_t pixels_per_image = p->output_h * p->output_w;
+    const int32_t total = p->batches * pixels_per_image;
+    const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
+    const int32_t oc = p->output_c;
+    const int32_t kp = d->kp;
+    const int8_t *const x[4] = {cols, cols + kp, cols + 2 * kp, cols + 3 * kp};
+    int32_t n = 0;
+    for (; n + 4 <= total; n += 4) {
+        for (int32_t q = 0; q < 4; q++) {
+            const int32_t m = n + q;
+            column_s8(p, input + m / pixels_per_image * image_bytes,
+                      (m % pixels_per_image) / p->output_w, m % p->output_w, kp,
+                      cols + q * kp);
+        }
+        direct_block(d, x, output + n * oc, 4);
+    }
+    for (; n < total; n++) {
+        column_s8(p, input + n / pixels_per_image * image_bytes,
+                  (n % pixels_per_image) / p->output_w, n % p->output_w, kp, cols);
+        direct_block(d, x, output + n * oc, 1);
+    }
+}
+
 void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const int8_t *filter,
                       const int32_t *bias, const int32_t *interior_bias,
                       const int32_t *multipliers, const int32_t *shifts,
@@ -386,6 +506,11 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
                                (k + 15) & ~(int32_t)15, k / 16, k % 16 != 0,
                                vctp8q((uint32_t)(k % 16))};
         run_direct(&d, input, output);
+    } else if (residual == 0 && !is_direct(p)) {
+        const int32_t kp = (p->filter_h * p->filter_w * p->input_c + 15) & ~(int32_t)15;
+        const direct_conv d = {p, filter, interior_bias, multipliers, shifts, kp, kp / 16, 0,
+                               vctp8q(0)};
+        run_columns(&d, input, output, (int8_t *)scratch);
     } else if (is_direct(p) && p->input_c % 16 != 0) {
         run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
     } else {

@@ -187,12 +187,15 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
 
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:
-    """The 2 pixels' int8 columns unless read in place (a 1x1 filter: the kernel reads a depth
-    that is not a multiple of 16 with tail predication), and a dummy output row."""
+    """Unless the pixels are read in place (a 1x1 filter: the kernel reads a depth that is not
+    a multiple of 16 with tail predication): 4 pixels' int8 columns (run_columns), or with a
+    fused ADD 2 pixels' columns and a dummy output row (run)."""
     oc, k, _ = _dims(op, graph)
     w = graph.tensor(op.inputs[1])
-    direct = w.shape[1] == 1 and w.shape[2] == 1
-    return (0 if direct else 2 * _round_up(k, 16)) + _round_up(oc, 4)
+    if w.shape[1] == 1 and w.shape[2] == 1:
+        return _round_up(oc, 4)
+    kp = _round_up(k, 16)
+    return max(4 * kp, 2 * kp + _round_up(oc, 4))
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
