@@ -22,7 +22,10 @@ REGRESSIONS = ROOT.parent / "shared" / "regressions"
 REGRESSION_FILES = sorted(REGRESSIONS.glob("*.tflite"))
 # Small models only: a mutant of a 300 KB model takes seconds to compile, and the reader and the
 # compiler meet the same structures in the small ones (the benchmark mutates them all).
-MODELS = sorted(p for p in [*(ROOT / "tests" / "models").glob("*.tflite"), *SHARED.glob("*.tflite")]
+# The float32 ones are among them (hello_world_float, audio_preprocessor_float, trained_lstm,
+# keras_kws_float_io); the stock converter's uint8-boundary model is added by name.
+MODELS = sorted(p for p in [*(ROOT / "tests" / "models").glob("*.tflite"), *SHARED.glob("*.tflite"),
+                            ROOT / "tests" / "models" / "boundaries" / "keras_camera_uint8.tflite"]
                 if p.stat().st_size < 50_000) + REGRESSION_FILES
 MUTANTS = 16
 
