@@ -117,6 +117,26 @@ def test_fuzzer_finds_are_named():
         compile_model(b.build([x], [y]))
 
 
+# Mutants that benchmarks/fuzz_models.py found once float32 and uint8 models joined it, each with
+# the message it now gets (the file, the op and what is wrong in it).
+FUZZ_FINDS = {
+    # lstm_batch2_clip.tflite, mutant 2: the output state lost its dimensions (IndexError).
+    "lstm_scalar_state.tflite": "op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: output state 'tensor13' is a "
+                                "scalar; TFLM's LSTM keeps it as [batches, units]",
+    # math_unary.tflite, mutant 0: a NaN alpha, which has no C literal (ValueError).
+    "leaky_relu_nan_alpha.tflite": "op 1 LEAKY_RELU: alpha is nan: the file is damaged",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_FINDS))
+def test_float_fuzzer_finds_are_refused_naming_the_op(name):
+    path = Path(__file__).parent / "fuzz_finds" / name
+    with pytest.raises(ModelError) as info:
+        compile_model(path, prefix="found")
+    assert str(info.value).startswith(f"{path}: cannot compile this model")
+    assert FUZZ_FINDS[name] in str(info.value)
+
+
 def test_a_variables_extreme_initial_value_saturates_without_warnings():
     """Found by the fuzzer: an infinite initial value (or one over float32 once divided by the
     scale) made numpy warn 'invalid value encountered in cast' on the user's terminal."""

@@ -263,6 +263,10 @@ class UnidirectionalSequenceLstm(OpLowering):
         if len(x.shape) != 3:
             return reasons + [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a "
                               "rank-3 input"]
+        for role, tensor in (("output state", hidden), ("cell state", cell)):
+            if not tensor.shape:
+                return reasons + [f"{role} '{tensor.name}' is a scalar; TFLM's LSTM keeps it as "
+                                  "[batches, units]"]
         batches, steps, units, depth = self._sizes(op, graph)
         for gate in GATES:
             for w, shape in ((t[INPUT_WEIGHTS[gate]], (units, depth)),
