@@ -125,6 +125,10 @@ FUZZ_FINDS = {
                                 "scalar; TFLM's LSTM keeps it as [batches, units]",
     # math_unary.tflite, mutant 0: a NaN alpha, which has no C literal (ValueError).
     "leaky_relu_nan_alpha.tflite": "op 1 LEAKY_RELU: alpha is nan: the file is damaged",
+    # lstm_s16_u8.tflite, mutant 1: a bit flip made an int64 gate bias ~2^63, and the C's int64
+    # sum overflowed under UBSan (TFLM's would too).
+    "lstm_s16_huge_bias.tflite": "op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: bias 'input_bias' holds a "
+                                 "value of magnitude 9,223,372,036,853,884,381",
 }
 
 
