@@ -11,7 +11,10 @@ benchmarks/results/fuzz_models.json and .md, saves every finding's mutant under
 benchmarks/results/fuzz_findings/, and prints the table.
 
     nice -n 19 .venv/bin/python benchmarks/fuzz_models.py [--minutes 30] [--seed 1]
-        [--check-c 150] [MODEL ...]
+        [--check-c 150] [--name fuzz_models] [MODEL ...]
+
+A run over chosen models (a new model family, say) writes under its own --name, so that it does
+not replace the figures of the run over every model.
 """
 
 from __future__ import annotations
@@ -60,6 +63,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--check-c", type=int, default=150,
                         help="compiled mutants whose C is built and run under sanitizers")
+    parser.add_argument("--name", default="fuzz_models",
+                        help="results file name (benchmarks/results/NAME.json and .md)")
     args = parser.parse_args()
     groups = {"command line": args.models} if args.models else every_model()
     missing = [name for name, models in groups.items() if not models]
@@ -96,7 +101,7 @@ def main() -> int:
             rounds += 1
     seconds = time.monotonic() - start
     findings = total.findings
-    out_dir = RESULTS / "fuzz_findings"
+    out_dir = RESULTS / ("fuzz_findings" if args.name == "fuzz_models" else f"{args.name}_findings")
     for old in out_dir.glob("*.tflite"):  # this run's findings only
         old.unlink()
     for f in findings:
@@ -113,7 +118,7 @@ def main() -> int:
               "findings": [{"model": f.model, "mutant": f.mutant, "kind": f.kind,
                             "detail": f.detail[-800:]} for f in findings]}
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "fuzz_models.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
 
     columns = ("mutants", "refused", "compiled", "c_checked", *KINDS)
     header = ("source", "models", "mutants", "refused with a message", "compiled",
@@ -124,19 +129,32 @@ def main() -> int:
                  total.c_checked, *kinds.values()))
     table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     table += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+    name_args = (f" --name {args.name}" if args.name != "fuzz_models" else "") + \
+        (" MODEL..." if args.models else "")
     text = (f"# Fuzzing the reader and compiler\n\n"
             f"`nice -n 19 .venv/bin/python benchmarks/fuzz_models.py --minutes {args.minutes:g} "
-            f"--seed {args.seed}`: {seconds:.0f} s, {rounds} round(s) of {MUTANTS_PER_ROUND} "
-            f"mutants per model, {total.mutants / seconds:.1f} mutants/s.\n\n"
+            f"--seed {args.seed}{name_args}`: {seconds:.0f} s, {rounds} round(s) of "
+            f"{MUTANTS_PER_ROUND} mutants per model, {total.mutants / seconds:.1f} mutants/s.\n\n"
             + "\n".join(table) + "\n")
+    if args.models:
+        text += "\nModels: " + ", ".join(_shown(m) for m in args.models) + "\n"
     if findings:
         text += "\n## Findings\n\n" + "\n".join(
             f"- {f.model} mutant {f.mutant}: {f.kind}: "
             f"{f.detail.strip().splitlines()[-1][:200] if f.detail.strip() else ''}"
             for f in findings[:50]) + "\n"
-    (RESULTS / "fuzz_models.md").write_text(text)
+    (RESULTS / f"{args.name}.md").write_text(text)
     print(text)
     return 1 if findings else 0
+
+
+def _shown(model: Path) -> str:
+    """A model's path as the project's tests reach it: from the repository root."""
+    path = model.resolve()
+    for base, prefix in ((ROOT, ""), (SHARED, "../shared/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return str(model)
 
 
 def _add(total: FuzzResult, result: FuzzResult) -> None:

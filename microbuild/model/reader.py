@@ -298,13 +298,17 @@ def _raw_builtin_code(code) -> int:
 
 def _read_tensor(t, index: int, buffers: list, data: bytes) -> Tensor:
     type_code = t.Type()
-    dtype = _TENSOR_TYPES.get(type_code, f"type{type_code}")
+    name = t.Name()
+    name = name.decode("utf-8", "replace") if name else f"tensor{index}"
+    if type_code not in _TENSOR_TYPES:
+        # Every later step sizes tensors by their type; a code outside the schema is damage.
+        raise ModelError(f"tensor {index} '{name}' has type code {type_code}, not a TFLite tensor "
+                         "type (the file is damaged, or from a newer TFLite schema)")
+    dtype = _TENSOR_TYPES[type_code]
     shape = tuple(int(d) for d in _int_vector(t.ShapeAsNumpy()))
     signature = None
     if not t.ShapeSignatureIsNone():
         signature = tuple(int(d) for d in _int_vector(t.ShapeSignatureAsNumpy()))
-    name = t.Name()
-    name = name.decode("utf-8", "replace") if name else f"tensor{index}"
 
     quant = None
     q = t.Quantization()

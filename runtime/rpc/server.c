@@ -99,6 +99,12 @@ static uint8_t pending;
 static uint16_t write_seq;
 static uint32_t write_offset;
 static uint32_t write_length;
+/* The header (session, seq, offset, length) of the WRITE last acknowledged, while its reply is the
+ * last one sent. A host that did not see that reply in time sends the same WRITE again; that copy's
+ * data is not stored, because it may be damaged and the host, already holding the first reply,
+ * would never rewrite it. */
+static uint8_t acked_write_header[WRITE_HEADER_CRC_OFFSET];
+static uint8_t acked_write_valid;
 
 /* The reply being built, which is also the reply cache: after a non-idempotent request it holds
  * that request's whole reply payload until the next request replaces it. */
@@ -266,6 +272,7 @@ static int is_idempotent(uint8_t opcode)
 static void begin_reply(uint8_t opcode, uint16_t seq, uint8_t status)
 {
     cache_valid = 0;
+    acked_write_valid = 0;
     reply_used = 0;
     put_u8(TYPE_NORMAL);
     put_le(session_id, 2);
@@ -436,6 +443,7 @@ static void start_session(const uint8_t *payload, uint32_t length)
     session_id = (uint16_t)((unsigned)host_nonce << 8 | next_nonce());
     /* A new session's seq numbers owe nothing to the old one's. */
     cache_valid = 0;
+    acked_write_valid = 0;
     packet_limit = agreed_packet(length >= SESSION_HEADER + 5u ? get_u32(&payload[SESSION_HEADER + 1u]) : 0u);
     mb_frame_encode_begin(&encoder, SESSION_HEADER + 5u);
     out_session_header(TYPE_START_REPLY, session_id);
@@ -569,6 +577,7 @@ static void handle_info(uint16_t seq, const uint8_t *args, uint32_t argn)
         return;
     }
     cache_valid = 0;
+    acked_write_valid = 0;
     info_seq = seq;
     const uint32_t items = info_items();
     info_first = get_u16(args);
@@ -742,6 +751,7 @@ static void handle_read(uint16_t seq, const uint8_t *args, uint32_t argn)
         return;
     }
     cache_valid = 0;
+    acked_write_valid = 0;
     /* Streamed from the arena, which the reply buffer need not hold. */
     mb_frame_encode_begin(&encoder, REPLY_HEADER + length);
     out_session_header(TYPE_NORMAL, session_id);
@@ -983,6 +993,9 @@ static void write_header_received(void)
         pending = PENDING_BAD_LENGTH;
     } else if (!range_ok(write_offset, write_length)) {
         pending = PENDING_BAD_ADDRESS;
+    } else if (acked_write_valid && memcmp(rx_buffer, acked_write_header, WRITE_HEADER_CRC_OFFSET) == 0) {
+        /* A repeat of the WRITE just acknowledged: its data is in place; read this copy to its
+         * end unstored and, if it arrives intact, acknowledge it again. */
     } else {
         rx_mode = RX_STREAM;
         stream_offset = write_offset;
@@ -1009,6 +1022,8 @@ static void write_finished(void)
     default:
         begin_reply(OP_WRITE, write_seq, STATUS_OK);
         finish_reply();
+        memcpy(acked_write_header, rx_buffer, WRITE_HEADER_CRC_OFFSET);
+        acked_write_valid = 1;
         break;
     }
 }
@@ -1104,6 +1119,7 @@ void mb_rpc_server_init(void)
     rx_used = 0;
     pending = PENDING_NONE;
     cache_valid = 0;
+    acked_write_valid = 0;
     session_id = 0;
     packet_limit = MAX_PACKET;
     block_count = 0;

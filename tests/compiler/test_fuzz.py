@@ -22,7 +22,10 @@ REGRESSIONS = ROOT.parent / "shared" / "regressions"
 REGRESSION_FILES = sorted(REGRESSIONS.glob("*.tflite"))
 # Small models only: a mutant of a 300 KB model takes seconds to compile, and the reader and the
 # compiler meet the same structures in the small ones (the benchmark mutates them all).
-MODELS = sorted(p for p in [*(ROOT / "tests" / "models").glob("*.tflite"), *SHARED.glob("*.tflite")]
+# The float32 ones are among them (hello_world_float, audio_preprocessor_float, trained_lstm,
+# keras_kws_float_io); the stock converter's uint8-boundary model is added by name.
+MODELS = sorted(p for p in [*(ROOT / "tests" / "models").glob("*.tflite"), *SHARED.glob("*.tflite"),
+                            ROOT / "tests" / "models" / "boundaries" / "keras_camera_uint8.tflite"]
                 if p.stat().st_size < 50_000) + REGRESSION_FILES
 MUTANTS = 16
 
@@ -112,6 +115,32 @@ def test_fuzzer_finds_are_named():
     with pytest.raises(ModelError, match=r"op 0 TRANSPOSE: input is quantized but output 'y' has "
                                          r"no scale and zero point"):
         compile_model(b.build([x], [y]))
+
+
+# Mutants that benchmarks/fuzz_models.py found once float32 and uint8 models joined it, each with
+# the message it now gets (the file, the op and what is wrong in it).
+FUZZ_FINDS = {
+    # lstm_batch2_clip.tflite, mutant 2: the output state lost its dimensions (IndexError).
+    "lstm_scalar_state.tflite": "op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: output state 'tensor13' is a "
+                                "scalar; TFLM's LSTM keeps it as [batches, units]",
+    # math_unary.tflite, mutant 0: a NaN alpha, which has no C literal (ValueError).
+    "leaky_relu_nan_alpha.tflite": "op 1 LEAKY_RELU: alpha is nan: the file is damaged",
+    # lstm_s16_u8.tflite, mutant 1: a bit flip made an int64 gate bias ~2^63, and the C's int64
+    # sum overflowed under UBSan (TFLM's would too).
+    "lstm_s16_huge_bias.tflite": "op 0 UNIDIRECTIONAL_SEQUENCE_LSTM: bias 'input_bias' holds a "
+                                 "value of magnitude 9,223,372,036,853,884,381",
+    # reshape.tflite, mutant 0: a tensor type code of -128 reached the emitter (numpy TypeError).
+    "reshape_bad_type.tflite": "has type code -128, not a TFLite tensor type",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_FINDS))
+def test_float_fuzzer_finds_are_refused_naming_the_op(name):
+    path = Path(__file__).parent / "fuzz_finds" / name
+    with pytest.raises(ModelError) as info:
+        compile_model(path, prefix="found")
+    assert str(info.value).startswith(f"{path}: ")
+    assert FUZZ_FINDS[name] in str(info.value)
 
 
 def test_a_variables_extreme_initial_value_saturates_without_warnings():

@@ -523,6 +523,18 @@ static void test_write_read(void)
     expect_reply(WRITE, seq, OK, &rn);
     expect_silence();
     CHECK(memcmp(mb_rpc_arena + 2000, data, 32) == 0);
+    /* The host, not seeing that reply in time, sent the WRITE again and this copy's data was
+     * damaged on the way (its packet CRC fails): the host takes the first reply and moves on, so
+     * the damaged copy must not land. An intact copy is acknowledged again. */
+    static uint8_t damaged[32];
+    memset(damaged, 0xEE, sizeof damaged);
+    send_raw_payload(payload, build_write(payload, session, seq, 2000, 32, damaged, 32, 0), 0x0001);
+    expect_silence();
+    CHECK(memcmp(mb_rpc_arena + 2000, data, 32) == 0);
+    send_raw_payload(payload, build_write(payload, session, seq, 2000, 32, data, 32, 0), 0);
+    expect_reply(WRITE, seq, OK, &rn);
+    expect_silence();
+    CHECK(memcmp(mb_rpc_arena + 2000, data, 32) == 0);
 
     /* Outside the arena: an error, nothing stored, the guard intact. */
     memset(mb_rpc_arena + 3990, 0x22, 10);

@@ -4,6 +4,8 @@ library's expf, logf and tanhf, as TFLM's std::exp/std::log/std::tanh on float c
 
 from __future__ import annotations
 
+import math
+
 from microbuild.compiler.elementwise import c_float
 from microbuild.compiler.f32 import FLT_MAX, all_float32_reasons
 from microbuild.model.ir import Graph, Operator
@@ -23,6 +25,12 @@ def reasons(op: Operator, graph: Graph) -> list[str]:
         found.append(f"input has {x.num_elements} values, output {y.num_elements}")
     if not found and op.opcode in ("SOFTMAX", "LOG_SOFTMAX") and not x.shape:
         found.append(f"input is a scalar; TFLM's {op.opcode} needs at least one dimension")
+    # The option becomes a C float literal; a damaged file can hold NaN or infinity there, which
+    # no trained model does and which has no literal.
+    option = {"LEAKY_RELU": "alpha", "SOFTMAX": "beta"}.get(op.opcode)
+    if option and not math.isfinite(float(op.options.get(option, 1.0))):
+        found.append(f"{option} is {op.options[option]}: the file is damaged (a trained model's "
+                     f"{option} is a finite number)")
     return found
 
 

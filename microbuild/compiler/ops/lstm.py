@@ -249,6 +249,16 @@ class UnidirectionalSequenceLstm(OpLowering):
             if bound >= 2 ** 31:
                 reasons.append(f"{max(depth, units)} inputs per unit with these biases can "
                                "overflow the int32 sums")
+        else:
+            # The 16x8 gates' int64 sums are multiplied by a 16-bit multiplier (TFLM's
+            # MultiplyByQuantizedMultiplier for int64), so a sum beyond 2^47 overflows there: only
+            # a damaged bias comes near that.
+            largest, name = max((abs(int(v)), t[BIASES[g]].name) for g in GATES
+                                for v in t[BIASES[g]].data.ravel())
+            if largest + max(depth, units) * 32768 * 128 >= 2 ** 47:
+                reasons.append(f"bias '{name}' holds a value of magnitude {largest:,}: the int64 "
+                               "sums it starts would overflow when requantized (the file is "
+                               "probably damaged)")
         return reasons
 
     def _shape_reasons(self, op: Operator, graph: Graph, t: dict) -> list[str]:
@@ -263,6 +273,10 @@ class UnidirectionalSequenceLstm(OpLowering):
         if len(x.shape) != 3:
             return reasons + [f"input '{x.name}' has rank {len(x.shape)}; TFLM's LSTM takes a "
                               "rank-3 input"]
+        for role, tensor in (("output state", hidden), ("cell state", cell)):
+            if not tensor.shape:
+                return reasons + [f"{role} '{tensor.name}' is a scalar; TFLM's LSTM keeps it as "
+                                  "[batches, units]"]
         batches, steps, units, depth = self._sizes(op, graph)
         for gate in GATES:
             for w, shape in ((t[INPUT_WEIGHTS[gate]], (units, depth)),
