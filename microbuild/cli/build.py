@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 
 from microbuild import api
 from microbuild.cli.console import err, out
@@ -94,11 +95,14 @@ def _build_table(args: argparse.Namespace) -> int:
     out.print(table)
     out.print(f"functions: {', '.join(firmware.kernels.functions)}", soft_wrap=True)
     out.print(f"workspace: {firmware.workspace_bytes:,} bytes")
-    run = (f"run a blob: {firmware.elf} MODEL.mbm" if firmware.board.is_host else
+    elf = shlex.quote(str(firmware.elf))  # a command to copy: paths with spaces stay whole
+    # With two slots update must be told which (the one not running now): say so in the hint.
+    slot = " --slot 0" if len(firmware.board.model_slots) > 1 else ""
+    run = (f"run a blob: {elf} MODEL.mbm" if firmware.board.is_host else
            f"write a blob to a model slot: `microbuild update --board {firmware.board.name} "
-           f"--firmware {firmware.elf} --blob M.mbm`")
+           f"--firmware {elf} --blob M.mbm{slot}`")
     out.print(f"firmware: {firmware.elf} ({run}; pack one with "
-              f"`microbuild pack --firmware {firmware.elf} --model M.tflite -o M.mbm`)",
+              f"`microbuild pack --firmware {elf} --model M.tflite -o M.mbm`)",
               soft_wrap=True)
     return 0
 

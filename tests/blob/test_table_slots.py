@@ -89,6 +89,8 @@ def test_build_records_the_table_executor_and_prints_the_kernel_set(firmware):
     assert (note.board, note.executor) == (BOARD, "table")
     assert f"kernel set {note.table['id']}" in printed and "table/slots_main.c" in printed
     assert "microbuild update --board mps2-an500" in printed
+    # The board has two slots, where update refuses to guess: the printed command names one.
+    assert "--blob M.mbm --slot 0`" in printed
 
 
 def _with_crc_recomputed(blob: bytearray) -> bytes:
