@@ -74,8 +74,18 @@ def _plan(op: Operator, graph: Graph) -> tuple[dict | None, list[str]]:
     return sizes, []
 
 
+class IndexedLookup(OpLowering):
+    """What GATHER and GATHER_ND share: (data, indices) in, one output of the data's type; with
+    both inputs constant the op is evaluated at compile time, whatever the element type."""
+
+    def can_fold(self, op: Operator, graph: Graph) -> bool:
+        return (super().can_fold(op, graph) and len(op.inputs) == 2 and len(op.outputs) == 1
+                and graph.tensor(op.inputs[0]).dtype in ELEMENT_SIZES
+                and graph.tensor(op.inputs[0]).dtype == graph.tensor(op.outputs[0]).dtype)
+
+
 @register
-class Gather(OpLowering):
+class Gather(IndexedLookup):
     opcode = "GATHER"
     kernel_sources = ("gather.c",)
     headers = ("microbuild/kernels/gather.h",)
@@ -97,11 +107,6 @@ class Gather(OpLowering):
         if idx.dtype != "int32":
             reasons.append(f"indices are {idx.dtype}; TFLM's GATHER takes int32 indices only")
         return reasons
-
-    def can_fold(self, op: Operator, graph: Graph) -> bool:
-        return (super().can_fold(op, graph) and len(op.inputs) == 2 and len(op.outputs) == 1
-                and graph.tensor(op.inputs[0]).dtype in ELEMENT_SIZES
-                and graph.tensor(op.inputs[0]).dtype == graph.tensor(op.outputs[0]).dtype)
 
     def fold(self, op: Operator, graph: Graph):
         sizes, _ = _plan(op, graph)

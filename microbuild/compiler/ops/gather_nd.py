@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.gather import index_checked
+from microbuild.compiler.ops.base import EmitContext, register
+from microbuild.compiler.ops.gather import IndexedLookup, index_checked
 from microbuild.compiler.ops.strided_copy import (ELEMENT_SIZES, row_major_strides,
                                                   type_reasons)
 from microbuild.compiler.spatial import c_struct
@@ -65,7 +65,7 @@ def _starts(sizes: dict, indices: np.ndarray) -> np.ndarray:
 
 
 @register
-class GatherNd(OpLowering):
+class GatherNd(IndexedLookup):
     opcode = "GATHER_ND"
     kernel_sources = ("gather_nd.c",)
     headers = ("microbuild/kernels/gather_nd.h",)
@@ -82,11 +82,6 @@ class GatherNd(OpLowering):
             reasons.append(f"the data is {x.dtype}; TFLM's GATHER_ND takes int8 and float32 "
                            "only, so it runs only when it can be evaluated at compile time")
         return reasons
-
-    def can_fold(self, op: Operator, graph: Graph) -> bool:
-        return (super().can_fold(op, graph) and len(op.inputs) == 2 and len(op.outputs) == 1
-                and graph.tensor(op.inputs[0]).dtype in ELEMENT_SIZES
-                and graph.tensor(op.inputs[0]).dtype == graph.tensor(op.outputs[0]).dtype)
 
     def fold(self, op: Operator, graph: Graph):
         sizes, _ = _plan(op, graph)
