@@ -76,17 +76,38 @@ def _plan(op: Operator, graph: Graph) -> tuple[dict | None, list[str]]:
 
 class IndexedLookup(OpLowering):
     """What GATHER and GATHER_ND share: (data, indices) in, one output of the data's type; with
-    both inputs constant the op is evaluated at compile time, whatever the element type."""
+    both inputs constant the op is evaluated at compile time, whatever the element type; else one
+    call of ``kernel`` with a constant ``<kernel>_params`` struct of the sizes ``plan`` gives."""
+
+    kernel: str  # the C function
 
     def can_fold(self, op: Operator, graph: Graph) -> bool:
         return (super().can_fold(op, graph) and len(op.inputs) == 2 and len(op.outputs) == 1
                 and graph.tensor(op.inputs[0]).dtype in ELEMENT_SIZES
                 and graph.tensor(op.inputs[0]).dtype == graph.tensor(op.outputs[0]).dtype)
 
+    def plan(self, op: Operator, graph: Graph):
+        """The kernel's sizes (a dict of its parameter struct's fields) and the reasons it cannot
+        run; each op module has its own."""
+        raise NotImplementedError
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        sizes, _ = self.plan(op, graph)
+        x, idx = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+        if graph.tensor(op.outputs[0]).num_elements == 0:
+            return "/* nothing to gather: the output is empty */"
+        fields = [("element_size", ELEMENT_SIZES[x.dtype])] + list(sizes.items())
+        params = ctx.symbol("params")
+        ctx.static(f"static const {self.kernel}_params {params} = {c_struct(fields)};")
+        call = (f"{self.kernel}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
+                f"{ctx.ptr(op.outputs[0])})")
+        return index_checked(call, idx.is_constant)
+
 
 @register
 class Gather(IndexedLookup):
     opcode = "GATHER"
+    kernel = "mb_gather"
     kernel_sources = ("gather.c",)
     headers = ("microbuild/kernels/gather.h",)
     # TFLM's GATHER takes int8 and float32 data and int32 positions (int32 is here for the
@@ -120,14 +141,5 @@ class Gather(IndexedLookup):
         out = np.stack([data[b][:, coords[b], :] for b in range(sizes["batch_size"])])
         return [np.ascontiguousarray(out).reshape(graph.tensor(op.outputs[0]).shape)]
 
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        sizes, _ = _plan(op, graph)
-        x, idx = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-        if graph.tensor(op.outputs[0]).num_elements == 0:
-            return "/* nothing to gather: the output is empty */"
-        fields = [("element_size", ELEMENT_SIZES[x.dtype])] + list(sizes.items())
-        params = ctx.symbol("params")
-        ctx.static(f"static const mb_gather_params {params} = {c_struct(fields)};")
-        call = (f"mb_gather(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
-                f"{ctx.ptr(op.outputs[0])})")
-        return index_checked(call, idx.is_constant)
+    def plan(self, op: Operator, graph: Graph):
+        return _plan(op, graph)

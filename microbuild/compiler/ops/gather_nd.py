@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.ops.base import EmitContext, register
-from microbuild.compiler.ops.gather import IndexedLookup, index_checked
-from microbuild.compiler.ops.strided_copy import (ELEMENT_SIZES, row_major_strides,
-                                                  type_reasons)
-from microbuild.compiler.spatial import c_struct
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.gather import IndexedLookup
+from microbuild.compiler.ops.strided_copy import row_major_strides, type_reasons
 from microbuild.model.ir import Graph, Operator
 
 MAX_DEPTH = 8  # MB_GATHER_ND_MAX_DEPTH
@@ -67,6 +65,7 @@ def _starts(sizes: dict, indices: np.ndarray) -> np.ndarray:
 @register
 class GatherNd(IndexedLookup):
     opcode = "GATHER_ND"
+    kernel = "mb_gather_nd"
     kernel_sources = ("gather_nd.c",)
     headers = ("microbuild/kernels/gather_nd.h",)
     # int32 is here for the indices; the data is int8 or float32 (``check``).
@@ -93,14 +92,5 @@ class GatherNd(IndexedLookup):
         out = np.concatenate(slices) if slices else flat[:0]
         return [out.reshape(graph.tensor(op.outputs[0]).shape)]
 
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        sizes, _ = _plan(op, graph)
-        x, idx = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-        if graph.tensor(op.outputs[0]).num_elements == 0:
-            return "/* nothing to gather: the output is empty */"
-        fields = [("element_size", ELEMENT_SIZES[x.dtype])] + list(sizes.items())
-        params = ctx.symbol("params")
-        ctx.static(f"static const mb_gather_nd_params {params} = {c_struct(fields)};")
-        call = (f"mb_gather_nd(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.inputs[1])}, "
-                f"{ctx.ptr(op.outputs[0])})")
-        return index_checked(call, idx.is_constant)
+    def plan(self, op: Operator, graph: Graph):
+        return _plan(op, graph)
