@@ -59,14 +59,16 @@ static inline int32_t pack_rounded(int32_t re, int32_t im)
 
 static inline int32_t fixdiv_word(int32_t c, int32_t scale)
 {
-    return pack_rounded(__smlabb(c, scale, 1 << 14), __smlatb(c, scale, 1 << 14));
+    /* 0x4000, half of a Q15 unit, rounds the product (a literal: the runtime never shifts a plain
+     * int one, which is 16 bits on AVR) */
+    return pack_rounded(__smlabb(c, scale, 0x4000), __smlatb(c, scale, 0x4000));
 }
 
 /* (a.r tw.r - a.i tw.i, a.r tw.i + a.i tw.r), each sround-ed: cmul below. */
 static inline int32_t cmul_word(int32_t a, const int16_t *tw)
 {
     const int32_t t = load_word(tw);
-    return pack_rounded(__smlsd(a, t, 1 << 14), __smladx(a, t, 1 << 14));
+    return pack_rounded(__smlsd(a, t, 0x4000), __smladx(a, t, 0x4000));
 }
 
 static void radix2(int16_t *out, int32_t fstride, const int16_t *tw, int32_t m)

@@ -23,18 +23,17 @@ def _message(path) -> str:
 
 
 def _unsupported_model() -> bytes:
-    """FC -> REVERSE_V2 -> LSH_PROJECTION-like chain: REVERSE_V2 twice (TFLM has it, microbuild
-    not yet), SKIP_GRAM (no kernel in TFLM either) and a custom operator, between supported
+    """FC -> WHILE -> LSH_PROJECTION-like chain: WHILE twice (TFLM has it, microbuild not yet:
+    no subgraphs), SKIP_GRAM (no kernel in TFLM either) and a custom operator, between supported
     FULLY_CONNECTEDs that must not be blamed."""
     b = ModelBuilder()
     x = b.tensor("x", (1, 8), "int8", 0.05, 0)
     w = b.constant("w", np.ones((8, 8), np.int8), scale=0.01)
-    axis = b.constant("axis", np.array([1], np.int32))
     ts = [b.tensor(f"t{k}", (1, 8), "int8", 0.05, 0) for k in range(6)]
     b.operator("FULLY_CONNECTED", [x, w, -1], [ts[0]], "FullyConnectedOptions")
-    b.operator("REVERSE_V2", [ts[0], axis], [ts[1]])
+    b.operator("WHILE", [ts[0]], [ts[1]])
     b.operator("SKIP_GRAM", [ts[1]], [ts[2]])
-    b.operator("REVERSE_V2", [ts[2], axis], [ts[3]])
+    b.operator("WHILE", [ts[2]], [ts[3]])
     b.operator("CUSTOM", [ts[3]], [ts[4]], custom="MyVendorOp")
     b.operator("FULLY_CONNECTED", [ts[4], w, -1], [ts[5]], "FullyConnectedOptions")
     return b.build(inputs=[x], outputs=[ts[5]])
@@ -45,7 +44,7 @@ def test_every_unsupported_op_is_listed_once_per_opcode_with_tflms_status():
         compile_model(_unsupported_model())
     lines = str(info.value).splitlines()
     assert lines[0] == "<bytes>: cannot compile this model:"
-    assert "  REVERSE_V2 (ops 1, 3): TFLM has a kernel for it, microbuild does not yet" in lines
+    assert "  WHILE (ops 1, 3): TFLM has a kernel for it, microbuild does not yet" in lines
     assert any(line.startswith("  SKIP_GRAM (op 2): TFLM has no kernel for it either")
                for line in lines)
     assert any(line.startswith("  custom operator 'MyVendorOp' (op 4): TFLM has no kernel")
