@@ -479,8 +479,11 @@ def _with_inheritance(problem: Problem, board_file: Path) -> Problem:
     inherited it (the user may never have opened the built-in file the line is in)."""
     if _real(problem.location.file) == _real(board_file):
         return problem
-    return Problem(problem.location, problem.key_path,
-                   f"{problem.message} (inherited by {board_file})")
+    message = f"{problem.message} (inherited by {board_file})"
+    if problem.key_path and problem.key_path[:3] == ("memory", "placement", "model_slots"):
+        # A board that shrinks the region under an inherited slot may not want slots at all.
+        message += f"; or drop the slots: memory.placement.model_slots: [] in {board_file}"
+    return Problem(problem.location, problem.key_path, message)
 
 
 # Runners that load the ELF into an emulator or run it as a process: RAM-only code is fine there.

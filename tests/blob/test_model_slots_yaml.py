@@ -92,3 +92,20 @@ def test_a_slot_over_the_firmware_sections_is_refused_once_linked():
         _check_slots_clear_of_sections(board, size)
     size["regions"][0]["contributions"][0]["address"] = 0x90100000  # just past slot 1
     _check_slots_clear_of_sections(board, size)
+
+
+def test_a_board_shrinking_an_inherited_slots_region_is_told_it_may_drop_the_slots(tmp_path):
+    """mps2-an500's slots are two 1 MiB ranges of its PSRAM; a board extending it with an 8 KiB
+    PSRAM (the workspace-split tests make one) no longer holds them. The problem names the
+    built-in file's line and the user's own file, and `model_slots: []` there drops them."""
+    shrunk = ("name: myboard\nextends: mps2-an500\nmemory:\n  regions:\n"
+              "    psram: {origin: 0x60000000, length: 8K, access: rwx}\n")
+    problems = problems_of(tmp_path, shrunk)
+    assert len(problems) == 2, problems
+    for slot, problem in enumerate(problems):
+        assert f"mps2-an500.yaml:{18 + slot}: memory.placement.model_slots[{slot}]" in problem
+        assert problem.endswith("or drop the slots: memory.placement.model_slots: [] in "
+                                f"{tmp_path / 'defs' / 'myboard.yaml'}"), problem
+    dropped = shrunk + "  placement:\n    model_slots: []\n"
+    assert problems_of(tmp_path, dropped) == []
+    assert api.load_board_file(tmp_path / "defs" / "myboard.yaml").model_slots == []

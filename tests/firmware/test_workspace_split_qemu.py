@@ -35,6 +35,7 @@ SPLIT_BOARD = """
         psram: {{origin: 0x60000000, length: {psram}, access: rwx, description: "PSRAM"}}
       placement:
         workspace: [sram, psram]
+        model_slots: []  # mps2-an500's two 1 MiB slots would not fit the smaller PSRAMs below
     """
 
 
