@@ -325,3 +325,28 @@ def test_a_chain_of_the_spatial_ops_is_bit_exact_with_tflm(tmp_path):
     compiled = compile_model(path)
     assert len(compiled.summary()["ops"]) == 7
     assert_bit_exact(path, n=6, seed=17, tmp_path=tmp_path)
+
+
+def test_pooling_empty_window_check_agrees_with_walking_every_output():
+    """The pool check asks whether some window lies wholly in the padding (TFLM's average pool
+    would divide by zero). It looks at the first and last windows only, so that a damaged shape
+    with a billion outputs is answered at once; here it is compared with walking every output."""
+    from types import SimpleNamespace
+
+    from microbuild.compiler.ops.pooling import _empty_windows
+
+    def walked(out, in_size, f, stride, pad):
+        return any(min(i * stride - pad + f, in_size) <= max(i * stride - pad, 0)
+                   for i in range(out))
+
+    for in_size in range(1, 7):
+        for f in range(1, 5):
+            for stride in range(1, 4):
+                for pad in range(0, 5):
+                    for out in range(0, 6):
+                        win = SimpleNamespace(out_h=out, out_w=1, pad_top=pad, pad_left=0)
+                        options = {"filter_height": f, "filter_width": 1, "stride_h": stride,
+                                   "stride_w": 1}
+                        want = walked(out, in_size, f, stride, pad)
+                        assert _empty_windows(win, options, in_size, 1) == want, (
+                            in_size, f, stride, pad, out)
