@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from compiler_support import build_on_host
 from model_fuzz import fuzz, mutate
 
 from microbuild.compiler import compile_model
@@ -159,3 +160,12 @@ def test_a_variables_extreme_initial_value_saturates_without_warnings():
         warnings.simplefilter("error")
         values = _quantize_like_tflm(np.array([np.inf, -np.inf, 3e38, 0.25]), 1e-30, 0, "int8")
     assert values.tolist() == [127, -128, 127, 127]
+
+
+def test_a_float_to_float_cast_in_place_builds_warning_free():
+    """cast_s16_f32.tflite, mutant 1 (the second session-end fuzz run): its input became float32,
+    so the CAST is a copy, planned in place; memcpy of a buffer onto itself broke gcc's -Werror
+    (-Wrestrict). The copy is a memmove now; build_on_host compiles with -Werror and sanitizers."""
+    found = Path(__file__).parent / "fuzz_finds" / "cast_f32_to_f32_in_place.tflite"
+    binary, _ = build_on_host(found)
+    assert binary.is_file()
