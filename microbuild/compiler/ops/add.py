@@ -6,18 +6,11 @@ scale with 20 bits of headroom (left_shift), and the int32 sum is rescaled to th
 
 from __future__ import annotations
 
-from microbuild.compiler.elementwise import (
-    binary_reasons,
-    c_designated,
-    f32,
-    fold_arithmetic,
-    fused_activation,
-    input0_not_broadcast,
-    plan_broadcast,
-)
 from microbuild.compiler import int32_arith
-from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.elementwise import f32, fused_activation
+from microbuild.compiler.f32 import arith as arith_f32
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier_smaller_than_one
 from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
@@ -48,8 +41,28 @@ def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
     }
 
 
+def add_operand_params(op: Operator, graph: Graph) -> dict[str, int]:
+    """``add_params`` for this op's operands (ADD and SUB share them)."""
+    a, b = (graph.tensor(i) for i in op.inputs)
+    out = graph.tensor(op.outputs[0])
+    return add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
+                      fused_activation(op), out.dtype)
+
+
+def add_scale_reasons(op: Operator, graph: Graph, dtype: str) -> list[str]:
+    """TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp); ADD's and
+    SUB's output one is not when the output scale is under 2^-19 of the larger input scale."""
+    a, b = (graph.tensor(i) for i in op.inputs)
+    out = graph.tensor(op.outputs[0])
+    left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
+    if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << left_shift) * f32(out.scale):
+        return [f"output scale {out.scale} is too small against input scales "
+                f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)"]
+    return []
+
+
 @register
-class Add(OpLowering):
+class Add(BroadcastBinaryLowering):
     opcode = "ADD"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
     kernel_sources = ("add.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
@@ -73,49 +86,12 @@ class Add(OpLowering):
             description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
     )
 
-    dtypes = frozenset({"int8", "int16", "int32", "float32"})
+    function = "mb_add"
+    params_type = "mb_add_s8_params"
+    compute = staticmethod(lambda a, b: a + b)
 
-    def check(self, op: Operator, graph: Graph) -> list[str]:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.int32_reasons(op, graph)
-        if is_float32(op, graph):
-            return arith_f32.reasons(op, graph)
-        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
-        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
-        if reasons:
-            return reasons
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
-        # TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp); the output
-        # one is not when the output scale is under 2^-19 of the larger input scale.
-        if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << left_shift) * f32(out.scale):
-            reasons.append(f"output scale {out.scale} is too small against input scales "
-                           f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)")
-        return reasons
+    def quantized_params(self, op: Operator, graph: Graph) -> dict[str, int]:
+        return add_operand_params(op, graph)
 
-    def fold(self, op: Operator, graph: Graph):
-        # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
-        return fold_arithmetic(op, graph, lambda a, b: a + b)
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.emit_int32(op, graph, ctx)
-        if is_float32(op, graph):
-            return arith_f32.emit(op, graph, ctx)
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
-                       fused_activation(op), out.dtype)
-        params = ctx.symbol("params")
-        shape = ctx.symbol("shape")
-        ctx.static(f"static const mb_add_s8_params {params} = {c_designated(p)};")
-        plan = plan_broadcast(a.shape, b.shape, out.shape)
-        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        function = "mb_add_s16" if out.dtype == "int16" else "mb_add_s8"
-        return self.kernel_call(op, graph, ctx, function, [
-            f"&{params}", f"&{shape}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),
-            ctx.ptr(op.outputs[0])])
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return input0_not_broadcast(op, graph)
+    def quantized_reasons(self, op: Operator, graph: Graph, dtype: str) -> list[str]:
+        return add_scale_reasons(op, graph, dtype)

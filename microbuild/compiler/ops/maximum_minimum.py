@@ -16,15 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler import int32_arith
-from microbuild.compiler.elementwise import (
-    binary_reasons,
-    f32,
-    fold_arithmetic,
-    input0_not_broadcast,
-    plan_broadcast,
-)
-from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.elementwise import f32, fold_arithmetic
+from microbuild.compiler.f32 import arith as arith_f32
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.model.ir import Graph, Operator
 
 # TFLM's MaximumMinimumBroadcastSlow: NdArrayDesc<5> when the shapes differ.
@@ -74,23 +69,11 @@ def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
     return [np.asarray(compute(a.data, b.data)).astype(out.dtype)]
 
 
-class _MaximumMinimum(OpLowering):
+class _MaximumMinimum(BroadcastBinaryLowering):
     kernel_sources = ("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER, arith_f32.HEADER)
-    dtypes = frozenset({"int8", "int16", "int32", "float32"})
-    function: str
-    compute = None
 
-    def check(self, op: Operator, graph: Graph) -> list[str]:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.int32_reasons(op, graph)
-        if is_float32(op, graph):
-            return arith_f32.reasons(op, graph)
-        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
-        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
-        if reasons:
-            return reasons
+    def quantized_reasons(self, op: Operator, graph: Graph, dtype: str) -> list[str]:
         reasons = same_quantization_reasons(op, graph, [("output", op.outputs[0]),
                                                         ("input 0", op.inputs[0]),
                                                         ("input 1", op.inputs[1])])
@@ -99,23 +82,6 @@ class _MaximumMinimum(OpLowering):
     def fold(self, op: Operator, graph: Graph):
         compute = type(self).compute
         return fold_arithmetic(op, graph, compute) or fold_raw(op, graph, compute)
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.emit_int32(op, graph, ctx)
-        if is_float32(op, graph):
-            return arith_f32.emit(op, graph, ctx)
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        shape = ctx.symbol("shape")
-        plan = plan_broadcast(a.shape, b.shape, out.shape)
-        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        suffix = "s16" if out.dtype == "int16" else "s8"
-        return (f"{self.function}_{suffix}(&{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return input0_not_broadcast(op, graph)
 
 
 @register

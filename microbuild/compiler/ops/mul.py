@@ -6,18 +6,11 @@ rescaled by input1_scale * input2_scale / output_scale (QuantizeMultiplier, may 
 
 from __future__ import annotations
 
-from microbuild.compiler.elementwise import (
-    binary_reasons,
-    c_designated,
-    f32,
-    fold_arithmetic,
-    fused_activation,
-    input0_not_broadcast,
-    plan_broadcast,
-)
 from microbuild.compiler import int32_arith
-from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.elementwise import f32, fused_activation
+from microbuild.compiler.f32 import arith as arith_f32
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
 from microbuild.model.ir import Graph, Operator
 
@@ -36,24 +29,22 @@ def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
 
 
 @register
-class Mul(OpLowering):
+class Mul(BroadcastBinaryLowering):
     opcode = "MUL"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
     kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/mul.h", int32_arith.HEADER, arith_f32.HEADER)
+    function = "mb_mul"
+    params_type = "mb_mul_s8_params"
+    compute = staticmethod(lambda a, b: a * b)
 
-    dtypes = frozenset({"int8", "int16", "int32", "float32"})
+    def quantized_params(self, op: Operator, graph: Graph) -> dict[str, int]:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        return mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,
+                          out.zero_point, fused_activation(op), out.dtype)
 
-    def check(self, op: Operator, graph: Graph) -> list[str]:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.int32_reasons(op, graph)
-        if is_float32(op, graph):
-            return arith_f32.reasons(op, graph)
-        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
-        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
-        if reasons:
-            return reasons
+    def quantized_reasons(self, op: Operator, graph: Graph, dtype: str) -> list[str]:
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
         # (in1 - zp1) * (in2 - zp2) is at most 2^16 in magnitude; TFLM shifts it left in int32
@@ -61,31 +52,6 @@ class Mul(OpLowering):
         # For int16 operands the product already has 31 bits: no left shift at all.
         _, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
         if shift > (0 if out.dtype == "int16" else 15):
-            reasons.append(f"rescale multiplier {a.scale} * {b.scale} / {out.scale} needs a left "
-                           f"shift of {shift}, which overflows int32")
-        return reasons
-
-    def fold(self, op: Operator, graph: Graph):
-        # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
-        return fold_arithmetic(op, graph, lambda a, b: a * b)
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.emit_int32(op, graph, ctx)
-        if is_float32(op, graph):
-            return arith_f32.emit(op, graph, ctx)
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        p = mul_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
-                       fused_activation(op), out.dtype)
-        params = ctx.symbol("params")
-        shape = ctx.symbol("shape")
-        ctx.static(f"static const mb_mul_s8_params {params} = {c_designated(p)};")
-        plan = plan_broadcast(a.shape, b.shape, out.shape)
-        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        function = "mb_mul_s16" if out.dtype == "int16" else "mb_mul_s8"
-        return (f"{function}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return input0_not_broadcast(op, graph)
+            return [f"rescale multiplier {a.scale} * {b.scale} / {out.scale} needs a left "
+                    f"shift of {shift}, which overflows int32"]
+        return []

@@ -14,16 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.elementwise import (
-    binary_reasons,
-    c_designated,
-    f32,
-    fold_arithmetic,
-    input0_not_broadcast,
-    plan_broadcast,
-)
-from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.elementwise import f32
+from microbuild.compiler.f32 import arith as arith_f32
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
 from microbuild.compiler.quant import (
     multiply_by_quantized_multiplier,
@@ -68,20 +62,24 @@ def _largest_difference(p: dict[str, int], dtype: str) -> int:
 
 
 @register
-class SquaredDifference(OpLowering):
+class SquaredDifference(BroadcastBinaryLowering):
     opcode = "SQUARED_DIFFERENCE"
     kernel_sources = ("squared_difference.c", "broadcast.c")
-    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/squared_difference.h", arith_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
+    int32_kernel = False
+    function = "mb_squared_difference"
+    params_type = "mb_squared_difference_params"
+    # int32 (wrapping, as TFLM's int32 kernel) and float32 constants; int8 runs on the device.
+    compute = staticmethod(lambda a, b: (a - b) * (a - b))
 
-    def check(self, op: Operator, graph: Graph) -> list[str]:
-        if is_float32(op, graph):
-            return arith_f32.reasons(op, graph)
-        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
-        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
-        if reasons:
-            return reasons
+    def quantized_params(self, op: Operator, graph: Graph) -> dict[str, int]:
+        a, b = (graph.tensor(i) for i in op.inputs)
+        out = graph.tensor(op.outputs[0])
+        return squared_difference_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,
+                                         out.zero_point, out.dtype)
+
+    def quantized_reasons(self, op: Operator, graph: Graph, dtype: str) -> list[str]:
         reasons = broadcast_rank_reasons(op, graph, 4)
         a, b = (graph.tensor(i) for i in op.inputs)
         out = graph.tensor(op.outputs[0])
@@ -95,25 +93,3 @@ class SquaredDifference(OpLowering):
                     f"{b.scale} that the squared difference shifted left by "
                     f"{p['output_shift']} overflows int32 (as it would in TFLM)")
         return reasons
-
-    def fold(self, op: Operator, graph: Graph):
-        # int32 (wrapping, as TFLM's int32 kernel) and float32 constants; int8 runs on the device.
-        return fold_arithmetic(op, graph, lambda a, b: (a - b) * (a - b))
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        if is_float32(op, graph):
-            return arith_f32.emit(op, graph, ctx)
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        p = squared_difference_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale,
-                                      out.zero_point, out.dtype)
-        params, shape = ctx.symbol("params"), ctx.symbol("shape")
-        ctx.static(f"static const mb_squared_difference_params {params} = {c_designated(p)};")
-        plan = plan_broadcast(a.shape, b.shape, out.shape)
-        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        suffix = "s16" if out.dtype == "int16" else "s8"
-        return (f"mb_squared_difference_{suffix}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return input0_not_broadcast(op, graph)

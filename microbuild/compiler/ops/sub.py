@@ -21,18 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler import int32_arith
-from microbuild.compiler.elementwise import (
-    binary_reasons,
-    c_designated,
-    f32,
-    fold_arithmetic,
-    fused_activation,
-    input0_not_broadcast,
-    plan_broadcast,
-)
-from microbuild.compiler.ops.add import LEFT_SHIFT, LEFT_SHIFT_INT16, add_params
-from microbuild.compiler.f32 import arith as arith_f32, is_float32
-from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.elementwise import fused_activation
+from microbuild.compiler.f32 import arith as arith_f32
+from microbuild.compiler.ops.add import add_operand_params, add_scale_reasons
+from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.model.ir import Graph, Operator
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -41,35 +34,23 @@ _INT32_ACTIVATION_RANGE = {"NONE": (_INT32_MIN, _INT32_MAX), "RELU": (0, _INT32_
 
 
 @register
-class Sub(OpLowering):
+class Sub(BroadcastBinaryLowering):
     opcode = "SUB"
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
     kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
-    float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/sub.h", int32_arith.HEADER, arith_f32.HEADER)
-    dtypes = frozenset({"int8", "int16", "int32", "float32"})
+    function = "mb_sub"
+    params_type = "mb_add_s8_params"
+    compute = staticmethod(lambda a, b: a - b)
 
-    def check(self, op: Operator, graph: Graph) -> list[str]:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.int32_reasons(op, graph)
-        if is_float32(op, graph):
-            return arith_f32.reasons(op, graph)
-        dtype = graph.tensor(op.outputs[0]).dtype if op.outputs else "int8"
-        reasons = binary_reasons(op, graph, dtype if dtype in self.dtypes else "int8")
-        if reasons:
-            return reasons
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
-        # TFLM requires every multiplier below 1 (QuantizeMultiplierSmallerThanOneExp).
-        if 2.0 * max(f32(a.scale), f32(b.scale)) >= (1 << left_shift) * f32(out.scale):
-            reasons.append(f"output scale {out.scale} is too small against input scales "
-                           f"{a.scale}, {b.scale} (TFLM needs an output multiplier below 1)")
-        return reasons
+    def quantized_params(self, op: Operator, graph: Graph) -> dict[str, int]:
+        return add_operand_params(op, graph)
+
+    def quantized_reasons(self, op: Operator, graph: Graph, dtype: str) -> list[str]:
+        return add_scale_reasons(op, graph, dtype)
 
     def fold(self, op: Operator, graph: Graph):
-        # int32/float32 arithmetic on constants (shape computations); int8 runs on the device.
-        values = fold_arithmetic(op, graph, lambda a, b: a - b)
+        values = super().fold(op, graph)
         if values is not None and values[0].dtype == np.int32:
             # Unlike ADD, TFLM's int32 SUB applies the fused activation (SubWithActivation,
             # CalculateActivationRange): to the wrapped int32 difference.
@@ -77,23 +58,3 @@ class Sub(OpLowering):
                                                     (_INT32_MIN, _INT32_MAX))
             values = [np.clip(values[0], low, high).astype(np.int32)]
         return values
-
-    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        if int32_arith.is_int32(op, graph):
-            return int32_arith.emit_int32(op, graph, ctx)
-        if is_float32(op, graph):
-            return arith_f32.emit(op, graph, ctx)
-        a, b = (graph.tensor(i) for i in op.inputs)
-        out = graph.tensor(op.outputs[0])
-        p = add_params(a.scale, a.zero_point, b.scale, b.zero_point, out.scale, out.zero_point,
-                       fused_activation(op), out.dtype)
-        params, shape = ctx.symbol("params"), ctx.symbol("shape")
-        ctx.static(f"static const mb_add_s8_params {params} = {c_designated(p)};")
-        plan = plan_broadcast(a.shape, b.shape, out.shape)
-        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        function = "mb_sub_s16" if out.dtype == "int16" else "mb_sub_s8"
-        return (f"{function}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
-
-    def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
-        return input0_not_broadcast(op, graph)
