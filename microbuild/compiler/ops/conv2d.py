@@ -13,16 +13,15 @@ import numpy as np
 from microbuild.compiler.fusion import RESIDUAL_ADD
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.conv_params import emit_conv_params, emit_s16
+from microbuild.compiler.ops.fully_connected import arrange_rows_s16
 from microbuild.compiler.overlap import sliding_window_overlap
-from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     activation_reasons,
     bias_reasons,
-    c_struct,
     channel_multipliers,
     filter_reasons,
-    int32_array,
     operand_count_reasons,
     shape_reason,
     window_2d,
@@ -211,8 +210,6 @@ def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
 def _arrange_s16_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
     """conv2d_s16_dsp.c's layout: the [out, h * w * in] filter as fully_connected_s16_dsp.c
     reads its weights."""
-    from microbuild.compiler.ops.fully_connected import arrange_rows_s16
-
     return arrange_rows_s16(weights.reshape(weights.shape[0], -1), op, graph)
 
 
@@ -324,14 +321,7 @@ class Conv2D(OpLowering):
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         has_bias = len(inputs) > 2 and inputs[2] is not None
-        out = graph.tensor(op.outputs[0])
-        batches, in_h, in_w, in_c = x.shape
-        out_c, filter_h, filter_w, filter_c = w.shape
-        o = op.options
-        win = window_2d(o, in_h, in_w, filter_h, filter_w)
-        act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
-                                                 out.scale, out.zero_point)
-        multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+        out_c = int(w.shape[0])
         # Interior pixels (every tap inside the input): bias + input_offset * sum(filter), once
         # per channel, so the kernel's inner loop is a pure int8 dot product.
         filter_sums = w.data.reshape(out_c, -1).astype(np.int64).sum(axis=1)
@@ -340,27 +330,8 @@ class Conv2D(OpLowering):
         interior = bias_values + (-x.zero_point) * filter_sums
         if interior.min() < -(1 << 31) or interior.max() >= (1 << 31):
             raise ModelError(f"{op.describe()}: bias + input offset x filter sum overflows int32")
-
-        params = ctx.symbol("params")
-        fields = [
-            ("batches", batches), ("input_h", in_h), ("input_w", in_w), ("input_c", in_c),
-            ("filter_h", filter_h), ("filter_w", filter_w), ("filter_c", filter_c),
-            ("output_h", win.out_h), ("output_w", win.out_w), ("output_c", out_c),
-            ("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
-            ("dilation_h", o.get("dilation_h_factor", 1)),
-            ("dilation_w", o.get("dilation_w_factor", 1)),
-            ("pad_top", win.pad_top), ("pad_left", win.pad_left),
-            ("input_offset", -x.zero_point), ("output_offset", out.zero_point),
-            ("activation_min", act_min), ("activation_max", act_max),
-        ]
-        band = getattr(ctx, "band", None)
-        if band is not None:  # a band of output rows on a view of the input (row_stream.py)
-            fields = [(name, {"input_h": band.input_h, "output_h": band.output_h,
-                              "pad_top": band.pad_top}.get(name, value))
-                      for name, value in fields]
-        ctx.static(f"static const mb_conv2d_s8_params {params} = {c_struct(fields)};")
-        mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
-        shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
+        params, mult, shift = emit_conv_params(op, graph, ctx, "mb_conv2d_s8_params",
+                                               depthwise=False)
         interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
                                         "int32_t")
         # A variant that arranges the weights gets its own array instead (kernel_call): do not
@@ -373,48 +344,3 @@ class Conv2D(OpLowering):
             f"&{params}", ctx.ptr(op.inputs[0]), weights, bias, interior_bias, mult,
             shift, residual, output], weights=2)
 
-
-def emit_s16(lowering: OpLowering, op: Operator, graph: Graph, ctx: EmitContext,
-             function: str, params_type: str, depthwise: bool) -> str:
-    """The call of a 16x8 convolution kernel (conv2d_s16.c): the int8 kernels' parameter struct
-    with zero offsets, the per-channel requantization, the model's int64 bias as it is."""
-    inputs = graph.input_tensors(op)
-    x, w = inputs[0], inputs[1]
-    out = graph.tensor(op.outputs[0])
-    batches, in_h, in_w, in_c = x.shape
-    o = op.options
-    if depthwise:
-        _, filter_h, filter_w, out_c = w.shape
-        shape = [("filter_h", filter_h), ("filter_w", filter_w),
-                 ("depth_multiplier", out_c // in_c)]
-    else:
-        out_c, filter_h, filter_w, filter_c = w.shape
-        shape = [("filter_h", filter_h), ("filter_w", filter_w), ("filter_c", filter_c)]
-    win = window_2d(o, in_h, in_w, filter_h, filter_w)
-    act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
-                                             out.scale, out.zero_point, "int16")
-    multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
-    fields = [("batches", batches), ("input_h", in_h), ("input_w", in_w), ("input_c", in_c),
-              *shape, ("output_h", win.out_h), ("output_w", win.out_w)]
-    if not depthwise:
-        fields.append(("output_c", out_c))
-    fields += [("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
-               ("dilation_h", o.get("dilation_h_factor", 1)),
-               ("dilation_w", o.get("dilation_w_factor", 1)),
-               ("pad_top", win.pad_top), ("pad_left", win.pad_left),
-               ("input_offset", 0), ("output_offset", 0),
-               ("activation_min", act_min), ("activation_max", act_max)]
-    params = ctx.symbol("params")
-    ctx.static(f"static const {params_type} {params} = {c_struct(fields)};")
-    mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
-    shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
-    bias = ctx.ptr(op.inputs[2]) if len(inputs) > 2 and inputs[2] is not None \
-        else "(const int64_t *)0"
-    # A variant that arranges the filter gets it in place of this argument (the model's layout
-    # is then not stored at all).
-    variant = getattr(ctx, "variant", None)
-    filter_arg = ("0" if variant is not None and variant.arrange is not None
-                  else ctx.ptr(op.inputs[1]))
-    return lowering.kernel_call(op, graph, ctx, function, [
-        f"&{params}", ctx.ptr(op.inputs[0]), filter_arg, bias, mult, shift,
-        ctx.ptr(op.outputs[0])], weights=2)

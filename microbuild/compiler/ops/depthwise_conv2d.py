@@ -14,16 +14,14 @@ import numpy as np
 
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.ops.conv_params import emit_conv_params, emit_s16
 from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.variants import KernelVariant, Refusal
-from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     activation_reasons,
     bias_reasons,
-    c_struct,
     channel_multipliers,
     filter_reasons,
-    int32_array,
     operand_count_reasons,
     shape_reason,
     window_2d,
@@ -208,44 +206,13 @@ class DepthwiseConv2D(OpLowering):
         if is_float32(op, graph):
             return spatial_f32.emit(op, graph, ctx)
         if graph.tensor(op.inputs[0]).dtype == "int16":
-            from microbuild.compiler.ops.conv2d import emit_s16
-
             return emit_s16(self, op, graph, ctx, "mb_depthwise_conv2d_s16",
                             "mb_depthwise_conv2d_s8_params", depthwise=True)
         inputs = graph.input_tensors(op)
-        x, w = inputs[0], inputs[1]
         has_bias = len(inputs) > 2 and inputs[2] is not None
         zero_bias, interior_bias = bias_and_interior_bias(op, graph)
-        out = graph.tensor(op.outputs[0])
-        batches, in_h, in_w, in_c = x.shape
-        _, filter_h, filter_w, out_c = w.shape
-        o = op.options
-        win = window_2d(o, in_h, in_w, filter_h, filter_w)
-        act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
-                                                 out.scale, out.zero_point)
-        multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
-
-        params = ctx.symbol("params")
-        fields = [
-            ("batches", batches), ("input_h", in_h), ("input_w", in_w), ("input_c", in_c),
-            ("filter_h", filter_h), ("filter_w", filter_w),
-            ("depth_multiplier", out_c // in_c),
-            ("output_h", win.out_h), ("output_w", win.out_w),
-            ("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
-            ("dilation_h", o.get("dilation_h_factor", 1)),
-            ("dilation_w", o.get("dilation_w_factor", 1)),
-            ("pad_top", win.pad_top), ("pad_left", win.pad_left),
-            ("input_offset", -x.zero_point), ("output_offset", out.zero_point),
-            ("activation_min", act_min), ("activation_max", act_max),
-        ]
-        band = getattr(ctx, "band", None)
-        if band is not None:  # a band of output rows on a view of the input (row_stream.py)
-            fields = [(name, {"input_h": band.input_h, "output_h": band.output_h,
-                              "pad_top": band.pad_top}.get(name, value))
-                      for name, value in fields]
-        ctx.static(f"static const mb_depthwise_conv2d_s8_params {params} = {c_struct(fields)};")
-        mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
-        shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
+        params, mult, shift = emit_conv_params(op, graph, ctx, "mb_depthwise_conv2d_s8_params",
+                                               depthwise=True)
         bias = (ctx.ptr(op.inputs[2]) if has_bias
                 else ctx.const_array(ctx.symbol("bias"), zero_bias.astype(np.int32), "int32_t"))
         interior = ctx.const_array(ctx.symbol("interior_bias"), interior_bias.astype(np.int32),

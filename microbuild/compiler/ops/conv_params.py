@@ -1,0 +1,84 @@
+"""The parameter struct, per-channel requantization and 16x8 call that CONV_2D and
+DEPTHWISE_CONV_2D share. The two kernels' structs (runtime/include/microbuild/kernels/conv2d.h,
+depthwise_conv2d.h) differ only in the filter's channel fields: CONV_2D names ``filter_c`` and
+``output_c``, DEPTHWISE_CONV_2D a ``depth_multiplier`` instead. It registers no operator itself.
+"""
+
+from __future__ import annotations
+
+from microbuild.compiler.ops.base import EmitContext, OpLowering
+from microbuild.compiler.quant import activation_range_int8
+from microbuild.compiler.spatial import c_struct, channel_multipliers, int32_array, window_2d
+from microbuild.model.ir import Graph, Operator
+
+
+def conv_fields(op: Operator, graph: Graph, depthwise: bool) -> list[tuple[str, int]]:
+    """The parameter struct's fields in declaration order. int16 (16x8) operands have zero
+    offsets and the int16 activation range."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    batches, in_h, in_w, in_c = x.shape
+    o = op.options
+    if depthwise:
+        _, filter_h, filter_w, out_c = w.shape
+        channels = [("depth_multiplier", out_c // in_c)]
+    else:
+        out_c, filter_h, filter_w, filter_c = w.shape
+        channels = [("filter_c", filter_c)]
+    win = window_2d(o, in_h, in_w, filter_h, filter_w)
+    int16 = x.dtype == "int16"
+    act_min, act_max = activation_range_int8(o.get("fused_activation_function", "NONE"),
+                                             out.scale, out.zero_point,
+                                             "int16" if int16 else "int8")
+    return [
+        ("batches", batches), ("input_h", in_h), ("input_w", in_w), ("input_c", in_c),
+        ("filter_h", filter_h), ("filter_w", filter_w), *channels,
+        ("output_h", win.out_h), ("output_w", win.out_w),
+        *([] if depthwise else [("output_c", out_c)]),
+        ("stride_h", o.get("stride_h", 1)), ("stride_w", o.get("stride_w", 1)),
+        ("dilation_h", o.get("dilation_h_factor", 1)),
+        ("dilation_w", o.get("dilation_w_factor", 1)),
+        ("pad_top", win.pad_top), ("pad_left", win.pad_left),
+        ("input_offset", 0 if int16 else -x.zero_point),
+        ("output_offset", 0 if int16 else out.zero_point),
+        ("activation_min", act_min), ("activation_max", act_max),
+    ]
+
+
+def emit_conv_params(op: Operator, graph: Graph, ctx: EmitContext, params_type: str,
+                     depthwise: bool) -> tuple[str, str, str]:
+    """Emits the parameter struct and the per-channel multipliers and shifts; returns their
+    three symbols. A band of output rows on a view of the input (row_stream.py, int8 only)
+    replaces the rows the band changes."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    out_c = int(w.shape[3] if depthwise else w.shape[0])
+    multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+    fields = conv_fields(op, graph, depthwise)
+    band = getattr(ctx, "band", None)
+    if band is not None:
+        rows = {"input_h": band.input_h, "output_h": band.output_h, "pad_top": band.pad_top}
+        fields = [(name, rows.get(name, value)) for name, value in fields]
+    params = ctx.symbol("params")
+    ctx.static(f"static const {params_type} {params} = {c_struct(fields)};")
+    mult = ctx.const_array(ctx.symbol("multipliers"), int32_array(multipliers), "int32_t")
+    shift = ctx.const_array(ctx.symbol("shifts"), int32_array(shifts), "int32_t")
+    return params, mult, shift
+
+
+def emit_s16(lowering: OpLowering, op: Operator, graph: Graph, ctx: EmitContext,
+             function: str, params_type: str, depthwise: bool) -> str:
+    """The call of a 16x8 convolution kernel (conv2d_s16.c): the int8 kernels' parameter struct
+    with zero offsets, the per-channel requantization, the model's int64 bias as it is."""
+    inputs = graph.input_tensors(op)
+    params, mult, shift = emit_conv_params(op, graph, ctx, params_type, depthwise)
+    bias = ctx.ptr(op.inputs[2]) if len(inputs) > 2 and inputs[2] is not None \
+        else "(const int64_t *)0"
+    # A variant that arranges the filter gets it in place of this argument (the model's layout
+    # is then not stored at all).
+    variant = getattr(ctx, "variant", None)
+    filter_arg = ("0" if variant is not None and variant.arrange is not None
+                  else ctx.ptr(op.inputs[1]))
+    return lowering.kernel_call(op, graph, ctx, function, [
+        f"&{params}", ctx.ptr(op.inputs[0]), filter_arg, bias, mult, shift,
+        ctx.ptr(op.outputs[0])], weights=2)
