@@ -1,10 +1,12 @@
-"""EXP, LOG, NEG, SQRT, SQUARE, SIN and COS: float32-only operators in TFLM (exp.cc and
-elementwise.cc accept float32 alone, neg.cc too), although the converter emits int8 EXP and LOG
-(TFLite's own interpreter has table kernels for them) and an int8 model may keep a float NEG
-between DEQUANTIZE and QUANTIZE. No TFLM kernel means no reference result to match, so microbuild
-refuses them on quantized run-time values, saying so. On float32 run-time values they run
-microbuild/compiler/f32/unary.py's kernel (the C library's expf/logf/sqrtf/sinf/cosf, as TFLM's);
-on float32 constants they are evaluated here: NEG and SQUARE exactly, EXP, LOG, SQRT, SIN and COS
+"""EXP, LOG, NEG, SQRT, SQUARE, SIN, COS, FLOOR, CEIL and ROUND: float32-only operators in TFLM
+(exp.cc and elementwise.cc accept float32 alone, neg.cc too, and no int8 FLOOR/CEIL/ROUND exists
+since an int8 value is already an integer on its own scale), although the converter emits int8
+EXP and LOG (TFLite's own interpreter has table kernels for them) and an int8 model may keep a
+float NEG between DEQUANTIZE and QUANTIZE. No TFLM kernel means no reference result to match, so
+microbuild refuses them on quantized run-time values, saying so. On float32 run-time values they
+run microbuild/compiler/f32/unary.py's kernel (the C library's expf/logf/sqrtf/sinf/cosf/floorf/
+ceilf, as TFLM's, and TFLite's RoundToNearest, which rounds halves to even); on float32 constants
+they are evaluated here: NEG, SQUARE, FLOOR, CEIL and ROUND exactly, EXP, LOG, SQRT, SIN and COS
 in double rounded to float32, the correctly rounded result (a libm whose expf/logf/sinf/cosf is
 not correctly rounded, which TFLM's float kernel calls, can differ from it by one float32
 step)."""
@@ -44,43 +46,15 @@ class FloatOnlyLowering(OpLowering):
             return [self.function(src.data.astype(np.float64)).astype(np.float32)]
 
 
-@register
-class Exp(FloatOnlyLowering):
-    opcode = "EXP"
-    function = staticmethod(np.exp)
+# Each float-only operator is the shared lowering above with its own function on constants (in
+# double, rounded to float32 by ``fold``; np.round rounds halves to even as TFLite's ROUND does);
+# the C kernel is picked by opcode in f32/unary.py.
+FLOAT_ONLY_FUNCTIONS = {
+    "EXP": np.exp, "LOG": np.log, "NEG": np.negative, "SQRT": np.sqrt, "SQUARE": np.square,
+    "SIN": np.sin, "COS": np.cos,
+    "FLOOR": np.floor, "CEIL": np.ceil, "ROUND": np.round,
+}
 
-
-@register
-class Log(FloatOnlyLowering):
-    opcode = "LOG"
-    function = staticmethod(np.log)
-
-
-@register
-class Neg(FloatOnlyLowering):
-    opcode = "NEG"
-    function = staticmethod(np.negative)
-
-
-@register
-class Sqrt(FloatOnlyLowering):
-    opcode = "SQRT"
-    function = staticmethod(np.sqrt)
-
-
-@register
-class Square(FloatOnlyLowering):
-    opcode = "SQUARE"
-    function = staticmethod(np.square)
-
-
-@register
-class Sin(FloatOnlyLowering):
-    opcode = "SIN"
-    function = staticmethod(np.sin)
-
-
-@register
-class Cos(FloatOnlyLowering):
-    opcode = "COS"
-    function = staticmethod(np.cos)
+for _opcode, _function in FLOAT_ONLY_FUNCTIONS.items():
+    register(type(_opcode.capitalize(), (FloatOnlyLowering,),
+                  {"opcode": _opcode, "function": staticmethod(_function)}))
