@@ -101,6 +101,28 @@ def axis_reasons(op: Operator, graph: Graph, rank: int) -> list[str]:
     return []
 
 
+def rank_axis_reasons(op: Operator, graph: Graph, max_dims: int = MAX_DIMS) -> list[str]:
+    """Every reduction's check of its input's rank (up to its kernel's ``max_dims``) and constant
+    axes."""
+    rank = len(graph.tensor(op.inputs[0]).shape)
+    found = []
+    if not 1 <= rank <= max_dims:
+        found.append(f"input has rank {rank}; 1 to {max_dims} dimensions are supported")
+    return found + axis_reasons(op, graph, rank)
+
+
+def emit_layout_params(op: Operator, graph: Graph, ctx: EmitContext,
+                       max_dims: int = MAX_DIMS) -> str:
+    """Emits the ``mb_reduce_params`` walk over the input's kept and reduced dimensions (every
+    reduction kernel but int8 MEAN/SUM, whose struct adds the requantization) and returns its
+    symbol."""
+    x = graph.tensor(op.inputs[0])
+    params = ctx.symbol("params")
+    fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), max_dims)
+    ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
+    return params
+
+
 @register
 class Mean(OpLowering):
     opcode = "MEAN"
@@ -122,10 +144,7 @@ class Mean(OpLowering):
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x, dtypes=("int8", "int16"))
         reasons += activation_reasons("output", out, dtypes=(x.dtype,))
-        rank = len(x.shape)
-        if not 1 <= rank <= MAX_DIMS:
-            reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
-        reasons += axis_reasons(op, graph, rank)
+        reasons += rank_axis_reasons(op, graph)
         if reasons:
             return reasons
         axes = resolved_axes(op, graph)
@@ -170,10 +189,7 @@ def float32_reasons(op: Operator, graph: Graph) -> list[str]:
         return found or ["input or axis is missing"]
     found = all_float32_reasons(op, graph, inputs=[0])
     x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-    rank = len(x.shape)
-    if not 1 <= rank <= MAX_DIMS:
-        found.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
-    found += axis_reasons(op, graph, rank)
+    found += rank_axis_reasons(op, graph)
     if found:
         return found
     axes = resolved_axes(op, graph)
@@ -186,9 +202,6 @@ def float32_reasons(op: Operator, graph: Graph) -> list[str]:
 
 
 def float32_emit(op: Operator, graph: Graph, ctx) -> str:
-    x = graph.tensor(op.inputs[0])
-    params = ctx.symbol("params")
-    fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
-    ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
+    params = emit_layout_params(op, graph, ctx)
     return (f"mb_reduce_f32(&{params}, {reduce_f32.OPERATIONS[op.opcode]}, {ctx.ptr(op.inputs[0])}, "
             f"{ctx.ptr(op.outputs[0])});")

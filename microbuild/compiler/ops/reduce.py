@@ -26,17 +26,16 @@ from microbuild.compiler.f32 import is_float32, reduce as reduce_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.mean import (
     Mean,
-    axis_reasons,
+    emit_layout_params,
     float32_emit,
     float32_reasons,
-    layout_fields,
+    rank_axis_reasons,
     reduced_shape,
     resolved_axes,
 )
 from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from microbuild.compiler.spatial import (
     activation_reasons,
-    c_struct,
     operand_count_reasons,
     same_quantization,
     shape_reason,
@@ -123,10 +122,7 @@ class _Extreme(OpLowering):
         x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
         reasons += activation_reasons("input", x)
         reasons += activation_reasons("output", out)
-        rank = len(x.shape)
-        if not 1 <= rank <= MAX_DIMS:
-            reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
-        reasons += axis_reasons(op, graph, rank)
+        reasons += rank_axis_reasons(op, graph, MAX_DIMS)
         if reasons:
             return reasons
         if not same_quantization(x, out):
@@ -153,10 +149,7 @@ class _Extreme(OpLowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):
             return float32_emit(op, graph, ctx)
-        x = graph.tensor(op.inputs[0])
-        params = ctx.symbol("params")
-        fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
-        ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
+        params = emit_layout_params(op, graph, ctx, MAX_DIMS)
         return (f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.outputs[0])});")
 
@@ -206,10 +199,7 @@ class _Arg(OpLowering):
         if out.dtype != "int32":
             reasons.append(f"output '{out.name}' is {out.dtype}; TFLM's {self.opcode} writes "
                            "int32 indices")
-        rank = len(x.shape)
-        if not 1 <= rank <= MAX_DIMS:
-            reasons.append(f"input has rank {rank}; 1 to {MAX_DIMS} dimensions are supported")
-        reasons += axis_reasons(op, graph, rank)
+        reasons += rank_axis_reasons(op, graph, MAX_DIMS)
         if reasons:
             return reasons
         if axis.num_elements != 1:
@@ -232,10 +222,8 @@ class _Arg(OpLowering):
         return [self.numpy(data, axis=axes[0]).astype(np.int32).reshape(out.shape)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        params = emit_layout_params(op, graph, ctx, MAX_DIMS)
         x = graph.tensor(op.inputs[0])
-        params = ctx.symbol("params")
-        fields = layout_fields(tuple(x.shape), resolved_axes(op, graph), MAX_DIMS)
-        ctx.static(f"static const mb_reduce_params {params} = {c_struct(fields)};")
         function = self.function.replace("_s8", "_f32") if x.dtype == "float32" \
             else self.function
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
