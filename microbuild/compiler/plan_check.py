@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.planner import MemoryPlan
+from microbuild.units import kib
 from microbuild.model.ir import Graph
 from microbuild.compiler.row_stream import Call
 
@@ -372,10 +373,6 @@ def _writer(b, producers: dict[int, tuple[int, str]], graph: Graph | None) -> st
     return b.label
 
 
-def _size_text(nbytes: int) -> str:
-    return f"{nbytes} B" if nbytes < 1024 else f"{nbytes / 1024:.1f} KiB"
-
-
 def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
              height: int = 540) -> str:
     """A standalone SVG of the plan: op index on x, workspace offset on y."""
@@ -427,7 +424,7 @@ def plan_svg(plan: MemoryPlan, graph: Graph | None = None, width: int = 960,
         # Named by what writes it (tensor names from converters are long and alike); the
         # tensor's own name is in the tooltip. An output written over the input it consumes
         # (plan.overlaps) has a dashed outline and says so.
-        writer, size = _writer(b, producers, graph), _size_text(b.size)
+        writer, size = _writer(b, producers, graph), kib(b.size)
         label = f"{writer} ({size})"
         over = [written_over[t] for t in b.tensors if t in written_over]
         note = "".join(f"; op {op} writes it over tensor {src}, at least {d} bytes below"

@@ -98,10 +98,6 @@ def app_main(spec) -> str:
             f"{text}")
 
 
-def c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def add_bare_metal_files(spec, files: ProjectFiles) -> tuple[str, list[str]]:
     """What every bare-metal project (platformio, scons, make) starts with: the board's files,
     the runtime/ files the board and the executor need, src/main.c (the user's) and .gitignore.
