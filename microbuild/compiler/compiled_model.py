@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.op_stats import live_bytes
 from microbuild.compiler.planner import MemoryPlan
+from microbuild.compiler.plan_check import plan_svg
 from microbuild.compiler.variants import BoundLowering, Target
 from microbuild.compiler.workspace_split import describe_parts
 from microbuild.model.ir import Graph
@@ -141,8 +142,6 @@ class CompiledModel:
         return written
 
     def plan_svg(self) -> str:
-        from microbuild.compiler.plan_check import plan_svg
-
         return plan_svg(self.plan.flattened(), self.graph)  # a split plan: parts end to end
 
 

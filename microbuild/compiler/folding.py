@@ -18,6 +18,7 @@ from collections import Counter
 
 import numpy as np
 
+from microbuild.compiler.ops import REGISTRY
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
 
@@ -36,8 +37,6 @@ MAX_FOLDED_BYTES = 4 << 20
 def fold_constants(graph: Graph) -> Graph:
     """Evaluate every operator whose result is known at compile time; return the graph without
     them, their outputs now constant tensors."""
-    from microbuild.compiler.ops import REGISTRY
-
     kept: list[Operator] = []
     folded: Counter[str] = Counter()
     for op in graph.operators:

@@ -43,6 +43,7 @@ from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.graph_check import check_data_flow
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
 from microbuild.compiler.single_channel_depthwise import depthwise_single_channel_as_conv
+from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.quant_check import quantization_problem
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
@@ -83,8 +84,6 @@ def _name_custom_operators(graph: Graph) -> None:
     """A CUSTOM operator whose custom code microbuild has a lowering for (``custom = True``)
     takes that code as its opcode, so the rest of the compiler finds the lowering like a
     builtin's; its private state (if any) becomes a variable tensor (``add_state``)."""
-    from microbuild.compiler.ops import REGISTRY
-
     for op in graph.operators:
         if op.opcode != "CUSTOM":
             continue
@@ -97,8 +96,6 @@ def _name_custom_operators(graph: Graph) -> None:
 def _drop_unread_inputs(graph: Graph) -> None:
     """Detach operands no kernel reads (RESHAPE's shape when folding could not evaluate it), so
     what computes them can die."""
-    from microbuild.compiler.ops import REGISTRY
-
     for op in graph.operators:
         lowering = REGISTRY.get(op.opcode)
         if lowering is not None and op.inputs:

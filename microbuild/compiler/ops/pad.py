@@ -13,6 +13,7 @@ import numpy as np
 from microbuild.compiler.elementwise import c_float
 from microbuild.compiler.f32 import is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.overlap import Overlap, pad_distance
 from microbuild.compiler.spatial import (
     activation_reasons,
     c_struct,
@@ -88,8 +89,6 @@ class _Pad(OpLowering):
         """The kernel walks the output in order, reading each input element just before writing
         it: the output may lie over the dying input, shifted down by the padding written ahead
         of the input's bytes (microbuild/compiler/overlap.py)."""
-        from microbuild.compiler.overlap import Overlap, pad_distance
-
         if k != 0 or is_float32(op, graph):
             return None
         x = graph.tensor(op.inputs[0])
