@@ -1,17 +1,13 @@
-"""Finding board files, resolving ``extends:``, and validating the result.
-
-Search path, lowest priority first: the built-in ``board_defs/``, each folder in
-``MICROBUILD_BOARDS_PATH`` (in order), then ``./boards/``. A later folder's file shadows an earlier
-one of the same name, so a user can replace a built-in board, or extend it under the same name.
+"""Loading a board: its file found on the search path (search_path.py), ``extends:`` resolved
+(extends.py), and the result validated here, against the schema and then the checks a schema
+cannot express (memory regions, clocks, drivers, runners, boot), every problem at its file:line.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shlex
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -23,15 +19,14 @@ from microbuild.boards.board import WRITABLE_SECTIONS, Board
 from microbuild.boards.clocks import clock_problems
 from microbuild.boards.drivers import (DRIVER_KEYS, SOURCE_KEYS, builtin_drivers, names_a_file,
                                        value_at)
-from microbuild.boards.source import (BoardSource, KeyPath, Location, Problem, ReplaceMapping,
-                                      format_key_path, plain, read_board_source)
+from microbuild.boards.extends import Resolved, resolve, under
+from microbuild.boards.search_path import (ENV_PATH, available_boards, builtin_boards_dir,
+                                           find_board_file, search_path)
+from microbuild.boards.source import KeyPath, Problem, format_key_path
 from microbuild.boards.runner_declarations import flash_entry_problems
 from microbuild.boards.sizes import parse_size
 from microbuild.errors import BoardError
 from microbuild.errors import did_you_mean as _did_you_mean
-from microbuild.paths import board_defs_dir
-
-ENV_PATH = "MICROBUILD_BOARDS_PATH"
 
 # Which CPU architectures each toolchain family can target: a property of the toolchains, not of
 # any board, so it lives here rather than in board files.
@@ -46,141 +41,10 @@ FAMILY_ARCHES = {
 }
 
 
-def builtin_boards_dir() -> Path:
-    """``board_defs/``: beside the package in a checkout, inside it in a wheel."""
-    return board_defs_dir()
-
-
-def search_path() -> list[Path]:
-    """Folders searched for ``<name>.yaml``, lowest priority first."""
-    folders = [builtin_boards_dir()]
-    for entry in os.environ.get(ENV_PATH, "").split(os.pathsep):
-        if entry.strip():
-            folders.append(Path(entry).expanduser())
-    folders.append(Path.cwd() / "boards")
-    return folders
-
-
-def _board_files() -> list[Path]:
-    """Every board file on the search path, lowest priority first (shadowed ones included)."""
-    files = []
-    for folder in search_path():
-        if folder.is_dir():
-            files.extend(sorted(folder.glob("*.yaml")))
-    return files
-
-
-def available_boards() -> dict[str, Path]:
-    """Board name -> the file that wins for it."""
-    winners: dict[str, Path] = {}
-    for path in _board_files():
-        winners[path.stem] = path
-    return dict(sorted(winners.items()))
-
-
-def find_board_file(name: str, exclude: Path | None = None) -> Path | None:
-    """The highest-priority file for ``name``; with ``exclude``, the next one below that file
-    (so ``boards/stm32f746.yaml`` can say ``extends: stm32f746`` and mean the built-in one)."""
-    candidates = [p for p in _board_files() if p.stem == name]
-    if exclude is not None:
-        exclude = exclude.resolve()
-        resolved = [p.resolve() for p in candidates]
-        if exclude in resolved:
-            candidates = candidates[:resolved.index(exclude)]
-    return candidates[-1] if candidates else None
-
-
 @lru_cache(maxsize=1)
 def board_schema() -> dict[str, Any]:
     text = resources.files("microbuild").joinpath("schema/board.schema.json").read_text()
     return json.loads(text)
-
-
-# --- extends: deep merge that remembers which file and line set each key ---------------------
-
-@dataclass
-class _Resolved:
-    data: dict[str, Any]
-    origins: dict[KeyPath, Location]
-    files: list[Path]
-
-    def location(self, key_path: KeyPath) -> Location:
-        path = tuple(key_path)
-        while path not in self.origins and path:
-            path = path[:-1]
-        return self.origins.get(path, Location(self.files[0], 1))
-
-
-def _origins_of(source: BoardSource) -> dict[KeyPath, Location]:
-    return {path: Location(source.path, line) for path, line in source.lines.items()}
-
-
-def _merge(base: _Resolved, child: BoardSource, base_name: str) -> _Resolved:
-    """``child`` over ``base``: mappings merge key by key, anything else (lists included) replaces
-    the inherited value; ``key: null`` removes the inherited key and ``key: !replace {...}`` takes
-    the mapping as written instead of merging it."""
-    data = copy.deepcopy(base.data)
-    # Subtrees whose inherited origins no longer hold (replaced or removed), and removed keys.
-    # Both are applied once at the end: per key, the merge would be quadratic in the file size.
-    replaced: set[KeyPath] = set()
-    removed: set[KeyPath] = set()
-
-    def merge_into(target: dict, overlay: dict, path: KeyPath) -> None:
-        for key, value in overlay.items():
-            key_path = path + (key,)
-            if value is None:
-                if key not in target:
-                    where = child.location(key_path)
-                    raise BoardError(
-                        f"{where}: {format_key_path(key_path)}: null removes an inherited key, but "
-                        f"'{base_name}' ({base.files[0]}) has no such key"
-                        f"{_did_you_mean(str(key), target)}")
-                del target[key]
-                replaced.add(key_path)
-                removed.add(key_path)
-                continue
-            if (isinstance(value, dict) and not isinstance(value, ReplaceMapping)
-                    and isinstance(target.get(key), dict)):
-                merge_into(target[key], value, key_path)
-            else:
-                # A replaced value forgets where the old one's parts came from.
-                replaced.add(key_path)
-                target[key] = copy.deepcopy(value)
-
-    merge_into(data, child.data, ())
-    origins = {p: where for p, where in base.origins.items() if not _under(p, replaced)}
-    origins.update({p: Location(child.path, line) for p, line in child.lines.items()
-                    if p not in removed})
-    origins[()] = Location(child.path, 1)
-    return _Resolved(data, origins, [child.path] + base.files)
-
-
-def _under(key_path: KeyPath, subtrees: set[KeyPath]) -> bool:
-    """Is ``key_path`` one of ``subtrees`` or inside one of them?"""
-    return any(key_path[:n] in subtrees for n in range(1, len(key_path) + 1))
-
-
-def _resolve(path: Path, chain: tuple[Path, ...] = ()) -> _Resolved:
-    source = read_board_source(path)
-    base_name = source.data.get("extends")
-    if base_name is None:
-        return _Resolved(plain(source.data), _origins_of(source), [source.path])
-    where = source.location(("extends",))
-    if not isinstance(base_name, str):
-        raise BoardError(f"{where}: extends: must be a board name (a string), not {base_name!r}")
-    base_path = find_board_file(base_name, exclude=path)
-    if base_path is None:
-        raise BoardError(f"{where}: extends: no board named '{base_name}' on the search path"
-                         f"{_did_you_mean(base_name, available_boards())}; "
-                         f"`microbuild boards list` shows the boards there are")
-    if base_path.resolve() in [p.resolve() for p in chain + (path,)]:
-        cycle = " -> ".join(str(p) for p in chain + (path, base_path))
-        raise BoardError(f"{where}: extends: inheritance cycle: {cycle}")
-    base = _resolve(base_path, chain + (path,))
-    resolved = _merge(base, source, base_name)
-    resolved.data = plain(resolved.data)
-    resolved.data.pop("extends", None)
-    return resolved
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -262,7 +126,7 @@ def _schema_findings(data: Any, schema: dict[str, Any], location,
     return problems
 
 
-def _semantic_problems(resolved: _Resolved, expected_name: str,
+def _semantic_problems(resolved: Resolved, expected_name: str,
                        usable=lambda key_path, whole=True: True,
                        limit: int = MAX_PROBLEMS) -> list[Problem]:
     """What the schema cannot say: names, toolchains, memory layout, drivers, runners. Each check
@@ -283,7 +147,7 @@ def _semantic_problems(resolved: _Resolved, expected_name: str,
     return problems
 
 
-def _check_semantics(resolved: _Resolved, expected_name: str, usable, add) -> None:
+def _check_semantics(resolved: Resolved, expected_name: str, usable, add) -> None:
     data = resolved.data
     if usable(("name",)) and data["name"] != expected_name:
         add(("name",), f"'{data['name']}' differs from the file name '{expected_name}.yaml'; "
@@ -413,7 +277,7 @@ def _model_slot_problems(memory: dict[str, Any]) -> list[tuple[tuple, str]]:
     return problems
 
 
-def _overlap_problems(resolved: _Resolved, usable) -> list[Problem]:
+def _overlap_problems(resolved: Resolved, usable) -> list[Problem]:
     """Memory regions that share addresses: one problem per region that starts inside an
     earlier one (a sweep in address order, so a file of thousands of regions stays fast)."""
     regions = resolved.data["memory"]["regions"]
@@ -444,7 +308,7 @@ def _overlap_problems(resolved: _Resolved, usable) -> list[Problem]:
     return problems
 
 
-def _closeness(resolved: _Resolved, region: str) -> int:
+def _closeness(resolved: Resolved, region: str) -> int:
     """How far up the extends chain a region's address and size were last set: 0 for the board's
     own file, 1 for the board it extends, ..."""
     files = [_real(f) for f in resolved.files]
@@ -453,12 +317,12 @@ def _closeness(resolved: _Resolved, region: str) -> int:
                for key in ("origin", "length"))
 
 
-def _source_file(resolved: _Resolved, key_path: KeyPath, value: str) -> Path:
+def _source_file(resolved: Resolved, key_path: KeyPath, value: str) -> Path:
     """A board's own C file: relative to the folder of the board file that wrote the key."""
     return (resolved.location(key_path).file.parent / value).resolve()
 
 
-def _local_sources(resolved: _Resolved) -> dict[str, Path]:
+def _local_sources(resolved: Resolved) -> dict[str, Path]:
     sources = {}
     for kind, key_path in SOURCE_KEYS.items():
         value = value_at(resolved.data, key_path)
@@ -527,7 +391,7 @@ def check_board_file(path: Path) -> tuple[Board | None, list[Problem]]:
     """Resolve and validate one file: the board, or every problem found (the schema's and the
     semantic checks' together, so one run of `boards validate` shows all that is wrong)."""
     path = Path(path)
-    resolved = _resolve(path)
+    resolved = resolve(path)
     findings = _schema_findings(resolved.data, board_schema(), resolved.location)
     problems = [problem for problem, _ in findings]
     problems += _semantic_problems(resolved, path.stem, usable=_usable_outside(
@@ -546,7 +410,7 @@ def _usable_outside(broken: set[KeyPath]):
 
     def usable(key_path: KeyPath, whole: bool = True) -> bool:
         key_path = tuple(key_path)
-        if () in broken or _under(key_path, broken):
+        if () in broken or under(key_path, broken):
             return False
         return not (whole and key_path in inside)
     return usable
@@ -597,7 +461,7 @@ def load_board(name: str) -> Board:
     return load_board_file(path)
 
 
-__all__ = ["available_boards", "board_schema", "builtin_boards_dir", "check_board_file",
+__all__ = ["ENV_PATH", "available_boards", "find_board_file", "board_schema", "builtin_boards_dir", "check_board_file",
            "did_you_mean", "list_boards", "load_board", "load_board_file", "scan_boards", "schema_problems",
            "search_path", "format_key_path"]
 
