@@ -2,23 +2,14 @@
 
 #include "microbuild/quant.h"
 
-static int32_t rescale(int32_t value, int32_t offset, int32_t multiplier, int32_t shift,
-                       int32_t left_shift)
-{
-    return mb_mul_by_quantized_multiplier((offset + value) * ((int32_t)1 << left_shift),
-                                          multiplier, shift);
-}
-
 #define MB_COMPARISON(NAME, CMP)                                                                 \
     static void NAME##_row(const void *params, const int8_t *a, int32_t a_step, const int8_t *b, \
                            int32_t b_step, uint8_t *out, int32_t n)                              \
     {                                                                                            \
         const mb_comparison_s8_params *p = (const mb_comparison_s8_params *)params;              \
         for (int32_t i = 0; i < n; i++) {                                                        \
-            const int32_t x = rescale(a[i * a_step], p->input1_offset, p->input1_multiplier,     \
-                                      p->input1_shift, p->left_shift);                           \
-            const int32_t y = rescale(b[i * b_step], p->input2_offset, p->input2_multiplier,     \
-                                      p->input2_shift, p->left_shift);                           \
+            const int32_t x = MB_RESCALE_INPUT1(p, a[i * a_step]);                               \
+            const int32_t y = MB_RESCALE_INPUT2(p, b[i * b_step]);                               \
             out[i] = (uint8_t)(x CMP y);                                                         \
         }                                                                                        \
     }                                                                                            \

@@ -4,12 +4,8 @@
 
 static int32_t squared_difference_one(const mb_squared_difference_params *p, int32_t a, int32_t b)
 {
-    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
-    const int32_t scaled1 = mb_mul_by_quantized_multiplier(x1, p->input1_multiplier,
-                                                           p->input1_shift);
-    const int32_t scaled2 = mb_mul_by_quantized_multiplier(x2, p->input2_multiplier,
-                                                           p->input2_shift);
+    const int32_t scaled1 = MB_RESCALE_INPUT1(p, a);
+    const int32_t scaled2 = MB_RESCALE_INPUT2(p, b);
     /* At most 2^15 in magnitude (each scaled value is at most half its shifted input), so
      * the square fits in int32. */
     const int32_t diff = scaled1 - scaled2;

@@ -6,12 +6,8 @@
  * would round ties differently. */
 static int32_t sub_one(const mb_add_s8_params *p, int32_t a, int32_t b)
 {
-    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
-    const int32_t scaled1 = mb_mul_by_quantized_multiplier(x1, p->input1_multiplier,
-                                                           p->input1_shift);
-    const int32_t scaled2 = mb_mul_by_quantized_multiplier(x2, p->input2_multiplier,
-                                                           p->input2_shift);
+    const int32_t scaled1 = MB_RESCALE_INPUT1(p, a);
+    const int32_t scaled2 = MB_RESCALE_INPUT2(p, b);
     const int32_t result = mb_mul_by_quantized_multiplier(scaled1 - scaled2, p->output_multiplier,
                                                           p->output_shift) + p->output_offset;
     return mb_clamp_i32(result, p->activation_min, p->activation_max);

@@ -9,16 +9,11 @@
 #include <stdint.h>
 
 #include "microbuild/kernels/broadcast.h"
+#include "microbuild/kernels/rescale_pair.h"
 #include "microbuild/quant.h"
 
 typedef struct {
-    int32_t input1_offset;     /* minus input 1's zero point */
-    int32_t input1_multiplier;
-    int32_t input1_shift;      /* <= 0 */
-    int32_t input2_offset;     /* minus input 2's zero point */
-    int32_t input2_multiplier;
-    int32_t input2_shift;      /* <= 0 */
-    int32_t left_shift;        /* 20 for int8 */
+    MB_RESCALE_PAIR_FIELDS     /* left_shift: 20 for int8, 15 for int16 */
     int32_t output_multiplier;
     int32_t output_shift;      /* <= 0 */
     int32_t output_offset;     /* output zero point */
@@ -32,12 +27,8 @@ typedef struct {
  * and the int16 kernels share it: left_shift is 20 for int8, 15 for int16). */
 static inline int32_t mb_add_one(const mb_add_s8_params *p, int32_t a, int32_t b)
 {
-    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
-    const int32_t scaled1 = mb_mul_by_quantized_multiplier(x1, p->input1_multiplier,
-                                                           p->input1_shift);
-    const int32_t scaled2 = mb_mul_by_quantized_multiplier(x2, p->input2_multiplier,
-                                                           p->input2_shift);
+    const int32_t scaled1 = MB_RESCALE_INPUT1(p, a);
+    const int32_t scaled2 = MB_RESCALE_INPUT2(p, b);
     const int32_t result = mb_mul_by_quantized_multiplier(scaled1 + scaled2, p->output_multiplier,
                                                           p->output_shift) + p->output_offset;
     return mb_clamp_i32(result, p->activation_min, p->activation_max);

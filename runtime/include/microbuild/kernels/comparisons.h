@@ -10,15 +10,10 @@
 #include <stdint.h>
 
 #include "microbuild/kernels/broadcast.h"
+#include "microbuild/kernels/rescale_pair.h"
 
 typedef struct {
-    int32_t input1_offset;     /* minus input 1's zero point */
-    int32_t input1_multiplier;
-    int32_t input1_shift;      /* <= 0 */
-    int32_t input2_offset;     /* minus input 2's zero point */
-    int32_t input2_multiplier;
-    int32_t input2_shift;      /* <= 0 */
-    int32_t left_shift;        /* 8 */
+    MB_RESCALE_PAIR_FIELDS     /* left_shift: 8 */
 } mb_comparison_s8_params;
 
 #define MB_DECLARE_COMPARISON(NAME)                                                             \

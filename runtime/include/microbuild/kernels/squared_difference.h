@@ -8,15 +8,10 @@
 #include <stdint.h>
 
 #include "microbuild/kernels/broadcast.h"
+#include "microbuild/kernels/rescale_pair.h"
 
 typedef struct {
-    int32_t input1_offset;     /* minus input 1's zero point */
-    int32_t input1_multiplier;
-    int32_t input1_shift;      /* <= 0 */
-    int32_t input2_offset;     /* minus input 2's zero point */
-    int32_t input2_multiplier;
-    int32_t input2_shift;      /* <= 0 */
-    int32_t left_shift;        /* 7 for int8, 0 for int16 */
+    MB_RESCALE_PAIR_FIELDS     /* left_shift: 7 for int8, 0 for int16 */
     int32_t output_multiplier;
     int32_t output_shift;      /* > 0 shifts left */
     int32_t output_offset;     /* output zero point */
