@@ -2,19 +2,6 @@
 
 #include "microbuild/quant.h"
 
-static int leading_zeros(uint32_t x)
-{
-    int n = 0;
-    if (x == 0) {
-        return 32;
-    }
-    while ((x & 0x80000000u) == 0) {
-        x <<= 1;
-        n++;
-    }
-    return n;
-}
-
 /* gemmlowp's SaturatingRoundingMultiplyByPOT for a positive exponent: x * 2^exponent,
  * saturated to int32. */
 static int32_t saturating_shift_left(int32_t x, int exponent)
@@ -42,7 +29,7 @@ void mb_inv_sqrt_multiplier(int32_t input, int32_t *multiplier, int *shift)
         right_shift++;
     }
     /* Normalize the input into [2^27, 2^29) by an even left shift. */
-    const int pairs = (leading_zeros((uint32_t)input) - 1) / 2 - 1;
+    const int pairs = (mb_count_leading_zeros((uint32_t)input) - 1) / 2 - 1;
     right_shift -= pairs;
     input = (int32_t)((uint32_t)input << (2 * pairs));
 

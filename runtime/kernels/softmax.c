@@ -71,19 +71,6 @@ static int32_t exp_on_negative_values(int32_t a)
     return a == 0 ? INT32_MAX : result;
 }
 
-static int count_leading_zeros(uint32_t x)
-{
-    int n = 0;
-    if (x == 0) {
-        return 32;
-    }
-    while ((x & 0x80000000u) == 0) {
-        x <<= 1;
-        n++;
-    }
-    return n;
-}
-
 /* 1 / (1 + a) for a in [0, 1) in Q0.31, as gemmlowp: Newton-Raphson in Q2.29. */
 static int32_t one_over_one_plus_x(int32_t a)
 {
@@ -106,7 +93,7 @@ static int32_t one_over_one_plus_x(int32_t a)
 /* TFLM's GetReciprocal: 1/x for x in Q12.19 as a Q0.31 value and a power-of-two exponent. */
 static int32_t reciprocal(int32_t x, int *num_bits_over_unit)
 {
-    const int headroom_plus_one = count_leading_zeros((uint32_t)x);
+    const int headroom_plus_one = mb_count_leading_zeros((uint32_t)x);
     *num_bits_over_unit = ACCUM_INTEGER_BITS - headroom_plus_one;
     const int32_t shifted_minus_one =
         (int32_t)(((uint32_t)x << headroom_plus_one) - ((uint32_t)1 << 31));
@@ -216,7 +203,7 @@ static int32_t log_q12_to_q5(int32_t x)
     const int32_t alpha_f = 638450708;
     const int32_t shifted_quarter = fx_mul_pot(one_quarter, -accum_integer_bits);
 
-    const int z_a_headroom_plus_1 = count_leading_zeros((uint32_t)x);
+    const int z_a_headroom_plus_1 = mb_count_leading_zeros((uint32_t)x);
     const int32_t r_a_tmp = saturating_pot(x, z_a_headroom_plus_1 - 1);
     const int32_t r_a = saturating_pot(fx_mul(r_a_tmp, sqrt_half), 1);
     const int32_t z_a_pow_2_adj = saturating_add(
@@ -224,7 +211,7 @@ static int32_t log_q12_to_q5(int32_t x)
         shifted_quarter);
 
     const int32_t z_b = fx_mul(x, sqrt_half);
-    const int z_b_headroom = count_leading_zeros((uint32_t)z_b) - 1;
+    const int z_b_headroom = mb_count_leading_zeros((uint32_t)z_b) - 1;
     const int32_t r_b = saturating_pot(x, z_b_headroom);
     const int32_t z_b_pow_2_adj = saturating_add(
         saturating_pot(input_integer_bits - z_b_headroom, 31 - accum_integer_bits),
@@ -337,7 +324,7 @@ void mb_softmax_s16(const mb_softmax_s16_params *p, const int16_t *input, int16_
             sum += out[c];
         }
         /* 1 / sum: sum normalized to [2^14, 2^15) Q1.14 steps, x = sum - 1 recentred on int16. */
-        const int headroom_plus_one = count_leading_zeros((uint32_t)sum);
+        const int headroom_plus_one = mb_count_leading_zeros((uint32_t)sum);
         const int32_t shifted = (int32_t)((((int64_t)sum << (headroom_plus_one - 1)) +
                                            ((int64_t)1 << 13)) >> 14);
         const int32_t x = clamp_s16(shifted - (((int32_t)1 << 15) + ((int32_t)1 << 16)));

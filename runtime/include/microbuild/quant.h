@@ -10,6 +10,22 @@
 
 #include <stdint.h>
 
+/* The leading zero bits of x (32 for 0): gemmlowp's CountLeadingZeros, the headroom the
+ * softmax and inverse-square-root kernels normalize by. A loop rather than __builtin_clz,
+ * which every compiler microbuild targets does not have. */
+static inline int mb_count_leading_zeros(uint32_t x)
+{
+    int n = 0;
+    if (x == 0) {
+        return 32;
+    }
+    while ((x & 0x80000000u) == 0) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+
 static inline int32_t mb_saturating_rounding_doubling_high_mul(int32_t a, int32_t b)
 {
     if (a == b && a == INT32_MIN) {
