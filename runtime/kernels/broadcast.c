@@ -9,33 +9,13 @@ void NAME(const mb_broadcast_shape *shape, const T *a, const T *b, TOUT *out, RO
     const int32_t last = shape->num_dims - 1;                                                      \
     const int32_t row_length = shape->dims[last];                                                  \
     int32_t index[MB_BROADCAST_MAX_DIMS] = {0};                                                    \
-    int32_t a_offset = 0;                                                                          \
-    int32_t b_offset = 0;                                                                          \
-                                                                                                   \
-    for (;;) {                                                                                     \
-        row(params, a + a_offset, shape->a_strides[last], b + b_offset, shape->b_strides[last],    \
-            out, row_length);                                                                      \
+    const int32_t *const strides[2] = {shape->a_strides, shape->b_strides};                       \
+    int32_t offsets[2] = {0, 0};                                                                   \
+    do {                                                                                           \
+        row(params, a + offsets[0], shape->a_strides[last], b + offsets[1],                        \
+            shape->b_strides[last], out, row_length);                                              \
         out += row_length;                                                                         \
-                                                                                                   \
-        /* Advance the odometer over the outer dimensions, innermost first, keeping the input      \
-         * offsets in step so no multiplication is needed per row. */                              \
-        int32_t d = last - 1;                                                                      \
-        while (d >= 0) {                                                                           \
-            index[d]++;                                                                            \
-            a_offset += shape->a_strides[d];                                                       \
-            b_offset += shape->b_strides[d];                                                       \
-            if (index[d] < shape->dims[d]) {                                                       \
-                break;                                                                             \
-            }                                                                                      \
-            a_offset -= shape->a_strides[d] * shape->dims[d];                                      \
-            b_offset -= shape->b_strides[d] * shape->dims[d];                                      \
-            index[d] = 0;                                                                          \
-            d--;                                                                                   \
-        }                                                                                          \
-        if (d < 0) {                                                                               \
-            return;                                                                                \
-        }                                                                                          \
-    }                                                                                              \
+    } while (mb_broadcast_next_row(shape->dims, last, index, 2, strides, offsets));                \
 }
 
 MB_BROADCAST_WALKER(mb_broadcast_binary_s8, int8_t, int8_t, mb_binary_row_s8)

@@ -23,6 +23,31 @@ typedef struct {
 
 /* Computes out[i] = f(a[i * a_step], b[i * b_step]) for i in [0, n). Each out[i] must be written
  * only after a[i * a_step] and b[i * b_step] were read, so an output may share a's buffer. */
+/* One step of the walk every broadcasting kernel makes over the outer dimensions (all but the
+ * last, which the kernel's own row loop covers): the odometer ``index`` moves one row on,
+ * innermost dimension first, and each of the ``count`` operands' element offsets moves with it
+ * by that operand's strides, so no row needs a multiplication. Returns 0 once every row has been
+ * visited. Used by the binary walkers below (broadcast.c) and SELECT_V2 (select_v2.c). */
+static inline int mb_broadcast_next_row(const int32_t *dims, int32_t last, int32_t *index,
+                                        int32_t count, const int32_t *const *strides,
+                                        int32_t *offsets)
+{
+    for (int32_t d = last - 1; d >= 0; d--) {
+        index[d]++;
+        for (int32_t k = 0; k < count; k++) {
+            offsets[k] += strides[k][d];
+        }
+        if (index[d] < dims[d]) {
+            return 1;
+        }
+        for (int32_t k = 0; k < count; k++) {
+            offsets[k] -= strides[k][d] * dims[d];
+        }
+        index[d] = 0;
+    }
+    return 0;
+}
+
 typedef void (*mb_binary_row_s8)(const void *params, const int8_t *a, int32_t a_step,
                                  const int8_t *b, int32_t b_step, int8_t *out, int32_t n);
 
