@@ -13,19 +13,20 @@ import numpy as np
 from microbuild.compiler.fusion import RESIDUAL_ADD
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.conv_params import emit_conv_params, emit_s16
+from microbuild.compiler.ops.conv_params import (
+    conv_operand_reasons,
+    conv_window_overlap,
+    emit_conv_params,
+    emit_s16,
+)
 from microbuild.compiler.ops.fully_connected import arrange_rows_s16
-from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
-    activation_reasons,
     bias_reasons,
     channel_multipliers,
     filter_reasons,
-    operand_count_reasons,
     shape_reason,
     window_2d,
-    window_option_reasons,
 )
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph, Operator
@@ -269,22 +270,13 @@ class Conv2D(OpLowering):
     dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = operand_count_reasons(op, (2, 3))
-        if reasons or op.inputs[0] < 0 or op.inputs[1] < 0:
-            return reasons or ["input or filter is missing"]
-        if is_float32(op, graph):
-            return spatial_f32.reasons(op, graph)
+        reasons = conv_operand_reasons(op, graph, depthwise=False)
+        if reasons or is_float32(op, graph):
+            return reasons
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
         out = graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
-        reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
-        if len(w.shape) != 4:
-            reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [out, h, w, in]")
-        reasons += window_option_reasons(op.options, dilation=True)
-        if reasons:
-            return reasons
         reasons += filter_reasons(w, channel_axis=0)
         out_c, filter_h, filter_w, filter_c = w.shape
         reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
@@ -300,10 +292,7 @@ class Conv2D(OpLowering):
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """Every CONV_2D kernel walks output pixels in order (the GEMM ones two at a time): the
         output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
-        if is_float32(op, graph):
-            return None  # the float kernel is not analysed for overlapping buffers
-        w = graph.tensor(op.inputs[1])
-        return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
+        return conv_window_overlap(op, graph, k, variant)
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):

@@ -1,15 +1,55 @@
-"""The parameter struct, per-channel requantization and 16x8 call that CONV_2D and
-DEPTHWISE_CONV_2D share. The two kernels' structs (runtime/include/microbuild/kernels/conv2d.h,
+"""The operand checks, overlap rule, parameter struct, per-channel requantization and 16x8 call
+that CONV_2D and DEPTHWISE_CONV_2D share. The two kernels' structs (runtime/include/microbuild/kernels/conv2d.h,
 depthwise_conv2d.h) differ only in the filter's channel fields: CONV_2D names ``filter_c`` and
 ``output_c``, DEPTHWISE_CONV_2D a ``depth_multiplier`` instead. It registers no operator itself.
 """
 
 from __future__ import annotations
 
+from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering
+from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
-from microbuild.compiler.spatial import c_struct, channel_multipliers, int32_array, window_2d
+from microbuild.compiler.spatial import (
+    activation_reasons,
+    c_struct,
+    channel_multipliers,
+    int32_array,
+    operand_count_reasons,
+    window_2d,
+    window_option_reasons,
+)
 from microbuild.model.ir import Graph, Operator
+
+
+def conv_operand_reasons(op: Operator, graph: Graph, depthwise: bool) -> list[str]:
+    """The checks both make before their filter's own: operand count, the float32 kernel's whole
+    check for float32 instances, int8/int16 rank-4 activations, the filter's layout ([out, h, w,
+    in], or [1, h, w, channels] for depthwise) and the window options. The caller stops when
+    this finds something or the op is float32."""
+    reasons = operand_count_reasons(op, (2, 3))
+    if reasons or op.inputs[0] < 0 or op.inputs[1] < 0:
+        return reasons or ["input or filter is missing"]
+    if is_float32(op, graph):
+        return spatial_f32.reasons(op, graph)
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
+    reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
+    if depthwise and (len(w.shape) != 4 or w.shape[0] != 1):
+        reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [1, h, w, channels]")
+    elif not depthwise and len(w.shape) != 4:
+        reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [out, h, w, in]")
+    return reasons + window_option_reasons(op.options, dilation=True)
+
+
+def conv_window_overlap(op: Operator, graph: Graph, k: int, variant=None):
+    """The output may lie over the dying input, shifted down, as far as the kernel's walk over
+    the filter window allows (microbuild/compiler/overlap.py)."""
+    if is_float32(op, graph):
+        return None  # the float kernel is not analysed for overlapping buffers
+    w = graph.tensor(op.inputs[1])
+    return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 
 
 def conv_fields(op: Operator, graph: Graph, depthwise: bool) -> list[tuple[str, int]]:

@@ -14,18 +14,19 @@ import numpy as np
 
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.conv_params import emit_conv_params, emit_s16
-from microbuild.compiler.overlap import sliding_window_overlap
+from microbuild.compiler.ops.conv_params import (
+    conv_operand_reasons,
+    conv_window_overlap,
+    emit_conv_params,
+    emit_s16,
+)
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
-    activation_reasons,
     bias_reasons,
     channel_multipliers,
     filter_reasons,
-    operand_count_reasons,
     shape_reason,
     window_2d,
-    window_option_reasons,
 )
 from microbuild.model.ir import Graph, Operator
 
@@ -155,28 +156,16 @@ class DepthwiseConv2D(OpLowering):
         """The reference, portable and Helium kernels walk output pixels in order; the DSP
         kernel walks them once per block of 4 channels, so its output must start a whole number
         of pixels below the input (microbuild/compiler/overlap.py)."""
-        if is_float32(op, graph):
-            return None  # the float kernel is not analysed for overlapping buffers
-        w = graph.tensor(op.inputs[1])
-        return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
+        return conv_window_overlap(op, graph, k, variant)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = operand_count_reasons(op, (2, 3))
-        if reasons or op.inputs[0] < 0 or op.inputs[1] < 0:
-            return reasons or ["input or filter is missing"]
-        if is_float32(op, graph):
-            return spatial_f32.reasons(op, graph)
+        reasons = conv_operand_reasons(op, graph, depthwise=True)
+        if reasons or is_float32(op, graph):
+            return reasons
         inputs = graph.input_tensors(op)
         x, w = inputs[0], inputs[1]
         bias = inputs[2] if len(inputs) > 2 else None
         out = graph.tensor(op.outputs[0])
-        reasons += activation_reasons("input", x, rank=4, dtypes=("int8", "int16"))
-        reasons += activation_reasons("output", out, rank=4, dtypes=(x.dtype,))
-        if len(w.shape) != 4 or w.shape[0] != 1:
-            reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [1, h, w, channels]")
-        reasons += window_option_reasons(op.options, dilation=True)
-        if reasons:
-            return reasons
         reasons += filter_reasons(w, channel_axis=3)
         _, filter_h, filter_w, out_c = w.shape
         reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
