@@ -10,7 +10,7 @@ from microbuild.compiler import int32_arith
 from microbuild.compiler.elementwise import f32, fused_activation
 from microbuild.compiler.f32 import arith as arith_f32
 from microbuild.compiler.ops.base import register
-from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering, rescale_pair_params
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier_smaller_than_one
 from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
@@ -25,17 +25,13 @@ def add_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
     """The mb_add_s8_params fields, computed in double from the float32 scales as TFLM does (for
     int16 operands: 15 bits of left shift instead of 20, and the int16 range)."""
     left_shift = LEFT_SHIFT_INT16 if dtype == "int16" else LEFT_SHIFT
-    s1, s2, so = f32(scale1), f32(scale2), f32(scale_out)
-    twice_max_input_scale = 2.0 * max(s1, s2)
-    m1, sh1 = quantize_multiplier_smaller_than_one(s1 / twice_max_input_scale)
-    m2, sh2 = quantize_multiplier_smaller_than_one(s2 / twice_max_input_scale)
+    so = f32(scale_out)
+    fields, twice_max_input_scale = rescale_pair_params(scale1, zp1, scale2, zp2, left_shift)
     mo, sho = quantize_multiplier_smaller_than_one(
         twice_max_input_scale / ((1 << left_shift) * so))
     act_min, act_max = activation_range_int8(activation, so, zp_out, dtype)
     return {
-        "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
-        "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
-        "left_shift": left_shift,
+        **fields,
         "output_multiplier": mo, "output_shift": sho, "output_offset": zp_out,
         "activation_min": act_min, "activation_max": act_max,
     }

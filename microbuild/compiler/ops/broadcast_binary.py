@@ -23,13 +23,32 @@ from microbuild.compiler import int32_arith
 from microbuild.compiler.elementwise import (
     binary_reasons,
     c_designated,
+    f32,
     fold_arithmetic,
     input0_not_broadcast,
     plan_broadcast,
 )
 from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering
+from microbuild.compiler.quant import quantize_multiplier_smaller_than_one
 from microbuild.model.ir import Graph, Operator
+
+
+def rescale_pair_params(scale1: float, zp1: int, scale2: float, zp2: int,
+                        left_shift: int) -> tuple[dict[str, int], float]:
+    """The fields runtime/include/microbuild/kernels/rescale_pair.h declares for ADD, SUB and
+    SQUARED_DIFFERENCE: both inputs brought to twice the larger input scale (multipliers below
+    1, computed in double from the float32 scales as TFLM does). Returns them and that common
+    scale, from which each operator derives its output multiplier."""
+    s1, s2 = f32(scale1), f32(scale2)
+    twice_max_input_scale = 2.0 * max(s1, s2)
+    m1, sh1 = quantize_multiplier_smaller_than_one(s1 / twice_max_input_scale)
+    m2, sh2 = quantize_multiplier_smaller_than_one(s2 / twice_max_input_scale)
+    return {
+        "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
+        "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
+        "left_shift": left_shift,
+    }, twice_max_input_scale
 
 
 class BroadcastBinaryLowering(OpLowering):

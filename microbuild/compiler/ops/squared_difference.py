@@ -14,16 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from microbuild.compiler.elementwise import f32
 from microbuild.compiler.f32 import arith as arith_f32
 from microbuild.compiler.ops.base import register
-from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
+from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering, rescale_pair_params
 from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
-from microbuild.compiler.quant import (
-    multiply_by_quantized_multiplier,
-    quantize_multiplier,
-    quantize_multiplier_smaller_than_one,
-)
+from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from microbuild.model.ir import Graph, Operator
 
 LEFT_SHIFT = {"int8": 7, "int16": 0}
@@ -33,20 +28,15 @@ _RANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
 def squared_difference_params(scale1: float, zp1: int, scale2: float, zp2: int,
                               scale_out: float, zp_out: int, dtype: str) -> dict[str, int]:
     left_shift = LEFT_SHIFT[dtype]
-    twice = 2.0 * max(f32(scale1), f32(scale2))
-    m1, sh1 = quantize_multiplier_smaller_than_one(f32(scale1) / twice)
-    m2, sh2 = quantize_multiplier_smaller_than_one(f32(scale2) / twice)
+    fields, twice = rescale_pair_params(scale1, zp1, scale2, zp2, left_shift)
     denominator = float(np.float32(1 << (2 * left_shift)) * np.float32(scale_out))
     mo, sho = quantize_multiplier(twice * twice / denominator)
     low, high = _RANGE[dtype]
     return {
-        "input1_offset": -zp1, "input1_multiplier": m1, "input1_shift": sh1,
-        "input2_offset": -zp2, "input2_multiplier": m2, "input2_shift": sh2,
-        "left_shift": left_shift,
+        **fields,
         "output_multiplier": mo, "output_shift": sho, "output_offset": zp_out,
         "activation_min": low, "activation_max": high,
     }
-
 
 def _largest_difference(p: dict[str, int], dtype: str) -> int:
     """The largest |scaled1 - scaled2| any pair of input values gives."""
