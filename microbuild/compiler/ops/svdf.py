@@ -36,12 +36,15 @@ def _fast_scratch(op: Operator, graph: Graph) -> int:
 
 
 def _folds(op: Operator, graph: Graph) -> np.ndarray:
-    """svdf_fast.c's per-filter constants: -input zero point x each filter's feature-weight sum,
-    then -state zero point x each filter's time-weight sum, wrapped to int32 as the kernel's
+    """svdf_fast.c's constants: -input zero point x each filter's feature-weight sum, then per
+    unit -state zero point x the time-weight sum of its rank filters (their rows are consecutive,
+    so the kernel takes a unit's time sum as one dot product), wrapped to int32 as the kernel's
     sums wrap (TFLM's int32 sums, modulo 2^32)."""
     x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+    rank = int(op.options.get("rank", 1))
     feature = -int(x.zero_point) * wf.data.astype(np.int64).sum(axis=1)
-    time = -int(state.zero_point) * wt.data.astype(np.int64).sum(axis=1)
+    time = -int(state.zero_point) * wt.data.astype(np.int64).reshape(-1, rank * wt.shape[1]).sum(
+        axis=1)
     folds = np.concatenate([feature, time]) % (1 << 32)
     return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
 
