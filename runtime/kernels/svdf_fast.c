@@ -136,11 +136,14 @@ static void shift_dsp(void *state, int32_t bytes, int32_t step)
 #define MB_SVDF_NEWEST(T, BITS, acc)                                                             \
     (T)(state_zp + __ssat(mb_requantize_fast32((acc), m1, s1), BITS))
 
+#define MB_SVDF_UNITS 16
+
 /* One body: T the state type, BITS its width, PREPARE (x, cols, buffer) the input as the
  * feature products read it, GROUP four filters' feature products (their weights as the variant
- * arranges them: a group of four rows starts where it did), FEATURE one filter's (the last
- * filters % 4, as stored), TIME a unit's run of state values . its time weights. */
-#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME)                                \
+ * arranges them, WBYTES bytes a weight: a group of four rows starts where it did), FEATURE one
+ * filter's (the last filters % 4, as stored), TIME a unit's run of state values . its time
+ * weights. */
+#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME, WBYTES)                        \
     const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;        \
     const int32_t m1 = p->scale1_multiplier, s1 = p->scale1_shift;                             \
     const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                             \
@@ -153,26 +156,36 @@ static void shift_dsp(void *state, int32_t bytes, int32_t step)
         int32_t f = 0;                                                                          \
         for (; f + 4 <= filters; f += 4) {                                                      \
             int32_t acc[4] = {folds[f], folds[f + 1], folds[f + 2], folds[f + 3]};             \
-            GROUP(weights_feature + f * input_size, x, input_size, acc);                        \
+            GROUP(weights_feature + f * input_size * WBYTES, x, input_size, acc);             \
             for (int32_t k = 0; k < 4; k++) {                                                   \
                 newest[(f + k) * memory] = MB_SVDF_NEWEST(T, BITS, acc[k]);                      \
             }                                                                                   \
         }                                                                                       \
         for (; f < filters; f++) {                                                              \
-            const int32_t acc = FEATURE(weights_feature + f * input_size, x, input_size,       \
+            const int32_t acc = FEATURE(weights_feature + f * input_size * WBYTES, x,          \
+                                        input_size,                                             \
                                         folds[f]);                                              \
             newest[f * memory] = MB_SVDF_NEWEST(T, BITS, acc);                                   \
         }                                                                                       \
     }                                                                                           \
     const int32_t run = p->rank * memory; /* a unit's filters' values, consecutive */          \
+    const int32_t units = p->units;                                                             \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
         const T *rows = state + b * filters * memory;                                           \
         const T *w = weights_time;                                                              \
-        int8_t *out = output + b * p->units;                                                    \
-        for (int32_t u = 0; u < p->units; u++, rows += run, w += run) {                         \
-            const int32_t acc = TIME(w, rows, run, wrap_add(bias[u], unit_folds[u]));           \
-            const int32_t y = mb_requantize_fast32(acc, m2, s2) + output_zp;                    \
-            out[u] = (int8_t)__ssat(y, 8);                                                      \
+        int8_t *out = output + b * units;                                                       \
+        /* MB_SVDF_UNITS units' sums, then their rescaling: each loop keeps its own values in   \
+         * registers (one loop over both spilled the rescaling's constants every unit). */      \
+        for (int32_t u = 0; u < units; u += MB_SVDF_UNITS) {                                    \
+            const int32_t n = units - u < MB_SVDF_UNITS ? units - u : MB_SVDF_UNITS;            \
+            int32_t sums[MB_SVDF_UNITS];                                                        \
+            for (int32_t k = 0; k < n; k++, rows += run, w += run) {                            \
+                sums[k] = TIME(w, rows, run, wrap_add(bias[u + k], unit_folds[u + k]));         \
+            }                                                                                   \
+            for (int32_t k = 0; k < n; k++) {                                                   \
+                const int32_t y = mb_requantize_fast32(sums[k], m2, s2) + output_zp;            \
+                out[u + k] = (int8_t)__ssat(y, 8);                                              \
+            }                                                                                   \
         }                                                                                       \
     }
 #endif
@@ -204,7 +217,7 @@ void mb_svdf_s8_s16_dsp(const mb_svdf_params *p, const int8_t *input,
                         const int32_t *folds, void *scratch)
 {
     MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s16_dsp)
+                      time_dot_s16_dsp, 1)
 }
 
 void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
@@ -213,7 +226,58 @@ void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
                        const int32_t *folds, void *scratch)
 {
     MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s8_dsp)
+                      time_dot_s8_dsp, 1)
+}
+
+/* dsp_wide: the feature weights widened to int16 at compile time by FULLY_CONNECTED's
+ * arrange_dsp_wide (arrange_rows(4, 4) with every whole chunk stored w0 w2 w1 w3 as int16, the
+ * words (w0, w2) and (w1, w3) that pair with the widened input's): per chunk of four rows, one
+ * LDRD of the input, four of the weights and 8 SMLAD (lstm_dsp.c's wide assembly loop). */
+static void feature_group_dsp_wide(const int8_t *w, const void *x, int32_t cols, int32_t *acc)
+{
+    const int32_t full = cols & ~3, tail = cols - full;
+    const int32_t *xw = (const int32_t *)x;
+    const int16_t *q = (const int16_t *)mb_lstm_dsp_wide_chunks(w, xw, xw + full / 2, acc);
+    const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);
+    for (int32_t c = 0; c < tail; c++) {
+        for (int32_t k = 0; k < 4; k++) {
+            acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);
+        }
+    }
+}
+
+/* A left-over filter's row (filters % 4): whole chunks permuted and widened, the tail plain. */
+static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t cols, int32_t acc)
+{
+    const int16_t *row = (const int16_t *)(const void *)w;
+    const int32_t full = cols & ~3;
+    for (int32_t c = 0; c < full; c += 4, x += 2) {
+        acc = __smlad((int32_t)mb_load32(row + c), x[0], acc);
+        acc = __smlad((int32_t)mb_load32(row + c + 2), x[1], acc);
+    }
+    const int16_t *tail = (const int16_t *)(const void *)x;
+    for (int32_t c = full; c < cols; c++) {
+        acc = wrap_add(acc, (int32_t)row[c] * (int32_t)*tail++);
+    }
+    return acc;
+}
+
+void mb_svdf_s8_s16_dsp_wide(const mb_svdf_params *p, const int8_t *input,
+                             const int8_t *weights_feature, const int16_t *weights_time,
+                             const int32_t *bias, int16_t *state, int8_t *output,
+                             const int32_t *folds, void *scratch)
+{
+    MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp_wide, feature_dot_dsp_wide,
+                      time_dot_s16_dsp, 2)
+}
+
+void mb_svdf_s8_s8_dsp_wide(const mb_svdf_params *p, const int8_t *input,
+                            const int8_t *weights_feature, const int8_t *weights_time,
+                            const int32_t *bias, int8_t *state, int8_t *output,
+                            const int32_t *folds, void *scratch)
+{
+    MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp_wide, feature_dot_dsp_wide,
+                      time_dot_s8_dsp, 2)
 }
 #endif
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from microbuild.compiler.f32 import all_float32_reasons, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.fully_connected import arrange_rows
+from microbuild.compiler.ops.fully_connected import arrange_dsp_wide, arrange_rows
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import c_struct
 from microbuild.compiler.variants import KernelVariant
@@ -97,6 +97,13 @@ class Svdf(OpLowering):
             scratch=_fast_scratch, arrange=arrange_rows(4, 4),
             description="Arm DSP: the input widened once, SMLAD feature and time dot products, "
                         "zero points folded at compile time, word-wise state shift"),
+        KernelVariant(
+            opcode="SVDF", name="dsp_wide", function="mb_svdf_s8_{state}_dsp_wide",
+            sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"dsp"}), rank=25,
+            scratch=_fast_scratch, arrange=arrange_dsp_wide, compact="dsp",
+            description="Arm DSP on feature weights widened to int16 at compile time: no SXTB16 "
+                        "in the feature loop (13 instructions per 16 MACs instead of 20) for "
+                        "twice the feature weights' flash"),
         KernelVariant(
             opcode="SVDF", name="mve", function="mb_svdf_s8_{state}_mve",
             sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"mve"}), rank=30,
@@ -190,8 +197,11 @@ class Svdf(OpLowering):
         variant = getattr(ctx, "variant", None)
         if variant is not None:
             if variant.arrange is not None:  # only the arranged feature weights are stored
-                args[2] = ctx.const_array(ctx.symbol(f"weights_{variant.name}"),
-                                          variant.arrange(wf.data, op, graph), "int8_t")
+                arranged = np.ascontiguousarray(variant.arrange(wf.data, op, graph))
+                ctype = "int16_t" if arranged.dtype == np.int16 else "int8_t"
+                symbol = ctx.const_array(ctx.symbol(f"weights_{variant.name}"), arranged, ctype)
+                args[2] = (symbol if ctype == "int8_t"
+                           else f"(const int8_t *)(const void *){symbol}")
             args.append(ctx.const_array(ctx.symbol("folds"), _folds(op, graph), "int32_t"))
             function = variant.function.format(state=state_type)
         else:
