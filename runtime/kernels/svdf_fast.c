@@ -196,55 +196,46 @@ static const void *prepare_dsp(const int8_t *x, int32_t cols, void *buffer)
     return mb_dsp_widen_s8(x, cols, buffer);
 }
 
-/* Four filters' rows (arranged as arrange_rows(4, 4) stores a group) . the widened input, onto
- * acc[0..3]: lstm_dsp.c's assembly chunks, then the rows' last cols % 4 bytes. */
-static void feature_group_dsp(const int8_t *w, const void *x, int32_t cols, int32_t *acc)
-{
-    const int32_t full = cols & ~3, tail = cols - full;
-    const int32_t *xw = (const int32_t *)x;
-    const int8_t *q = (const int8_t *)mb_lstm_dsp_chunks(w, xw, xw + full / 2, acc);
-    const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);
-    for (int32_t c = 0; c < tail; c++) {
-        for (int32_t k = 0; k < 4; k++) {
-            acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);
-        }
+/* Four filters' rows (a group as the variant arranges it, W its weight type) . the widened input,
+ * onto acc[0..3]: CHUNKS, lstm_dsp.c's assembly loop over the whole chunks, then the rows' last
+ * cols % 4 weights, row after row. */
+#define MB_SVDF_FEATURE_GROUP(NAME, W, CHUNKS)                                                   \
+    static void NAME(const int8_t *w, const void *x, int32_t cols, int32_t *acc)               \
+    {                                                                                            \
+        const int32_t full = cols & ~3, tail = cols - full;                                      \
+        const int32_t *xw = (const int32_t *)x;                                                  \
+        const W *q = (const W *)CHUNKS(w, xw, xw + full / 2, acc);                               \
+        const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);                     \
+        for (int32_t c = 0; c < tail; c++) {                                                     \
+            for (int32_t k = 0; k < 4; k++) {                                                    \
+                acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);           \
+            }                                                                                    \
+        }                                                                                        \
     }
-}
 
-void mb_svdf_s8_s16_dsp(const mb_svdf_params *p, const int8_t *input,
-                        const int8_t *weights_feature, const int16_t *weights_time,
-                        const int32_t *bias, int16_t *state, int8_t *output,
-                        const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s16_dsp, 1)
-}
+/* dsp: the groups as arrange_rows(4, 4) stores them (int8, SXTB16 in the loop). */
+MB_SVDF_FEATURE_GROUP(feature_group_dsp, int8_t, mb_lstm_dsp_chunks)
 
-void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
-                       const int8_t *weights_feature, const int8_t *weights_time,
-                       const int32_t *bias, int8_t *state, int8_t *output,
-                       const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s8_dsp, 1)
-}
+/* A DSP variant's entry point: T the state type, BITS its width, GROUP and FEATURE
+ * the feature products on the variant's weights (WBYTES bytes a weight), TIME the time dot. */
+#define MB_SVDF_DSP_ENTRY(NAME, T, BITS, GROUP, FEATURE, TIME, WBYTES)                           \
+    void NAME(const mb_svdf_params *p, const int8_t *input, const int8_t *weights_feature,      \
+              const T *weights_time, const int32_t *bias, T *state, int8_t *output,             \
+              const int32_t *folds, void *scratch)                                               \
+    {                                                                                            \
+        MB_SVDF_FAST_BODY(T, BITS, prepare_dsp, GROUP, FEATURE, TIME, WBYTES)                    \
+    }
+
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp, int16_t, 16, feature_group_dsp, feature_dot_dsp,
+                  time_dot_s16_dsp, 1)
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp, int8_t, 8, feature_group_dsp, feature_dot_dsp,
+                  time_dot_s8_dsp, 1)
 
 /* dsp_wide: the feature weights widened to int16 at compile time by FULLY_CONNECTED's
  * arrange_dsp_wide (arrange_rows(4, 4) with every whole chunk stored w0 w2 w1 w3 as int16, the
  * words (w0, w2) and (w1, w3) that pair with the widened input's): per chunk of four rows, one
  * LDRD of the input, four of the weights and 8 SMLAD (lstm_dsp.c's wide assembly loop). */
-static void feature_group_dsp_wide(const int8_t *w, const void *x, int32_t cols, int32_t *acc)
-{
-    const int32_t full = cols & ~3, tail = cols - full;
-    const int32_t *xw = (const int32_t *)x;
-    const int16_t *q = (const int16_t *)mb_lstm_dsp_wide_chunks(w, xw, xw + full / 2, acc);
-    const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);
-    for (int32_t c = 0; c < tail; c++) {
-        for (int32_t k = 0; k < 4; k++) {
-            acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);
-        }
-    }
-}
+MB_SVDF_FEATURE_GROUP(feature_group_dsp_wide, int16_t, mb_lstm_dsp_wide_chunks)
 
 /* A left-over filter's row (filters % 4): whole chunks permuted and widened, the tail plain. */
 static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t cols, int32_t acc)
@@ -262,23 +253,10 @@ static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t c
     return acc;
 }
 
-void mb_svdf_s8_s16_dsp_wide(const mb_svdf_params *p, const int8_t *input,
-                             const int8_t *weights_feature, const int16_t *weights_time,
-                             const int32_t *bias, int16_t *state, int8_t *output,
-                             const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp_wide, feature_dot_dsp_wide,
-                      time_dot_s16_dsp, 2)
-}
-
-void mb_svdf_s8_s8_dsp_wide(const mb_svdf_params *p, const int8_t *input,
-                            const int8_t *weights_feature, const int8_t *weights_time,
-                            const int32_t *bias, int8_t *state, int8_t *output,
-                            const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp_wide, feature_dot_dsp_wide,
-                      time_dot_s8_dsp, 2)
-}
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp_wide, int16_t, 16, feature_group_dsp_wide,
+                  feature_dot_dsp_wide, time_dot_s16_dsp, 2)
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp_wide, int8_t, 8, feature_group_dsp_wide,
+                  feature_dot_dsp_wide, time_dot_s8_dsp, 2)
 #endif
 
 #if defined(__ARM_FEATURE_MVE)
