@@ -312,7 +312,7 @@ static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, in
     }
     const int32_t *t = p->requant + 3 * c;
     /* t[0] = 2 * multiplier - 2^32: as unsigned, 2 * multiplier. */
-    const int32_t out = mb_fc_rescale(acc, (int32_t)((uint32_t)t[0] >> 1), 1 - t[2]) +
+    const int32_t out = mb_requantize_fast32(acc, (int32_t)((uint32_t)t[0] >> 1), 1 - t[2]) +
                         p->output_offset;
     return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
 }

@@ -56,16 +56,30 @@ static int16_t saturate_s16(int32_t v)
 MB_LSTM_DOT(dot_s8, int8_t, int32_t)
 MB_LSTM_DOT(dot_s16, int16_t, int64_t)
 
-/* gate[u + k] for k < n: the two layers' sums acc_in / acc_rec rescaled, clamped, added. */
-#define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT)                                          \
+/* gate[u + k] for k < n: the two layers' sums acc_in / acc_rec rescaled, clamped, added, then
+ * squashed by SQUASH (mb_logistic_s16_of / mb_tanh_s16_of) in the same pass: the gates' Q3.12
+ * input is TFLM's Logistic / Tanh with multiplier 3, shift 0 (cell_state_scale_power -12), so
+ * the table's input is 3 x the sum. */
+#define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)                                  \
     for (int32_t k = 0; k < n; k++) {                                                            \
         const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, IN_SHIFT));             \
         const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));         \
-        gate[u + k] = saturate_s16((int32_t)from_input + (int32_t)from_hidden);                  \
+        const int32_t sum = saturate_s16((int32_t)from_input + (int32_t)from_hidden);           \
+        gate[u + k] = SQUASH(3 * sum);                                                           \
+    }
+
+/* The usual case first: both scales shift right only. Shifts the compiler can see are <= 0 drop
+ * the left shift and free registers for the loop's constants. */
+#define MB_LSTM_GATE_SQUASHED(REQUANT, SQUASH)                                                   \
+    if (in_s <= 0 && rec_s <= 0) {                                                               \
+        const int32_t in_r = in_s < 0 ? in_s : 0, rec_r = rec_s < 0 ? rec_s : 0;                \
+        MB_LSTM_GATE_SUMS(REQUANT, in_r, rec_r, SQUASH);                                         \
+    } else {                                                                                     \
+        MB_LSTM_GATE_SUMS(REQUANT, in_s, rec_s, SQUASH);                                         \
     }
 
 /* Both fully connected layers of one gate, each rescaled to Q3.12 and clamped to int16 as TFLM
- * does, their saturated sum in gate[], then the gate's activation. T is the activation type, B
+ * does, their saturated sum squashed into gate[]. T is the activation type, B
  * the bias/accumulator type, DOT the type of its row product (the reference's above or a
  * variant's), REQUANT the rescaling of an accumulator. */
 #define MB_LSTM_GATE(T, B, DOT, REQUANT)                                                         \
@@ -85,20 +99,11 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
             B acc_in[MB_LSTM_BLOCK], acc_rec[MB_LSTM_BLOCK];                                     \
             dot(w_in, u, depth, x, n, b_in + u, acc_in);                                         \
             dot(w_rec, u, units, h, n, b_rec + u, acc_rec);                                      \
-            if (in_s <= 0 && rec_s <= 0) {                                                       \
-                /* The usual case: both scales shift right only. Shifts the compiler can see are \
-                 * <= 0 drop the left shift and free registers for the loop's constants. */     \
-                const int32_t in_r = in_s < 0 ? in_s : 0, rec_r = rec_s < 0 ? rec_s : 0;        \
-                MB_LSTM_GATE_SUMS(REQUANT, in_r, rec_r);                                         \
+            if (g == MB_LSTM_CELL) {                                                             \
+                MB_LSTM_GATE_SQUASHED(REQUANT, mb_tanh_s16_of)                                   \
             } else {                                                                             \
-                MB_LSTM_GATE_SUMS(REQUANT, in_s, rec_s);                                         \
+                MB_LSTM_GATE_SQUASHED(REQUANT, mb_logistic_s16_of)                               \
             }                                                                                    \
-        }                                                                                        \
-        if (g == MB_LSTM_CELL) {                                                                 \
-            /* Q3.12 input: TFLM's Tanh with cell_state_scale_power -12, i.e. multiplier 3. */    \
-            mb_tanh_s16(3, 0, gate, gate, units);                                                \
-        } else {                                                                                 \
-            mb_logistic_s16(3, 0, gate, gate, units);                                            \
         }                                                                                        \
     }
 

@@ -10,10 +10,13 @@
  *   arranged as FULLY_CONNECTED's dsp variant has them, with lstm_dsp.c's assembly loop (20
  *   instructions per 16 MACs); Helium: VMLADAVA over 16 int8 lanes, four rows sharing each
  *   load of the input, tail-predicated.
- * - The state's shift by one value: 32-bit (DSP) or vector (Helium) copies instead of one value
- *   at a time.
- * - Each filter's state row . its time weights: int16: SMLAD on the pairs as stored (int8:
- *   SXTB16 first) / VMLADAVA over 8 int16 (16 int8) lanes.
+ * - The state's shift by one value: 16 bytes per pass (four unaligned word loads, then four
+ *   stores: about 2 instructions per word where a word a pass took 5) (DSP) or vector copies
+ *   (Helium), not one value at a time.
+ * - A unit's time sum: its rank filters' rows are consecutive in the state and in the time
+ *   weights, so the sum is one dot product over rank x memory values (SMLAD on the int16 pairs
+ *   as stored, int8: SXTB16 first / VMLADAVA over 8 int16 or 16 int8 lanes), and the compiler
+ *   sums the rank filters' state folds into one per unit.
  * - Both scales with mb_requantize_fast32 (quant_fast.h: the same result), clamps with SSAT.
  * - Helium only: the rescalings, clamps and stores of four filters (a scatter into their state
  *   slots) or four units at once on 4 int32 lanes (the MVE block below says how).
@@ -60,53 +63,72 @@ static int32_t feature_dot_dsp(const int8_t *w, const int32_t *x, int32_t cols, 
     return acc;
 }
 
-static int32_t time_dot_s16_dsp(const int16_t *w, const int16_t *s, int32_t memory, int32_t acc)
+/* A unit's rank x memory state values . its time weights (both runs consecutive), added to acc
+ * (wrapping): eight values per pass, then pairs, then the last odd one. */
+static int32_t time_dot_s16_dsp(const int16_t *w, const int16_t *s, int32_t n, int32_t acc)
 {
-    int32_t m = 0;
-    for (; m + 2 <= memory; m += 2) {
-        acc = __smlad((int32_t)mb_load32(w + m), (int32_t)mb_load32(s + m), acc);
+    const int16_t *const end8 = w + (n & ~7);
+    for (; w != end8; w += 8, s += 8) {
+        acc = __smlad((int32_t)mb_load32(w), (int32_t)mb_load32(s), acc);
+        acc = __smlad((int32_t)mb_load32(w + 2), (int32_t)mb_load32(s + 2), acc);
+        acc = __smlad((int32_t)mb_load32(w + 4), (int32_t)mb_load32(s + 4), acc);
+        acc = __smlad((int32_t)mb_load32(w + 6), (int32_t)mb_load32(s + 6), acc);
     }
-    if (m < memory) {
-        acc = wrap_add(acc, (int32_t)w[m] * (int32_t)s[m]);
+    for (int32_t m = n & ~7; m + 2 <= n; m += 2, w += 2, s += 2) {
+        acc = __smlad((int32_t)mb_load32(w), (int32_t)mb_load32(s), acc);
+    }
+    if (n & 1) {
+        acc = wrap_add(acc, (int32_t)*w * (int32_t)*s);
     }
     return acc;
 }
 
-static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t memory, int32_t acc)
+static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t n, int32_t acc)
 {
-    int32_t m = 0;
-    for (; m + 4 <= memory; m += 4) {
-        const uint32_t a = mb_load32(w + m), b = mb_load32(s + m);
-        acc = __smlad(mb_even16(a), mb_even16(b), acc);
-        acc = __smlad(mb_odd16(a), mb_odd16(b), acc);
+    const int8_t *const end8 = w + (n & ~7);
+    for (; w != end8; w += 8, s += 8) {
+        const uint32_t a0 = mb_load32(w), b0 = mb_load32(s);
+        const uint32_t a1 = mb_load32(w + 4), b1 = mb_load32(s + 4);
+        acc = __smlad(mb_even16(a0), mb_even16(b0), acc);
+        acc = __smlad(mb_odd16(a0), mb_odd16(b0), acc);
+        acc = __smlad(mb_even16(a1), mb_even16(b1), acc);
+        acc = __smlad(mb_odd16(a1), mb_odd16(b1), acc);
     }
-    for (; m < memory; m++) {
-        acc = wrap_add(acc, (int32_t)w[m] * (int32_t)s[m]);
+    for (int32_t m = n & ~7; m < n; m++, w++, s++) {
+        acc = wrap_add(acc, (int32_t)*w * (int32_t)*s);
     }
     return acc;
 }
 #endif
 
 
-/* Every value of the state one place down (the oldest goes; the last slot is overwritten by
- * the caller), 4 bytes per copy: a forward copy reads ahead of what it writes. */
-#define MB_SVDF_SHIFT(T)                                                                         \
-    static void shift_##T(T *state, int32_t size)                                               \
-    {                                                                                            \
-        const int32_t per_word = (int32_t)(4 / sizeof(T));                                      \
-        int32_t i = 0;                                                                           \
-        for (; i + per_word < size; i += per_word) {                                             \
-            store32(state + i, mb_load32(state + i + 1));                                        \
-        }                                                                                        \
-        for (; i + 1 < size; i++) {                                                              \
-            state[i] = state[i + 1];                                                             \
-        }                                                                                        \
+/* The state one value (`step` bytes) down, the oldest value of the buffer gone (the caller
+ * overwrites each row's last slot): 16 bytes per pass, the four (unaligned) loads before the
+ * four stores, each load reading ahead of every store; then words, then bytes. */
+#if defined(__ARM_FEATURE_DSP)
+static void shift_dsp(void *state, int32_t bytes, int32_t step)
+{
+    uint8_t *s = (uint8_t *)state;
+    const int32_t moved = bytes - step;
+    int32_t i = 0;
+    for (; i + 16 <= moved; i += 16) {
+        const uint32_t a = mb_load32(s + i + step), b = mb_load32(s + i + step + 4);
+        const uint32_t c = mb_load32(s + i + step + 8), d = mb_load32(s + i + step + 12);
+        store32(s + i, a);
+        store32(s + i + 4, b);
+        store32(s + i + 8, c);
+        store32(s + i + 12, d);
     }
+    for (; i + 4 <= moved; i += 4) {
+        store32(s + i, mb_load32(s + i + step));
+    }
+    for (; i < moved; i++) {
+        s[i] = s[i + step];
+    }
+}
+#endif
 
 #if defined(__ARM_FEATURE_DSP)
-MB_SVDF_SHIFT(int16_t)
-MB_SVDF_SHIFT(int8_t)
-
 /* The newest value of a filter from its weights . (input - zero point) (the fold added):
  * rescaled, clamped to the state's BITS-bit range, offset, as svdf.c does it. The shift is a
  * run-time value: mb_requantize_fast32's 32-bit rounding and one SSAT take about half the
@@ -114,46 +136,56 @@ MB_SVDF_SHIFT(int8_t)
 #define MB_SVDF_NEWEST(T, BITS, acc)                                                             \
     (T)(state_zp + __ssat(mb_requantize_fast32((acc), m1, s1), BITS))
 
+#define MB_SVDF_UNITS 16
+
 /* One body: T the state type, BITS its width, PREPARE (x, cols, buffer) the input as the
  * feature products read it, GROUP four filters' feature products (their weights as the variant
- * arranges them: a group of four rows starts where it did), FEATURE one filter's (the last
- * filters % 4, as stored), TIME a filter's state row . its time weights. */
-#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME)                                \
+ * arranges them, WBYTES bytes a weight: a group of four rows starts where it did), FEATURE one
+ * filter's (the last filters % 4, as stored), TIME a unit's run of state values . its time
+ * weights. */
+#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME, WBYTES)                        \
     const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;        \
     const int32_t m1 = p->scale1_multiplier, s1 = p->scale1_shift;                             \
     const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                             \
     const int32_t state_zp = p->state_zero_point, output_zp = p->output_zero_point;            \
-    const int32_t *time_folds = folds + filters;                                                \
-    shift_##T(state, p->batches * filters * memory);                                            \
+    const int32_t *unit_folds = folds + filters;                                                \
+    shift_dsp(state, p->batches * filters * memory * (int32_t)sizeof(T), (int32_t)sizeof(T));   \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
         const void *x = PREPARE(input + b * input_size, input_size, scratch);                   \
         T *newest = state + b * filters * memory + (memory - 1);                                \
         int32_t f = 0;                                                                          \
         for (; f + 4 <= filters; f += 4) {                                                      \
             int32_t acc[4] = {folds[f], folds[f + 1], folds[f + 2], folds[f + 3]};             \
-            GROUP(weights_feature + f * input_size, x, input_size, acc);                        \
+            GROUP(weights_feature + f * input_size * WBYTES, x, input_size, acc);             \
             for (int32_t k = 0; k < 4; k++) {                                                   \
                 newest[(f + k) * memory] = MB_SVDF_NEWEST(T, BITS, acc[k]);                      \
             }                                                                                   \
         }                                                                                       \
         for (; f < filters; f++) {                                                              \
-            const int32_t acc = FEATURE(weights_feature + f * input_size, x, input_size,       \
+            const int32_t acc = FEATURE(weights_feature + f * input_size * WBYTES, x,          \
+                                        input_size,                                             \
                                         folds[f]);                                              \
             newest[f * memory] = MB_SVDF_NEWEST(T, BITS, acc);                                   \
         }                                                                                       \
     }                                                                                           \
+    const int32_t run = p->rank * memory; /* a unit's filters' values, consecutive */          \
+    const int32_t units = p->units;                                                             \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
         const T *rows = state + b * filters * memory;                                           \
-        int8_t *out = output + b * p->units;                                                    \
-        for (int32_t u = 0; u < p->units; u++) {                                                \
-            int32_t acc = bias[u];                                                              \
-            for (int32_t r = 0; r < p->rank; r++) {                                             \
-                const int32_t f = u * p->rank + r;                                              \
-                acc = wrap_add(acc, TIME(weights_time + f * memory, rows + f * memory, memory, \
-                                         time_folds[f]));                                       \
+        const T *w = weights_time;                                                              \
+        int8_t *out = output + b * units;                                                       \
+        /* MB_SVDF_UNITS units' sums, then their rescaling: each loop keeps its own values in   \
+         * registers (one loop over both spilled the rescaling's constants every unit). */      \
+        for (int32_t u = 0; u < units; u += MB_SVDF_UNITS) {                                    \
+            const int32_t n = units - u < MB_SVDF_UNITS ? units - u : MB_SVDF_UNITS;            \
+            int32_t sums[MB_SVDF_UNITS];                                                        \
+            for (int32_t k = 0; k < n; k++, rows += run, w += run) {                            \
+                sums[k] = TIME(w, rows, run, wrap_add(bias[u + k], unit_folds[u + k]));         \
             }                                                                                   \
-            const int32_t y = mb_requantize_fast32(acc, m2, s2) + output_zp;                    \
-            out[u] = (int8_t)__ssat(y, 8);                                                      \
+            for (int32_t k = 0; k < n; k++) {                                                   \
+                const int32_t y = mb_requantize_fast32(sums[k], m2, s2) + output_zp;            \
+                out[u + k] = (int8_t)__ssat(y, 8);                                              \
+            }                                                                                   \
         }                                                                                       \
     }
 #endif
@@ -164,38 +196,67 @@ static const void *prepare_dsp(const int8_t *x, int32_t cols, void *buffer)
     return mb_dsp_widen_s8(x, cols, buffer);
 }
 
-/* Four filters' rows (arranged as arrange_rows(4, 4) stores a group) . the widened input, onto
- * acc[0..3]: lstm_dsp.c's assembly chunks, then the rows' last cols % 4 bytes. */
-static void feature_group_dsp(const int8_t *w, const void *x, int32_t cols, int32_t *acc)
-{
-    const int32_t full = cols & ~3, tail = cols - full;
-    const int32_t *xw = (const int32_t *)x;
-    const int8_t *q = (const int8_t *)mb_lstm_dsp_chunks(w, xw, xw + full / 2, acc);
-    const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);
-    for (int32_t c = 0; c < tail; c++) {
-        for (int32_t k = 0; k < 4; k++) {
-            acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);
-        }
+/* Four filters' rows (a group as the variant arranges it, W its weight type) . the widened input,
+ * onto acc[0..3]: CHUNKS, lstm_dsp.c's assembly loop over the whole chunks, then the rows' last
+ * cols % 4 weights, row after row. */
+#define MB_SVDF_FEATURE_GROUP(NAME, W, CHUNKS)                                                   \
+    static void NAME(const int8_t *w, const void *x, int32_t cols, int32_t *acc)               \
+    {                                                                                            \
+        const int32_t full = cols & ~3, tail = cols - full;                                      \
+        const int32_t *xw = (const int32_t *)x;                                                  \
+        const W *q = (const W *)CHUNKS(w, xw, xw + full / 2, acc);                               \
+        const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);                     \
+        for (int32_t c = 0; c < tail; c++) {                                                     \
+            for (int32_t k = 0; k < 4; k++) {                                                    \
+                acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);           \
+            }                                                                                    \
+        }                                                                                        \
     }
+
+/* dsp: the groups as arrange_rows(4, 4) stores them (int8, SXTB16 in the loop). */
+MB_SVDF_FEATURE_GROUP(feature_group_dsp, int8_t, mb_lstm_dsp_chunks)
+
+/* A DSP variant's entry point: T the state type, BITS its width, GROUP and FEATURE
+ * the feature products on the variant's weights (WBYTES bytes a weight), TIME the time dot. */
+#define MB_SVDF_DSP_ENTRY(NAME, T, BITS, GROUP, FEATURE, TIME, WBYTES)                           \
+    void NAME(const mb_svdf_params *p, const int8_t *input, const int8_t *weights_feature,      \
+              const T *weights_time, const int32_t *bias, T *state, int8_t *output,             \
+              const int32_t *folds, void *scratch)                                               \
+    {                                                                                            \
+        MB_SVDF_FAST_BODY(T, BITS, prepare_dsp, GROUP, FEATURE, TIME, WBYTES)                    \
+    }
+
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp, int16_t, 16, feature_group_dsp, feature_dot_dsp,
+                  time_dot_s16_dsp, 1)
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp, int8_t, 8, feature_group_dsp, feature_dot_dsp,
+                  time_dot_s8_dsp, 1)
+
+/* dsp_wide: the feature weights widened to int16 at compile time by FULLY_CONNECTED's
+ * arrange_dsp_wide (arrange_rows(4, 4) with every whole chunk stored w0 w2 w1 w3 as int16, the
+ * words (w0, w2) and (w1, w3) that pair with the widened input's): per chunk of four rows, one
+ * LDRD of the input, four of the weights and 8 SMLAD (lstm_dsp.c's wide assembly loop). */
+MB_SVDF_FEATURE_GROUP(feature_group_dsp_wide, int16_t, mb_lstm_dsp_wide_chunks)
+
+/* A left-over filter's row (filters % 4): whole chunks permuted and widened, the tail plain. */
+static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t cols, int32_t acc)
+{
+    const int16_t *row = (const int16_t *)(const void *)w;
+    const int32_t full = cols & ~3;
+    for (int32_t c = 0; c < full; c += 4, x += 2) {
+        acc = __smlad((int32_t)mb_load32(row + c), x[0], acc);
+        acc = __smlad((int32_t)mb_load32(row + c + 2), x[1], acc);
+    }
+    const int16_t *tail = (const int16_t *)(const void *)x;
+    for (int32_t c = full; c < cols; c++) {
+        acc = wrap_add(acc, (int32_t)row[c] * (int32_t)*tail++);
+    }
+    return acc;
 }
 
-void mb_svdf_s8_s16_dsp(const mb_svdf_params *p, const int8_t *input,
-                        const int8_t *weights_feature, const int16_t *weights_time,
-                        const int32_t *bias, int16_t *state, int8_t *output,
-                        const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int16_t, 16, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s16_dsp)
-}
-
-void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
-                       const int8_t *weights_feature, const int8_t *weights_time,
-                       const int32_t *bias, int8_t *state, int8_t *output,
-                       const int32_t *folds, void *scratch)
-{
-    MB_SVDF_FAST_BODY(int8_t, 8, prepare_dsp, feature_group_dsp, feature_dot_dsp,
-                      time_dot_s8_dsp)
-}
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp_wide, int16_t, 16, feature_group_dsp_wide,
+                  feature_dot_dsp_wide, time_dot_s16_dsp, 2)
+MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp_wide, int8_t, 8, feature_group_dsp_wide,
+                  feature_dot_dsp_wide, time_dot_s8_dsp, 2)
 #endif
 
 #if defined(__ARM_FEATURE_MVE)
@@ -210,8 +271,8 @@ void mb_svdf_s8_s8_dsp(const mb_svdf_params *p, const int8_t *input,
  * - the newest value of four filters: their rows (as stored) . the input, 16 int8 lanes per
  *   VMLADAVA sharing each load of the input, the folds added, rescaled, clamped and offset on
  *   4 lanes, stored with one scatter (the four filters' slots are `memory` apart);
- * - four units' outputs: each filter's state row . its time weights (VMLADAVA over 8 int16 or
- *   16 int8 lanes), the rank filters of a unit summed, rescaled and clamped on 4 lanes. */
+ * - four units' outputs: each unit's run of rank x memory state values . its time weights
+ *   (VMLADAVA over 8 int16 or 16 int8 lanes), rescaled and clamped on 4 lanes. */
 
 /* The four lanes of a vector from four sums. */
 static inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
@@ -247,39 +308,40 @@ static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols
     return lanes4(a[0], a[1], a[2], a[3]);
 }
 
-static int32_t time_dot_s16_mve(const int16_t *w, const int16_t *s, int32_t memory, int32_t acc)
-{
-    int32_t m = 0;
-    for (; m + 8 <= memory; m += 8) {
-        acc = vmladavaq_s16(acc, vldrhq_s16(w + m), vldrhq_s16(s + m));
+/* A unit's run of n state values . its time weights, added to acc: whole vectors of LANES
+ * values (LOAD the load, LOAD_Z its zeroing form, VCTP the tail predicate), then the rest. */
+#define MB_SVDF_TIME_DOT_MVE(NAME, T, LANES, LOAD, LOAD_Z, VCTP)                                 \
+    static int32_t time_dot_##NAME##_mve(const T *w, const T *s, int32_t n, int32_t acc)         \
+    {                                                                                            \
+        int32_t m = 0;                                                                           \
+        for (; m + LANES <= n; m += LANES) {                                                     \
+            acc = vmladavaq(acc, LOAD(w + m), LOAD(s + m));                                      \
+        }                                                                                        \
+        if (m < n) {                                                                             \
+            const mve_pred16_t p = VCTP((uint32_t)(n - m));                                      \
+            acc = vmladavaq_p(acc, LOAD_Z(w + m, p), LOAD_Z(s + m, p), p);                       \
+        }                                                                                        \
+        return acc;                                                                              \
     }
-    if (m < memory) {
-        const mve_pred16_t p = vctp16q((uint32_t)(memory - m));
-        acc = vmladavaq_p_s16(acc, vldrhq_z_s16(w + m, p), vldrhq_z_s16(s + m, p), p);
-    }
-    return acc;
-}
 
-static int32_t time_dot_s8_mve(const int8_t *w, const int8_t *s, int32_t memory, int32_t acc)
-{
-    int32_t m = 0;
-    for (; m + 16 <= memory; m += 16) {
-        acc = vmladavaq_s8(acc, vldrbq_s8(w + m), vldrbq_s8(s + m));
-    }
-    if (m < memory) {
-        const mve_pred16_t p = vctp8q((uint32_t)(memory - m));
-        acc = vmladavaq_p_s8(acc, vldrbq_z_s8(w + m, p), vldrbq_z_s8(s + m, p), p);
-    }
-    return acc;
-}
+MB_SVDF_TIME_DOT_MVE(s16, int16_t, 8, vldrhq_s16, vldrhq_z_s16, vctp16q)
+MB_SVDF_TIME_DOT_MVE(s8, int8_t, 16, vldrbq_s8, vldrbq_z_s8, vctp8q)
 
-/* The state one value (`step` bytes) down, as bytes: whole vectors first (no VPST), then the
- * predicated rest; each load reads ahead of the stores. */
+/* The state one value (`step` bytes) down, as bytes: four vectors per pass (their loads before
+ * their stores), whole vectors, then the predicated rest; each load reads ahead of the stores. */
 static void shift_mve(void *state, int32_t bytes, int32_t step)
 {
     uint8_t *s = (uint8_t *)state;
     const int32_t moved = bytes - step;
     int32_t i = 0;
+    for (; i + 64 <= moved; i += 64) {
+        const uint8x16_t a = vldrbq_u8(s + i + step), b = vldrbq_u8(s + i + step + 16);
+        const uint8x16_t c = vldrbq_u8(s + i + step + 32), d = vldrbq_u8(s + i + step + 48);
+        vstrbq_u8(s + i, a);
+        vstrbq_u8(s + i + 16, b);
+        vstrbq_u8(s + i + 32, c);
+        vstrbq_u8(s + i + 48, d);
+    }
     for (; i + 16 <= moved; i += 16) {
         vstrbq_u8(s + i, vldrbq_u8(s + i + step));
     }
@@ -309,7 +371,8 @@ static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v
     const mb_mve_requant scale1 = mb_mve_requant_of(p->scale1_multiplier, p->scale1_shift);     \
     const mb_mve_requant scale2 = mb_mve_requant_of(p->scale2_multiplier, p->scale2_shift);     \
     const int32_t state_zp = p->state_zero_point, output_zp = p->output_zero_point;            \
-    const int32_t *time_folds = folds + filters;                                                \
+    const int32_t *unit_folds = folds + filters;                                                \
+    const int32_t run = rank * memory; /* a unit's filters' values, consecutive */             \
     const uint32x4_t slots = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)memory);                 \
     (void)scratch;                                                                              \
     shift_mve(state, p->batches * filters * memory * (int32_t)sizeof(T), (int32_t)sizeof(T));   \
@@ -336,11 +399,9 @@ static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v
             const mve_pred16_t keep = vctp32q((uint32_t)n);                                     \
             int32_t a[4] = {0, 0, 0, 0};                                                        \
             for (int32_t k = 0; k < n; k++) {                                                   \
-                for (int32_t r = 0; r < rank; r++) {                                            \
-                    const int32_t f = (u + k) * rank + r;                                       \
-                    a[k] = time_dot_##NAME##_mve(weights_time + f * memory, rows + f * memory, \
-                                                 memory, wrap_add(a[k], time_folds[f]));        \
-                }                                                                               \
+                const int32_t at = (u + k) * run;                                               \
+                a[k] = time_dot_##NAME##_mve(weights_time + at, rows + at, run,                 \
+                                             unit_folds[u + k]);                                \
             }                                                                                   \
             const int32x4_t acc = vaddq_s32(lanes4(a[0], a[1], a[2], a[3]),                     \
                                             vldrwq_z_s32(bias + u, keep));                      \

@@ -414,7 +414,7 @@ def test_unreadable_elf_is_a_user_error(tmp_path):
 
 
 def test_weights_widened_by_a_variant_with_an_underscore_name_the_compact_variant():
-    """``<prefix>_op<N>_weights_dsp_wide`` (FULLY_CONNECTED's dsp_wide, and the LSTM's) is found
+    """``<prefix>_op<N>_weights_dsp_wide`` (FULLY_CONNECTED's dsp_wide, the LSTM's, SVDF's) is found
     like dsp16's, so the advice offers the compact variant; the linked kernel function tells
     which operator's dsp_wide it is."""
     symbols = [Symbol("kws_op3_weights_dsp_wide", 40000, ".mb_weights", 0x1000, "run"),
@@ -427,6 +427,9 @@ def test_weights_widened_by_a_variant_with_an_underscore_name_the_compact_varian
         ("CONV_2D", "dsp16", "dsp", (0,), 100)]
     lstm = widened_weights(symbols, {"mb_lstm_s8_dsp_wide"})
     assert lstm[0].opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and lstm[0].ops == (3, 5)
+    # SVDF's function name is completed at emit time by the state type.
+    svdf = widened_weights(symbols, {"mb_svdf_s8_s16_dsp_wide"})
+    assert (svdf[0].opcode, svdf[0].compact, svdf[0].ops) == ("SVDF", "dsp", (3, 5))
 
     weights = Contribution(".mb_weights", 42100, "run", 0x1000, "weights")
     code = RegionUsage("code", 0, 32768, "rx", [weights])

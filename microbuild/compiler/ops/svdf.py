@@ -16,7 +16,7 @@ import numpy as np
 
 from microbuild.compiler.f32 import all_float32_reasons, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.ops.fully_connected import arrange_rows
+from microbuild.compiler.ops.fully_connected import arrange_dsp_wide, arrange_rows
 from microbuild.compiler.quant import quantize_multiplier
 from microbuild.compiler.spatial import c_struct
 from microbuild.compiler.variants import KernelVariant
@@ -36,12 +36,15 @@ def _fast_scratch(op: Operator, graph: Graph) -> int:
 
 
 def _folds(op: Operator, graph: Graph) -> np.ndarray:
-    """svdf_fast.c's per-filter constants: -input zero point x each filter's feature-weight sum,
-    then -state zero point x each filter's time-weight sum, wrapped to int32 as the kernel's
+    """svdf_fast.c's constants: -input zero point x each filter's feature-weight sum, then per
+    unit -state zero point x the time-weight sum of its rank filters (their rows are consecutive,
+    so the kernel takes a unit's time sum as one dot product), wrapped to int32 as the kernel's
     sums wrap (TFLM's int32 sums, modulo 2^32)."""
     x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+    rank = int(op.options.get("rank", 1))
     feature = -int(x.zero_point) * wf.data.astype(np.int64).sum(axis=1)
-    time = -int(state.zero_point) * wt.data.astype(np.int64).sum(axis=1)
+    time = -int(state.zero_point) * wt.data.astype(np.int64).reshape(-1, rank * wt.shape[1]).sum(
+        axis=1)
     folds = np.concatenate([feature, time]) % (1 << 32)
     return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
 
@@ -94,6 +97,13 @@ class Svdf(OpLowering):
             scratch=_fast_scratch, arrange=arrange_rows(4, 4),
             description="Arm DSP: the input widened once, SMLAD feature and time dot products, "
                         "zero points folded at compile time, word-wise state shift"),
+        KernelVariant(
+            opcode="SVDF", name="dsp_wide", function="mb_svdf_s8_{state}_dsp_wide",
+            sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"dsp"}), rank=25,
+            scratch=_fast_scratch, arrange=arrange_dsp_wide, compact="dsp",
+            description="Arm DSP on feature weights widened to int16 at compile time: no SXTB16 "
+                        "in the feature loop (13 instructions per 16 MACs instead of 20) for "
+                        "twice the feature weights' flash"),
         KernelVariant(
             opcode="SVDF", name="mve", function="mb_svdf_s8_{state}_mve",
             sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"mve"}), rank=30,
@@ -187,8 +197,11 @@ class Svdf(OpLowering):
         variant = getattr(ctx, "variant", None)
         if variant is not None:
             if variant.arrange is not None:  # only the arranged feature weights are stored
-                args[2] = ctx.const_array(ctx.symbol(f"weights_{variant.name}"),
-                                          variant.arrange(wf.data, op, graph), "int8_t")
+                arranged = np.ascontiguousarray(variant.arrange(wf.data, op, graph))
+                ctype = "int16_t" if arranged.dtype == np.int16 else "int8_t"
+                symbol = ctx.const_array(ctx.symbol(f"weights_{variant.name}"), arranged, ctype)
+                args[2] = (symbol if ctype == "int8_t"
+                           else f"(const int8_t *)(const void *){symbol}")
             args.append(ctx.const_array(ctx.symbol("folds"), _folds(op, graph), "int32_t"))
             function = variant.function.format(state=state_type)
         else:

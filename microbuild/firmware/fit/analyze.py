@@ -195,6 +195,15 @@ def analyze_elf(elf_path: str | Path, board: Board,
 _WEIGHTS_SYMBOL = re.compile(r"_op(\d+)_weights_(\w+)$")
 
 
+def _is_linked(function: str, linked: Collection[str]) -> bool:
+    """Whether a variant's kernel function is among the linked symbols; a name chosen at emit
+    time (SVDF's mb_svdf_s8_{state}_dsp_wide) matches any linked name with its two ends."""
+    if "{" not in function:
+        return function in linked
+    head, tail = function.split("{")[0], function.split("}")[-1]
+    return any(n.startswith(head) and n.endswith(tail) for n in linked)
+
+
 def widened_weights(symbols: list[Symbol], linked: Collection[str] = ()) -> list[WidenedWeights]:
     """The arrays of ``symbols`` that a variant with a ``compact`` alternative widened, per
     (opcode, variant), largest first. ``linked``: every symbol name of the firmware; where
@@ -211,7 +220,7 @@ def widened_weights(symbols: list[Symbol], linked: Collection[str] = ()) -> list
         if y.role != "run" or not m or m.group(2) not in compact:
             continue
         same_name = compact[m.group(2)]
-        variant = next((v for v in same_name if v.function in linked), same_name[0])
+        variant = next((v for v in same_name if _is_linked(v.function, linked)), same_name[0])
         key = (variant.opcode, variant.name)
         ops, total = found.get(key, (set(), 0))
         found[key] = (ops | {int(m.group(1))}, total + y.size)

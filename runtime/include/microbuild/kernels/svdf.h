@@ -37,10 +37,11 @@ void mb_svdf_s8_s8(const mb_svdf_params *params, const int8_t *input,
                    const int8_t *weights_feature, const int8_t *weights_time,
                    const int32_t *bias, int8_t *state, int8_t *output, void *scratch);
 
-/* The variants (svdf_fast.c): "dsp" (Arm DSP) and "mve" (Helium). The reference's arguments,
- * then folds: 2 x filters int32 values from the compiler, -input_zero_point x each filter's
- * feature-weight sum, then -state_zero_point x each filter's time-weight sum; then scratch:
- * at least 2 x input_size + 8 bytes (the DSP's widened input). */
+/* The variants (svdf_fast.c): "dsp" and "dsp_wide" (Arm DSP; dsp_wide's feature weights are
+ * int16, widened at compile time) and "mve" (Helium). The reference's arguments, then folds:
+ * filters + units int32 values from the compiler, -input_zero_point x each filter's
+ * feature-weight sum, then -state_zero_point x the time-weight sum of each unit's rank filters;
+ * then scratch: at least 2 x input_size + 8 bytes (the DSP's widened input). */
 void mb_svdf_s8_s16_dsp(const mb_svdf_params *params, const int8_t *input,
                         const int8_t *weights_feature, const int16_t *weights_time,
                         const int32_t *bias, int16_t *state, int8_t *output,
@@ -49,6 +50,14 @@ void mb_svdf_s8_s8_dsp(const mb_svdf_params *params, const int8_t *input,
                        const int8_t *weights_feature, const int8_t *weights_time,
                        const int32_t *bias, int8_t *state, int8_t *output,
                        const int32_t *folds, void *scratch);
+void mb_svdf_s8_s16_dsp_wide(const mb_svdf_params *params, const int8_t *input,
+                             const int8_t *weights_feature, const int16_t *weights_time,
+                             const int32_t *bias, int16_t *state, int8_t *output,
+                             const int32_t *folds, void *scratch);
+void mb_svdf_s8_s8_dsp_wide(const mb_svdf_params *params, const int8_t *input,
+                            const int8_t *weights_feature, const int8_t *weights_time,
+                            const int32_t *bias, int8_t *state, int8_t *output,
+                            const int32_t *folds, void *scratch);
 void mb_svdf_s8_s16_mve(const mb_svdf_params *params, const int8_t *input,
                         const int8_t *weights_feature, const int16_t *weights_time,
                         const int32_t *bias, int16_t *state, int8_t *output,
