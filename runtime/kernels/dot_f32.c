@@ -35,6 +35,20 @@
 #define MB_DOT_F32_CLOBBERS                                                                    \
     "s8", "s9", "s10", "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20",   \
         "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31", "memory"
+
+/* Four rows over the x values in `xs` (8 or 4 registers from s8), the rows' weights loaded two
+ * rows at a time into `wa` and `wb` (from s16 and s24) and added by TWO_ROWS (one of the two
+ * macros above); the asm moves x and the row pointers past the terms it has added. */
+#define MB_DOT_F32_FOUR_ROWS(xs, wa, wb, TWO_ROWS)                                             \
+    __asm__("vldmia %[x]!, {" xs "}\n\t"                                                       \
+            "vldmia %[w0]!, {" wa "}\n\t"                                                      \
+            "vldmia %[w1]!, {" wb "}\n\t" TWO_ROWS("s0", "s1")                                 \
+            "vldmia %[w2]!, {" wa "}\n\t"                                                      \
+            "vldmia %[w3]!, {" wb "}\n\t" TWO_ROWS("s2", "s3")                                 \
+            : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),         \
+              [s0] "+t"(s0), [s1] "+t"(s1), [s2] "+t"(s2), [s3] "+t"(s3)                       \
+            :                                                                                  \
+            : MB_DOT_F32_CLOBBERS)
 #endif
 
 void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], float sums[4])
@@ -43,28 +57,11 @@ void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], floa
     float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
     int32_t d = 0;
 #if MB_DOT_F32_VLDM
-    /* The asm moves x and the row pointers past the terms it has added. */
     for (; d + 8 <= depth; d += 8) {
-        __asm__("vldmia %[x]!, {s8-s15}\n\t"
-                "vldmia %[w0]!, {s16-s23}\n\t"
-                "vldmia %[w1]!, {s24-s31}\n\t" MB_DOT_F32_TWO_ROWS_OF_8("s0", "s1")
-                "vldmia %[w2]!, {s16-s23}\n\t"
-                "vldmia %[w3]!, {s24-s31}\n\t" MB_DOT_F32_TWO_ROWS_OF_8("s2", "s3")
-                : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
-                  [s0] "+t"(s0), [s1] "+t"(s1), [s2] "+t"(s2), [s3] "+t"(s3)
-                :
-                : MB_DOT_F32_CLOBBERS);
+        MB_DOT_F32_FOUR_ROWS("s8-s15", "s16-s23", "s24-s31", MB_DOT_F32_TWO_ROWS_OF_8);
     }
     if (d + 4 <= depth) {
-        __asm__("vldmia %[x]!, {s8-s11}\n\t"
-                "vldmia %[w0]!, {s16-s19}\n\t"
-                "vldmia %[w1]!, {s24-s27}\n\t" MB_DOT_F32_TWO_ROWS_OF_4("s0", "s1")
-                "vldmia %[w2]!, {s16-s19}\n\t"
-                "vldmia %[w3]!, {s24-s27}\n\t" MB_DOT_F32_TWO_ROWS_OF_4("s2", "s3")
-                : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [w2] "+r"(w2), [w3] "+r"(w3),
-                  [s0] "+t"(s0), [s1] "+t"(s1), [s2] "+t"(s2), [s3] "+t"(s3)
-                :
-                : MB_DOT_F32_CLOBBERS);
+        MB_DOT_F32_FOUR_ROWS("s8-s11", "s16-s19", "s24-s27", MB_DOT_F32_TWO_ROWS_OF_4);
         d += 4;
     }
     depth -= d;
