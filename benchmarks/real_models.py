@@ -21,6 +21,11 @@ each input set from reset state as that firmware runs it.
 Writes benchmarks/results/real_models.json and .md and prints the table.
 
     .venv/bin/python benchmarks/real_models.py [FOLDER_OR_MODEL ...] [--no-qemu] [--sets N]
+        [--update]
+
+--update measures only the models given and replaces their rows in the existing results (the
+others stay as last measured), e.g. after a change to the float kernels:
+`benchmarks/real_models.py --update ../shared/models/*float*.tflite ../shared/models/trained_lstm.tflite`.
 """
 
 from __future__ import annotations
@@ -194,6 +199,8 @@ def main() -> int:
     parser.add_argument("places", nargs="*", help="folders of .tflite files, or files")
     parser.add_argument("--no-qemu", action="store_true", help="host only")
     parser.add_argument("--sets", type=int, default=3, help="input sets per model (default 3)")
+    parser.add_argument("--update", action="store_true",
+                        help="replace only these models' rows in the existing results")
     args = parser.parse_args()
     models = find_models(args.places)
     if not models:
@@ -204,6 +211,11 @@ def main() -> int:
         print(f"{model.name} ...", file=sys.stderr, flush=True)
         rows.append(measure(model, args.sets, not args.no_qemu))
     RESULTS.mkdir(exist_ok=True)
+    if args.update and (RESULTS / "real_models.json").is_file():
+        measured = {r["model"] for r in rows}
+        kept = [r for r in json.loads((RESULTS / "real_models.json").read_text())
+                if r["model"] not in measured]
+        rows = sorted(kept + rows, key=lambda r: r["model"])
     (RESULTS / "real_models.json").write_text(json.dumps(rows, indent=2) + "\n")
     text = markdown(rows)
     (RESULTS / "real_models.md").write_text(text)

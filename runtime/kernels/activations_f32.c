@@ -2,21 +2,6 @@
 
 #include <math.h>
 
-float mb_logistic_f32_one(float x)
-{
-    /* TFLM's cut-offs: above, the result rounds to 1; below, 1 + expf(-x) would overflow its
-     * precision, and expf(x) is the limit. */
-    const float cutoff_upper = 16.619047164916992188f;
-    const float cutoff_lower = -9.0f;
-    if (x > cutoff_upper) {
-        return 1.0f;
-    }
-    if (x < cutoff_lower) {
-        return expf(x);
-    }
-    return 1.0f / (1.0f + expf(-x));
-}
-
 void mb_logistic_f32(const float *input, float *output, int32_t size)
 {
     for (int32_t i = 0; i < size; i++) {

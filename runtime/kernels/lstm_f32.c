@@ -4,72 +4,67 @@
 #include <stddef.h>
 
 #include "microbuild/kernels/activations_f32.h"
+#include "microbuild/kernels/dot_f32.h"
 #include "microbuild/kernels/lstm.h"
 
-/* sums[g] and sums[4 + g]: rows u and u + 1 of gate g's layer (rows[g] points at row u, each row
- * n long) times v, from 0 over d in order; the 8 running sums side by side share each v[d]. */
-static void two_rows_of_four_gates(const float *v, int32_t n, const float *const rows[4],
-                                   float sums[8])
+/* A float that is neither infinite nor NaN. */
+static inline int is_finite(float v)
 {
-    const float *a0 = rows[0], *a1 = rows[1], *a2 = rows[2], *a3 = rows[3];
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
-    for (int32_t d = 0; d < n; d++) {
-        const float x = v[d];
-        s0 = MB_F32_MULADD(s0, x, a0[d]);
-        s1 = MB_F32_MULADD(s1, x, a1[d]);
-        s2 = MB_F32_MULADD(s2, x, a2[d]);
-        s3 = MB_F32_MULADD(s3, x, a3[d]);
-        t0 = MB_F32_MULADD(t0, x, a0[n + d]);
-        t1 = MB_F32_MULADD(t1, x, a1[n + d]);
-        t2 = MB_F32_MULADD(t2, x, a2[n + d]);
-        t3 = MB_F32_MULADD(t3, x, a3[n + d]);
-    }
-    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
-    sums[4] = t0, sums[5] = t1, sums[6] = t2, sums[7] = t3;
+    return fabsf(v) <= FLT_MAX;
 }
 
-/* The gates' pre-activations of one time step, two units at a time: for each of the 4 gates and
- * both units, FC(x) (+ the gate's bias) and FC(h) (+ 0.0f: TFLM passes the recurrent layer no
- * bias), each sum from 0 in TFLM's order and clamped to +-FLT_MAX as FullyConnected's float
- * kernel, then added (lstm_eval.h's CalculateLstmGate). gates[g * units + u] receives gate g
- * of unit u. */
-static void gate_sums(const mb_lstm_f32_params *p, const float *x, const float *h,
-                      const float *const weights[8], const float *const bias[4], float *gates)
+/* clamp(a) + clamp(b) with TFLM's +-FLT_MAX clamps (each FullyConnected's and each product's of
+ * the cell update). When a + b is finite, a and b were (an infinity or a NaN in either makes the
+ * sum one too), the clamps did nothing and a + b is the answer: two additions and a test instead
+ * of two clamps. */
+static inline float sum_of_clamped(float a, float b)
+{
+    const float sum = a + b;
+    if (is_finite(sum)) {
+        return sum;
+    }
+    return mb_f32_clamp(a, -FLT_MAX, FLT_MAX) + mb_f32_clamp(b, -FLT_MAX, FLT_MAX);
+}
+
+/* One time step, unit by unit: the unit's four gates (forget, input, cell, output: row u of each
+ * gate's layers) are four sums side by side over x and four over h (dot_f32.h, each from 0 in
+ * TFLM's order), and everything after them is per unit. TFLM computes gate by gate over all
+ * units, but every value depends only on its own unit's gates and the previous h, so the
+ * results are the same. The new h goes to new_h: the other units still read the previous h. */
+static void step(const mb_lstm_f32_params *p, const float *x, const float *h, float *c,
+                 const float *const weights[8], const float *const bias[4], float *new_h)
 {
     const int32_t units = p->units;
     const int32_t depth = p->input_size;
-    int32_t u = 0;
-    for (; u + 2 <= units; u += 2) {
+    for (int32_t u = 0; u < units; u++) {
         const float *const input_rows[4] = {weights[0] + u * depth, weights[1] + u * depth,
                                             weights[2] + u * depth, weights[3] + u * depth};
         const float *const recurrent_rows[4] = {weights[4] + u * units, weights[5] + u * units,
                                                 weights[6] + u * units, weights[7] + u * units};
-        float in[8], rec[8];
-        two_rows_of_four_gates(x, depth, input_rows, in);
-        two_rows_of_four_gates(h, units, recurrent_rows, rec);
-        for (int32_t k = 0; k < 8; k++) {
-            const int32_t g = k & 3;
-            const int32_t unit = u + (k >> 2);
-            const float from_x = mb_f32_clamp(in[k] + bias[g][unit], -FLT_MAX, FLT_MAX);
-            const float from_h = mb_f32_clamp(rec[k] + 0.0f, -FLT_MAX, FLT_MAX);
-            gates[g * units + unit] = from_x + from_h;
-        }
-    }
-    for (; u < units; u++) { /* an odd last unit, one gate at a time */
+        float from_x[4], from_h[4], gate[4];
+        mb_f32_dot4(x, depth, input_rows, from_x);
+        mb_f32_dot4(h, units, recurrent_rows, from_h);
+        /* CalculateLstmGate: FC(x) + bias and FC(h) + 0.0f (TFLM passes the recurrent layer no
+         * bias, and the + 0.0f turns a -0.0f sum into +0.0f), each clamped, then added. */
         for (int32_t g = 0; g < 4; g++) {
-            const float *w = weights[g] + u * depth;
-            const float *r = weights[4 + g] + u * units;
-            float sx = 0.0f, sh = 0.0f;
-            for (int32_t d = 0; d < depth; d++) {
-                sx = MB_F32_MULADD(sx, x[d], w[d]);
-            }
-            for (int32_t d = 0; d < units; d++) {
-                sh = MB_F32_MULADD(sh, h[d], r[d]);
-            }
-            gates[g * units + u] = mb_f32_clamp(sx + bias[g][u], -FLT_MAX, FLT_MAX)
-                                   + mb_f32_clamp(sh + 0.0f, -FLT_MAX, FLT_MAX);
+            gate[g] = sum_of_clamped(from_x[g] + bias[g][u], from_h[g] + 0.0f);
         }
+        const float forget = mb_logistic_f32_one(gate[MB_LSTM_FORGET]);
+        const float input_gate = mb_logistic_f32_one(gate[MB_LSTM_INPUT]);
+        const float cell_gate = p->cell_gate_tanh ? tanhf(gate[MB_LSTM_CELL])
+                                                  : mb_logistic_f32_one(gate[MB_LSTM_CELL]);
+        const float output_gate = mb_logistic_f32_one(gate[MB_LSTM_OUTPUT]);
+        /* UpdateLstmCell: two clamped products, then their sum, then the clip. */
+        float v = sum_of_clamped(forget * c[u], input_gate * cell_gate);
+        if (p->cell_clip > 0.0f) {
+            /* std::max(std::min(clip, v), -clip) */
+            const float upper = v < p->cell_clip ? v : p->cell_clip;
+            v = upper < -p->cell_clip ? -p->cell_clip : upper;
+        }
+        c[u] = v;
+        /* tanhf is within [-1, 1] and the output gate within [0, 1] (or NaN), so TFLM's
+         * +-FLT_MAX clamp of this product never changes it. */
+        new_h[u] = tanhf(v) * output_gate;
     }
 }
 
@@ -78,45 +73,18 @@ void mb_lstm_f32(const mb_lstm_f32_params *p, const float *input, const float *c
                  float *scratch)
 {
     const int32_t units = p->units;
-    float *const forget = scratch + MB_LSTM_FORGET * units;
-    float *const input_gate = scratch + MB_LSTM_INPUT * units;
-    float *const cell_gate = scratch + MB_LSTM_CELL * units;
-    float *const output_gate = scratch + MB_LSTM_OUTPUT * units;
     for (int32_t b = 0; b < p->batches; b++) {
         float *h = hidden + b * units;
         float *c = cell + b * units;
         for (int32_t t = 0; t < p->time_steps; t++) {
             const int32_t row = p->time_major ? t * p->batches + b : b * p->time_steps + t;
-            const float *x = input + row * p->input_size;
-            /* All four gates read the previous step's h, so TFLM computing the output gate
-             * after the cell update gives the same values. */
-            gate_sums(p, x, h, weights, bias, scratch);
-            mb_logistic_f32(forget, forget, units);
-            mb_logistic_f32(input_gate, input_gate, units);
-            if (p->cell_gate_tanh) {
-                mb_tanh_f32(cell_gate, cell_gate, units);
-            } else {
-                mb_logistic_f32(cell_gate, cell_gate, units);
-            }
-            mb_logistic_f32(output_gate, output_gate, units);
-            /* UpdateLstmCell: two clamped products, then their sum, then the clip. */
-            for (int32_t u = 0; u < units; u++) {
-                const float kept = mb_f32_clamp(forget[u] * c[u], -FLT_MAX, FLT_MAX);
-                const float added = mb_f32_clamp(input_gate[u] * cell_gate[u], -FLT_MAX, FLT_MAX);
-                float v = kept + added;
-                if (p->cell_clip > 0.0f) {
-                    /* std::max(std::min(clip, v), -clip) */
-                    const float upper = v < p->cell_clip ? v : p->cell_clip;
-                    v = upper < -p->cell_clip ? -p->cell_clip : upper;
-                }
-                c[u] = v;
-            }
+            step(p, input + row * p->input_size, h, c, weights, bias, scratch);
             /* The whole input row of this step has been read: the output row may overlap it
              * (microbuild/compiler/f32/lstm.py's overlap). */
             float *out = output + row * units;
             for (int32_t u = 0; u < units; u++) {
-                h[u] = mb_f32_clamp(tanhf(c[u]) * output_gate[u], -FLT_MAX, FLT_MAX);
-                out[u] = h[u];
+                h[u] = scratch[u];
+                out[u] = scratch[u];
             }
         }
     }

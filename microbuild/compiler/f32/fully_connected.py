@@ -10,7 +10,7 @@ from microbuild.compiler.f32 import activation_range, all_float32_reasons
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 
-KERNEL_SOURCES = ("fully_connected_f32.c",)
+KERNEL_SOURCES = ("fully_connected_f32.c", "dot_f32.c")
 HEADER = "microbuild/kernels/fully_connected_f32.h"
 
 

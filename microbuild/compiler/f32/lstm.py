@@ -10,7 +10,7 @@ from microbuild.compiler.overlap import Overlap, Window, window_distance
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 
-KERNEL_SOURCES = ("lstm_f32.c", "fully_connected_f32.c", "activations_f32.c")
+KERNEL_SOURCES = ("lstm_f32.c", "dot_f32.c", "activations_f32.c")
 HEADER = "microbuild/kernels/lstm_f32.h"
 
 
@@ -52,8 +52,8 @@ def emit(op: Operator, ctx, sizes: tuple[int, int, int, int], weight_ptrs: list[
 
 
 def scratch_bytes(units: int) -> int:
-    """Four gates' worth of floats for one batch row (lstm_f32.h)."""
-    return 4 * 4 * units
+    """One batch row's new hidden state (lstm_f32.h)."""
+    return 4 * units
 
 
 def overlap(sizes: tuple[int, int, int, int], time_major: bool) -> Overlap | None:

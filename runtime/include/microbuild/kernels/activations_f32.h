@@ -8,11 +8,24 @@
 #ifndef MICROBUILD_KERNELS_ACTIVATIONS_F32_H
 #define MICROBUILD_KERNELS_ACTIVATIONS_F32_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "microbuild/kernels/f32.h"
 
-float mb_logistic_f32_one(float x);
+/* One LOGISTIC value, inline so that the LSTM's gates pay no call besides expf's. TFLM's
+ * cut-offs: above the upper one the result rounds to 1; below the lower one 1 + expf(-x) would
+ * lose expf(x) entirely, and expf(x) is the limit. */
+static inline float mb_logistic_f32_one(float x)
+{
+    if (x > 16.619047164916992188f) {
+        return 1.0f;
+    }
+    if (x < -9.0f) {
+        return expf(x);
+    }
+    return 1.0f / (1.0f + expf(-x));
+}
 
 void mb_logistic_f32(const float *input, float *output, int32_t size);
 void mb_tanh_f32(const float *input, float *output, int32_t size);

@@ -29,7 +29,7 @@ typedef struct {
 
 /* weights: the input layers' [units][input_size] then the recurrent layers' [units][units], gates
  * in MB_LSTM_* order (forget, input, cell, output); bias: the 4 gates' units values each, same
- * order. scratch: 4 x units floats. */
+ * order. scratch: units floats (the new hidden state while a step still reads the old one). */
 void mb_lstm_f32(const mb_lstm_f32_params *params, const float *input,
                  const float *const weights[8], const float *const bias[4], float *hidden,
                  float *cell, float *output, float *scratch);
