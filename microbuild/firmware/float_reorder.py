@@ -50,7 +50,8 @@ class ReorderReport:
     def lines(self) -> list[str]:
         """The report as `compile` and `build` print it."""
         return [
-            f"NOT bit-exact with TFLM: {', '.join(self.ops)} add float sums in another order "
+            f"NOT bit-exact with TFLM: {', '.join(self.ops)} "
+            f"{'adds' if len(self.ops) == 1 else 'add'} float sums in another order than TFLM "
             "(--allow-float-reorder).",
             f"measured on {self.board}, seeded input (seed {self.seed}), against the exact "
             f"float kernels (bit-exact with TFLM built for this core): {self.differing} of "
@@ -144,3 +145,18 @@ def measure_float_reorder(board: str | Path | Board, model: str | Path, *,
     return ReorderReport(Path(model).name, where.name, list(ops or []), seed, elements,
                          differing, max_abs, max_ulp, max_relative, ticks["reordered"],
                          ticks["exact"])
+
+
+def reordering_ops(summary: Mapping[str, Any]) -> list[str]:
+    """The ops of a compiled model's summary whose kernel reorders float sums, as the report
+    names them ("op 3 CONV_2D (mve_f32)")."""
+    from microbuild.compiler.ops import REGISTRY
+
+    found = []
+    for op in summary["ops"]:
+        lowering = REGISTRY.get(op["opcode"])
+        variant = next((v for v in getattr(lowering, "variants", ())
+                        if v.name == op["kernel"]), None)
+        if variant is not None and variant.reorders_float_sums:
+            found.append(f"op {op['index']} {op['opcode']} ({op['kernel']})")
+    return found
