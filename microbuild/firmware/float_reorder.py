@@ -16,7 +16,7 @@ costs in accuracy on the user's model, on a seeded input, rather than promise a 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -43,9 +43,11 @@ class ReorderReport:
     max_relative: float  # |a - b| / max(|b|, FLT_MIN) at its largest
     ticks_reordered: int
     ticks_exact: int
+    # Both copies' outputs, for a caller that wants more than the figures (not in to_dict).
+    outputs: dict[str, list[np.ndarray]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "outputs"}
 
     def lines(self) -> list[str]:
         """The report as `compile` and `build` print it."""
@@ -79,7 +81,7 @@ def compare_outputs(reordered: list[np.ndarray], exact: list[np.ndarray]
     tiny = float(np.finfo(np.float32).tiny)
     for a, b in zip(reordered, exact):
         if a.dtype != np.float32:
-            continue  # an integer output after a float part: compared bit for bit by its ULPs
+            continue  # an integer output (after a QUANTIZE): no ULPs to count
         a, b = a.astype(np.float32).ravel(), b.astype(np.float32).ravel()
         elements += a.size
         ulps = ulp_distance(a, b)
@@ -117,34 +119,52 @@ def measuring_board(board: Board) -> Board:
 def measure_float_reorder(board: str | Path | Board, model: str | Path, *,
                           tuning: str | Path | None = None,
                           variants: Mapping[str, str] | None = None, seed: int = 0,
-                          ops: list[str] | None = None, out_dir: str | Path | None = None,
-                          toolchain: str | None = None, timeout: float = 120.0
-                          ) -> ReorderReport:
+                          ops: list[str] | None = None, toolchain: str | None = None,
+                          timeout: float = 120.0) -> ReorderReport:
     """Run ``model`` with the kernels ``tuning``/``variants`` choose with --allow-float-reorder
     and with the same choices without it, in one firmware, and compare (see the module's
     docstring). ``ops`` names the reordering ops for the report."""
+    return measure_float_reorder_many(board, [model], tuning=tuning, variants=variants,
+                                      seed=seed, ops=[ops or []], toolchain=toolchain,
+                                      timeout=timeout)[0]
+
+
+def measure_float_reorder_many(board: str | Path | Board, models: list[str | Path], *,
+                               tuning: str | Path | None = None,
+                               variants: Mapping[str, str] | None = None, seed: int = 0,
+                               ops: list[list[str]] | None = None,
+                               toolchain: str | None = None, timeout: float = 120.0
+                               ) -> list[ReorderReport]:
+    """measure_float_reorder for several models, all in one firmware (two copies of each)."""
     from microbuild.device.device import connect
     from microbuild.firmware.build import build_firmware
 
     where = measuring_board(resolve_board(board))
     forced = {k: v for k, v in (variants or {}).items() if k != FLOAT_REORDER_KEY}
-    copies = {"reordered": allowing_float_reorder(forced), "exact": forced}
+    ways = {"reordered": allowing_float_reorder(forced), "exact": forced}
+    copies = {f"m{k}_{way}": (str(model), choices) for k, model in enumerate(models)
+              for way, choices in ways.items()}
+    outputs, ticks = {}, {}
     with tempfile.TemporaryDirectory(prefix="mb-reorder-") as tmp:
-        build = build_firmware(where, {prefix: str(model) for prefix in copies},
-                               Path(out_dir) if out_dir else Path(tmp) / "fw", executor="rpc",
-                               toolchain=toolchain, tuning=tuning,
-                               model_variants=copies, separate_workspace=True)
-        outputs, ticks = {}, {}
+        build = build_firmware(where, {p: path for p, (path, _) in copies.items()},
+                               Path(tmp) / "fw", executor="rpc", toolchain=toolchain,
+                               tuning=tuning, separate_workspace=True,
+                               model_variants={p: choices for p, (_, choices) in copies.items()})
         with connect(where, build, timeout=timeout) as dev:
             for prefix in copies:
                 dev.reset(prefix)
                 x = random_inputs(dev.specs(prefix), seed)
                 outputs[prefix], ticks[prefix] = dev.run_timed(prefix, x)
-    elements, differing, max_abs, max_ulp, max_relative = compare_outputs(
-        outputs["reordered"], outputs["exact"])
-    return ReorderReport(Path(model).name, where.name, list(ops or []), seed, elements,
-                         differing, max_abs, max_ulp, max_relative, ticks["reordered"],
-                         ticks["exact"])
+    reports = []
+    for k, model in enumerate(models):
+        reordered, exact = f"m{k}_reordered", f"m{k}_exact"
+        names = list(ops[k]) if ops and k < len(ops) else []
+        report = ReorderReport(Path(model).name, where.name, names, seed,
+                               *compare_outputs(outputs[reordered], outputs[exact]),
+                               ticks[reordered], ticks[exact],
+                               outputs={"reordered": outputs[reordered], "exact": outputs[exact]})
+        reports.append(report)
+    return reports
 
 
 def reordering_ops(summary: Mapping[str, Any]) -> list[str]:
