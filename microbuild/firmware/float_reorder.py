@@ -43,6 +43,7 @@ class ReorderReport:
     max_relative: float  # |a - b| / max(|b|, FLT_MIN) at its largest
     ticks_reordered: int
     ticks_exact: int
+    timer_hz: int = 0  # ticks per second (under QEMU -icount shift=0: ticks * 1e9 / hz insns)
     # Both copies' outputs, for a caller that wants more than the figures (not in to_dict).
     outputs: dict[str, list[np.ndarray]] = field(default_factory=dict, repr=False)
 
@@ -151,6 +152,7 @@ def measure_float_reorder_many(board: str | Path | Board, models: list[str | Pat
                                tuning=tuning, separate_workspace=True,
                                model_variants={p: choices for p, (_, choices) in copies.items()})
         with connect(where, build, timeout=timeout) as dev:
+            hz = dev.info.timer_hz
             for prefix in copies:
                 dev.reset(prefix)
                 x = random_inputs(dev.specs(prefix), seed)
@@ -161,7 +163,7 @@ def measure_float_reorder_many(board: str | Path | Board, models: list[str | Pat
         names = list(ops[k]) if ops and k < len(ops) else []
         report = ReorderReport(Path(model).name, where.name, names, seed,
                                *compare_outputs(outputs[reordered], outputs[exact]),
-                               ticks[reordered], ticks[exact],
+                               ticks[reordered], ticks[exact], hz,
                                outputs={"reordered": outputs[reordered], "exact": outputs[exact]})
         reports.append(report)
     return reports

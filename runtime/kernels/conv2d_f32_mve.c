@@ -7,16 +7,9 @@
  * predication. Taps outside the input are skipped, as in TFLM. */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 
-#include <arm_mve.h>
 #include <stddef.h>
 
 #include "microbuild/kernels/f32_mve.h"
-
-static inline float lanes_sum(float32x4_t v)
-{
-    return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 1)) +
-           (vgetq_lane_f32(v, 2) + vgetq_lane_f32(v, 3));
-}
 
 /* Output channels oc .. oc + count - 1 (count 1..4, one group) at one output position. */
 static void conv_channels(const mb_spatial_f32_params *p, const float *image, const float *f,
@@ -84,7 +77,7 @@ void mb_conv2d_f32_mve(const mb_spatial_f32_params *p, const float *input, const
                                   x0, count, acc);
                     for (int32_t k = 0; k < count; k++) {
                         const float bias_value = bias != NULL ? bias[oc + k] : 0.0f;
-                        out[oc + k] = mb_f32_clamp(lanes_sum(acc[k]) + bias_value,
+                        out[oc + k] = mb_f32_clamp(mb_f32_mve_lanes_sum(acc[k]) + bias_value,
                                                    p->activation_min, p->activation_max);
                     }
                     oc += count;

@@ -6,23 +6,17 @@
  * their partial sum and read nothing. */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2)
 
-#include <arm_mve.h>
 #include <stddef.h>
 
 #include "microbuild/kernels/f32_mve.h"
 
-/* The lanes' partial sums in the fixed order f32_mve.h documents. */
-static inline float lanes_sum(float32x4_t v)
-{
-    return (vgetq_lane_f32(v, 0) + vgetq_lane_f32(v, 1)) +
-           (vgetq_lane_f32(v, 2) + vgetq_lane_f32(v, 3));
-}
-
+/* One output: the lanes' partial sums in f32_mve.h's order, + bias, the activation range. */
 static inline float finish(const mb_fully_connected_f32_params *p, const float *bias,
                            int32_t row, float32x4_t acc)
 {
     const float bias_value = bias != NULL ? bias[row] : 0.0f;
-    return mb_f32_clamp(lanes_sum(acc) + bias_value, p->activation_min, p->activation_max);
+    return mb_f32_clamp(mb_f32_mve_lanes_sum(acc) + bias_value, p->activation_min,
+                        p->activation_max);
 }
 
 void mb_fully_connected_f32_mve(const mb_fully_connected_f32_params *p, const float *input,

@@ -10,7 +10,8 @@ model's outputs move from TFLM's (microbuild/firmware/float_reorder.py).
 
 from __future__ import annotations
 
-from microbuild.compiler.variants import KernelVariant
+from microbuild.compiler.variants import KernelVariant, Refusal
+from microbuild.model.ir import Graph, Operator
 
 HEADER = "microbuild/kernels/f32_mve.h"
 
@@ -22,10 +23,20 @@ FULLY_CONNECTED = KernelVariant(
                 "partial sums reorder each sum (not bit-exact with TFLM; only with "
                 "--allow-float-reorder)")
 
+def _four_channels_per_tap(op: Operator, graph: Graph) -> bool:
+    """A filter with at least 4 input channels per tap (conv2d_f32_mve.c vectorises over them:
+    with fewer, lanes sit idle and the exact kernel is faster, benchmarks/float_m55_reorder.py)."""
+    filter_c = graph.tensors[op.inputs[1]].shape[3]
+    if filter_c < 4:
+        return Refusal(f"{filter_c} input channels per filter tap: its 4 float lanes would sit "
+                       "partly idle, slower than the exact kernel")
+    return True
+
+
 CONV_2D = KernelVariant(
     opcode="CONV_2D", name="mve_f32", function="mb_conv2d_f32_mve",
     sources=("conv2d_f32_mve.c",), features=frozenset({"mve"}), rank=40,
-    activation_dtype="float32", reorders_float_sums=True,
+    activation_dtype="float32", reorders_float_sums=True, accepts=_four_channels_per_tap,
     description="Helium float: VFMA over 4 input channels per tap in float lanes, 4 output "
                 "channels at a time; the lanes' partial sums reorder each sum (not bit-exact "
                 "with TFLM; only with --allow-float-reorder)")
