@@ -155,3 +155,17 @@ def test_compile_reports_the_measured_difference(monkeypatch, tmp_path, capsys):
     assert main(["compile", str(FC), "--board", "mps3-an547", "-o", str(tmp_path / "c"),
                  "--allow-float-reorder"]) == 0
     assert "NOT bit-exact with TFLM" in capsys.readouterr().out
+
+
+def test_the_tuner_measures_mve_f32_only_when_allowed(tmp_path):
+    from microbuild.errors import MicrobuildError
+    from microbuild.tuning.tuner import plan_tuning, tune
+
+    board = resolve_board("mps3-an547")
+    with pytest.raises(MicrobuildError, match="nothing to tune"):
+        tune(board, [FC], tmp_path / "tune.json")  # no bit-exact float variant to measure
+    plan = plan_tuning(board, [FC, CONV], allow_float_reorder=True)
+    assert plan.allow_float_reorder
+    assert [(m.opcode, [c.variant for c in m.candidates], m.default) for m in plan.measured] == [
+        ("FULLY_CONNECTED", ["reference", "mve_f32"], "reference"),
+        ("CONV_2D", ["reference", "mve_f32"], "reference")]
