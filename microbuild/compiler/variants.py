@@ -295,8 +295,8 @@ class Selection:
                 if wanted not in known:
                     raise ModelError(f"{op.describe()}: no kernel variant '{wanted}' for "
                                      f"{op.opcode}; known: {', '.join(known)}")
-                if not self.allow_float_reorder and variant_named(
-                        lowering, wanted).reorders_float_sums:
+                if not self.allow_float_reorder and wanted in candidates(
+                        lowering, op, graph, self.target, allow_float_reorder=True):
                     raise ModelError(f"{op.describe()}: variant '{wanted}' adds float sums in "
                                      "another order than TFLM (its outputs are not bit-exact "
                                      "with TFLM's); add --allow-float-reorder to use it")
@@ -391,12 +391,6 @@ def allowing_float_reorder(variants: Mapping[str, str] | None, allow: bool = Tru
     if allow:
         forced[FLOAT_REORDER_KEY] = "allow"
     return forced
-
-
-def reordering_ops(bound: list[BoundLowering]) -> list[int]:
-    """Positions of the ops whose chosen kernel reorders float sums."""
-    return [k for k, b in enumerate(bound)
-            if b.variant is not None and b.variant.reorders_float_sums]
 
 
 # ---- a Selection as JSON (the SCons tool passes it to the model compile action) ----------------

@@ -69,6 +69,8 @@ def test_chosen_with_the_flag_on_a_helium_cpu_only(tmp_path):
     # No Helium (Cortex-M7): the flag changes nothing.
     m7 = Target.of_board(resolve_board("mps2-an500"))
     assert _kernels(FC, Selection(m7, allow_float_reorder=True)) == ["reference"]
+    with pytest.raises(ModelError, match="cannot run this op on cortex-m7"):
+        compile_model(FC, selection=Selection(m7, force={"FULLY_CONNECTED": "mve_f32"}))
     # The flag as a generated project or a ci job writes it (--variant text) parses back.
     assert parse_variants(["float_reorder=allow", "CONV_2D=mve_f32"]) == {
         FLOAT_REORDER_KEY: "allow", "CONV_2D": "mve_f32"}
