@@ -83,7 +83,8 @@ def measure_float_reorder(args: argparse.Namespace, board: Any, options: dict[st
     from microbuild.cli.console import err, out
 
     if not getattr(args, "json", False):
-        err.print(f"measuring how far {', '.join(ops)} move the outputs from TFLM's...")
+        err.print(f"measuring how far the reordering kernels ({', '.join(ops)}) move the "
+                  f"outputs of {model} from TFLM's...", soft_wrap=True)
     report = measure(board, model, tuning=options.get("tuning"),
                      variants=options.get("variants"), seed=getattr(args, "seed", 0) or 0,
                      ops=ops, toolchain=getattr(args, "toolchain", None))
