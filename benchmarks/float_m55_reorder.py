@@ -21,16 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
+from microbuild.boards import resolve_board
+from microbuild.compiler import compile_model
+from microbuild.compiler.variants import Selection, Target, allowing_float_reorder
+from microbuild.firmware.float_reorder import (compare_outputs, measure_float_reorder_many,
+                                               reordering_ops)
+from microbuild.tensor_files import random_inputs
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-
-from microbuild.compiler import compile_model  # noqa: E402
-from microbuild.compiler.variants import Selection, Target, allowing_float_reorder  # noqa: E402
-from microbuild.boards import resolve_board  # noqa: E402
-from microbuild.firmware.float_reorder import (compare_outputs, measure_float_reorder_many,  # noqa: E402
-                                               reordering_ops)
-from microbuild.tensor_files import random_inputs  # noqa: E402
-
 RESULTS = HERE / "results"
 SHARED = ROOT.parent / "shared" / "models"
 ANCHORS = ROOT.parent / "shared" / "anchors" / "tflm"
@@ -106,8 +105,8 @@ def markdown(rows: list[dict]) -> str:
               "FULLY_CONNECTED); convolutions with fewer than 4 input channels per filter tap "
               "keep the exact kernel (0 ops: conv_same_relu, conv_dilated_relu6), where the "
               "lanes would sit idle (1.18x and 1.22x the exact kernel's instructions in a run "
-              "before that rule). The exact kernels' outputs equal TFLM's on the M55 bit for bit in every "
-              "row: the differences are the reordering's alone."]
+              "before that rule). The exact kernels' outputs equal TFLM's on the M55 bit for "
+              "bit in every row: the differences are the reordering's alone."]
     return "\n".join(lines) + "\n"
 
 
