@@ -5,7 +5,7 @@ for the M55 (the anchor firmware in ../shared/anchors/tflm, reference and CMSIS-
 how far the reordered outputs move from TFLM's bits on that core (largest ULP and relative
 difference). Models: TFLM's float examples hello_world_float and trained_lstm, and the float test
 models with the kernels' inner loops (CONV_2D, FULLY_CONNECTED). One RPC firmware holds every
-model twice (microbuild/firmware/float_reorder.py); each runs once from reset on one seeded input,
+model twice (microbuild/tuning/float_reorder.py); each runs once from reset on one seeded input,
 and the anchor runs the same input.
 
 Writes benchmarks/results/float_m55_reorder.json and .md and prints the table.
@@ -24,7 +24,7 @@ import numpy as np
 from microbuild.boards import resolve_board
 from microbuild.compiler import compile_model
 from microbuild.compiler.variants import Selection, Target, allowing_float_reorder
-from microbuild.firmware.float_reorder import (compare_outputs, measure_float_reorder_many,
+from microbuild.tuning.float_reorder import (compare_outputs, measure_float_reorder_many,
                                                reordering_ops)
 from microbuild.tensor_files import random_inputs
 

@@ -103,7 +103,7 @@ def measure_float_reorder(board, model: str | Path, **options: Any):
     another order than TFLM) move ``model``'s outputs, measured on the board or an emulated one
     with the same core: a ReorderReport (``max_abs``, ``max_ulp``, ``max_relative``, ticks).
     Options: tuning, variants, seed, ops, toolchain, timeout."""
-    from microbuild.firmware.float_reorder import measure_float_reorder as _measure
+    from microbuild.tuning.float_reorder import measure_float_reorder as _measure
 
     return _measure(board, model, **options)
 

@@ -74,8 +74,8 @@ def measure_float_reorder(args: argparse.Namespace, board: Any, options: dict[st
     """With --allow-float-reorder, when the compiled model (``summary``) runs a kernel that
     reorders float sums: its largest difference from TFLM, measured on ``board`` (a
     ReorderReport), printed unless --json; else None."""
-    from microbuild.firmware.float_reorder import measure_float_reorder as measure
-    from microbuild.firmware.float_reorder import reordering_ops
+    from microbuild.tuning.float_reorder import measure_float_reorder as measure
+    from microbuild.tuning.float_reorder import reordering_ops
 
     ops = reordering_ops(summary)
     if not ops or board is None:

@@ -248,7 +248,7 @@ def build_firmware(board: str | Path | Board,
     ``model_tuning`` a log per prefix. ``row_stream=False`` runs every op whole (no row-streamed
     region; the tuner reads each op's tensors from the workspace). ``allow_float_reorder``:
     float kernels that reorder sums (not bit-exact with TFLM) may be chosen, in every model
-    (microbuild/firmware/float_reorder.py measures what they change).
+    (microbuild/tuning/float_reorder.py measures what they change).
 
     Several models share one workspace, the size of the largest: the executors run one model at a
     time. ``separate_workspace`` names the models (prefixes, or their .tflite paths) that keep a

@@ -18,8 +18,8 @@ from microbuild.compiler.tuning_log import TuningLog
 from microbuild.compiler.variants import (FLOAT_REORDER_KEY, Selection, Target,
                                           allowing_float_reorder, op_signature)
 from microbuild.errors import ModelError
-from microbuild.firmware import float_reorder
-from microbuild.firmware.float_reorder import compare_outputs, ulp_distance
+from microbuild.tuning import float_reorder
+from microbuild.tuning.float_reorder import compare_outputs, ulp_distance
 from microbuild.tflm_reference import tflm_outputs
 from microbuild.tuning.on_device import floats_close
 

@@ -5,7 +5,7 @@ They are the one kind of variant that does not keep TFLM's bits: adding the prod
 partial sums changes the rounding, by a few ULPs of the sum. So they declare
 ``reorders_float_sums`` and are candidates only with ``--allow-float-reorder``
 (microbuild/compiler/variants.py); `compile` and `build` then measure and report how far the
-model's outputs move from TFLM's (microbuild/firmware/float_reorder.py).
+model's outputs move from TFLM's (microbuild/tuning/float_reorder.py).
 """
 
 from __future__ import annotations
