@@ -98,6 +98,16 @@ def build_firmware(board: str | Path | Board, models: list[str | Path], out_dir:
     return _build(board, models, out_dir, **options)
 
 
+def measure_float_reorder(board, model: str | Path, **options: Any):
+    """How far the kernels ``allow_float_reorder`` lets a build choose (they add float sums in
+    another order than TFLM) move ``model``'s outputs, measured on the board or an emulated one
+    with the same core: a ReorderReport (``max_abs``, ``max_ulp``, ``max_relative``, ticks).
+    Options: tuning, variants, seed, ops, toolchain, timeout."""
+    from microbuild.tuning.float_reorder import measure_float_reorder as _measure
+
+    return _measure(board, model, **options)
+
+
 def run_firmware(build, runner: str | None = None, timeout: float = 300.0):
     """Boot a standalone (AOT) firmware on its emulated board or as a host process, wait for it
     to finish, and return its outputs and timer ticks (an AotResult)."""

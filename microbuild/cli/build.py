@@ -13,7 +13,8 @@ from rich.table import Table
 from microbuild.cli.shared import (build_incrementally, check_output_name, render_fit,
                                      render_result, run_app, save_outputs)
 from microbuild.cli.shared import add_row_stream_argument, add_workspace_argument
-from microbuild.cli.kernel_options import add_kernel_arguments
+from microbuild.cli.kernel_options import (add_kernel_arguments, kernel_options,
+                                           measure_float_reorder)
 from microbuild.errors import MicrobuildError
 from microbuild.manifest import apply_manifest, default_out_dir, require
 
@@ -47,6 +48,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         if args.output:
             save_outputs(args.output, build, result.outputs)
     if args.json:
+        reorders = _measure_float_reorder(args, build)
         document = {"board": build.board.name, "toolchain": build.toolchain,
                     "executor": build.executor, "elf": str(build.elf),
                     "bin": str(build.binary) if build.binary else None,
@@ -60,6 +62,8 @@ def cmd_build(args: argparse.Namespace) -> int:
                                for m in build.models]}
         if result is not None:
             document["run"] = result.to_dict()
+        if any(reorders):
+            document["float_reorder"] = [r.to_dict() for r in reorders if r is not None]
         print(json.dumps(document, indent=2))
         return 0
     render_fit(build)
@@ -68,7 +72,18 @@ def cmd_build(args: argparse.Namespace) -> int:
         render_result(result, build.board)
         if args.output:
             out.print(f"outputs saved to {args.output}")
+    _measure_float_reorder(args, build)
     return 0
+
+
+def _measure_float_reorder(args: argparse.Namespace, build) -> list:
+    """With --allow-float-reorder: each model that runs a kernel reordering float sums, measured
+    against the exact kernels (printed unless --json)."""
+    if not getattr(args, "allow_float_reorder", False):
+        return []
+    options = kernel_options(args)
+    return [measure_float_reorder(args, build.board, options, m, m["model"])
+            for m in build.models]
 
 
 def _build_table(args: argparse.Namespace) -> int:

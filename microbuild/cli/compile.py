@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.table import Table
 
 from microbuild.cli.console import out
-from microbuild.cli.kernel_options import add_kernel_arguments, kernel_options
+from microbuild.cli.kernel_options import (add_kernel_arguments, kernel_options,
+                                           measure_float_reorder)
 from microbuild.units import kib
 
 
@@ -39,6 +40,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         Path(args.plan_svg).write_text(compiled.plan_svg(), encoding="utf-8")
     summary = compiled.summary()
     if args.json:
+        reorder = measure_float_reorder(args, board, options, summary, args.model)
+        if reorder is not None:
+            summary["float_reorder"] = reorder.to_dict()
         print(json.dumps(summary, indent=2))
         return 0
     table = Table(title=f"{args.model}: {len(summary['ops'])} operators", title_justify="left")
@@ -88,6 +92,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                   f"{summary['workspace_bytes']:,} bytes instead of "
                   f"{stream['workspace_bytes_op_by_op']:,} op by op (--no-row-stream)")
     out.print("wrote " + ", ".join(str(p) for p in written))
+    measure_float_reorder(args, board, options, summary, args.model)
     if args.plan_svg:
         out.print(f"memory plan drawn in {args.plan_svg}")
     return 0

@@ -36,7 +36,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                   warmup=args.warmup, repeat=args.repeat, runner=args.runner, port=args.port,
                   toolchain=args.toolchain, timeout=args.timeout, seed=args.seed,
                   max_flash=args.max_flash, check_fit=not args.no_fit_check,
-                  progress=progress)
+                  allow_float_reorder=args.allow_float_reorder, progress=progress)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 0
@@ -126,5 +126,10 @@ def add_parser(commands) -> None:
                         "10%%); the log records the fastest choices within it")
     p.add_argument("--no-fit-check", action="store_true",
                    help="do not build the tuned firmware to check that it fits the board")
+    p.add_argument("--allow-float-reorder", action="store_true",
+                   help="also measure float kernels that add their sums in another order than "
+                        "TFLM (Helium float lanes; NOT bit-exact): each is checked against the "
+                        "exact kernel within a float tolerance, and builds use the log's choice "
+                        "only with --allow-float-reorder too")
     p.add_argument("--json", action="store_true", help="print the measurements as JSON")
     p.set_defaults(func=cmd_tune)

@@ -8,6 +8,7 @@ reads the same text with no command line around it.
 from __future__ import annotations
 
 from microbuild.compiler.ops import REGISTRY
+from microbuild.compiler.variants import FLOAT_REORDER_KEY
 from microbuild.errors import MicrobuildError
 
 
@@ -21,6 +22,9 @@ def parse_variants(items: list[str]) -> dict[str, str]:
         if not sep or not opcode or not name:
             raise MicrobuildError(f"--variant {item}: write OPCODE=NAME, e.g. CONV_2D=dsp or "
                                   "'*=reference'")
+        if opcode == FLOAT_REORDER_KEY.upper():  # --allow-float-reorder, as a project writes it
+            forced[FLOAT_REORDER_KEY] = name
+            continue
         if opcode != "*" and not opcode.isdigit() and opcode not in REGISTRY:
             raise MicrobuildError(f"--variant {item}: unknown operator {opcode}; operators with "
                                   "variants: " + ", ".join(sorted(

@@ -14,6 +14,11 @@ Choosing one per op instance happens here, before memory planning (a variant may
 3. among the candidates, a forced choice (tests, the tuner's candidate builds) wins, then the
    tuning log's measured winner for this CPU and op signature, then the heuristic default (the
    candidate with the highest ``rank``: the most specialised kernel the CPU can run).
+
+A float variant that adds a sum in another order (``reorders_float_sums``: Helium's four float
+lanes) gives outputs that are not bit-exact with TFLM. It is a candidate only when the user asks
+for it (``Selection.allow_float_reorder``, ``--allow-float-reorder``); otherwise neither the
+default, nor a tuning log, nor ``--variant`` picks it.
 """
 
 from __future__ import annotations
@@ -68,6 +73,10 @@ class KernelVariant:
     # same arithmetic on weights half its size (dsp16 -> dsp): the fit error's lever when a
     # firmware with it does not fit (microbuild/firmware/fit/).
     compact: str = ""
+    # True when the kernel adds a float sum in another order than TFLM's reference kernel (vector
+    # lanes' partial sums): outputs differ from TFLM's by rounding, so the variant is a candidate
+    # only with Selection.allow_float_reorder.
+    reorders_float_sums: bool = False
 
     # The element type of the activations the variant's kernel reads: an int16 (16x8) instance
     # of an operator never gets an int8 variant.
@@ -180,20 +189,26 @@ def op_signature(op: Operator, graph: Graph) -> str:
 
 
 # ---- choosing ----------------------------------------------------------------------------------------
+def _allowed(variant: KernelVariant, target: Target, allow_float_reorder: bool) -> bool:
+    """The CPU can run it, and it keeps TFLM's bits or the user accepted reordered float sums."""
+    return variant.features <= target.features and (
+        allow_float_reorder or not variant.reorders_float_sums)
+
+
 def candidates(lowering: "OpLowering", op: Operator, graph: Graph,
-               target: Target) -> list[str]:
+               target: Target, allow_float_reorder: bool = False) -> list[str]:
     """The variant names ``op`` may run on ``target``: the reference first, then every legal
-    variant that accepts this instance."""
+    variant that accepts this instance (one that reorders float sums only when allowed)."""
     names = [REFERENCE]
     kop = lowering.kernel_op(op)
     for variant in lowering.variants:
-        if variant.features <= target.features and variant.accepts_op(kop, graph):
+        if _allowed(variant, target, allow_float_reorder) and variant.accepts_op(kop, graph):
             names.append(variant.name)
     return names
 
 
-def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
-             ) -> dict[str, str]:
+def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target,
+             allow_float_reorder: bool = False) -> dict[str, str]:
     """Every variant ``target``'s CPU could run that does not take ``op``, with the reason
     (variants for another activation type, int8 ones for an int16 op, are not candidates)."""
     kop = lowering.kernel_op(op)
@@ -202,6 +217,9 @@ def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target
     for variant in lowering.variants:
         if variant.features <= target.features and dtype in (None, variant.activation_dtype):
             reason = variant.refusal(kop, graph)
+            if reason is None and variant.reorders_float_sums and not allow_float_reorder:
+                reason = ("adds float sums in another order than TFLM (not bit-exact); "
+                          "--allow-float-reorder allows it")
             if reason is not None:
                 found[variant.name] = reason
     return found
@@ -217,12 +235,13 @@ def _variants_for_dtype(lowering: "OpLowering", op: Operator, graph: Graph) -> b
     return any(dtype in (None, v.activation_dtype) for v in lowering.variants)
 
 
-def default_variant(lowering: "OpLowering", op: Operator, graph: Graph, target: Target) -> str:
+def default_variant(lowering: "OpLowering", op: Operator, graph: Graph, target: Target,
+                    allow_float_reorder: bool = False) -> str:
     """The heuristic: the highest-ranked legal candidate (ties: declaration order)."""
     best, best_rank = REFERENCE, 0
     kop = lowering.kernel_op(op)
     for variant in lowering.variants:
-        if (variant.features <= target.features and variant.accepts_op(kop, graph)
+        if (_allowed(variant, target, allow_float_reorder) and variant.accepts_op(kop, graph)
                 and variant.rank > best_rank):
             best, best_rank = variant.name, variant.rank
     return best
@@ -244,16 +263,24 @@ class Selection:
     # False: every op runs whole (no row-streamed region, microbuild/compiler/row_stream.py):
     # what the tuner's candidate builds need to read each op's tensors from the workspace.
     row_stream: bool = True
+    # True: variants that reorder float sums (not bit-exact with TFLM) are candidates too.
+    allow_float_reorder: bool = False
 
     def __post_init__(self) -> None:
         # An op index may come as text (the command line's "3=reference", JSON keys): it means
         # the op, not an opcode called "3".
+        force = dict(self.force)
+        # The permission travels inside the forced choices (FLOAT_REORDER_KEY), so every path
+        # that carries --variant to a compile (the SCons tool, generated projects, ci jobs)
+        # carries it too.
+        if force.pop(FLOAT_REORDER_KEY, None) is not None:
+            self.allow_float_reorder = True
         self.force = {int(k) if isinstance(k, str) and k.isdigit() else k: v
-                      for k, v in dict(self.force).items()}
+                      for k, v in force.items()}
 
     def choose(self, lowering: "OpLowering", op: Operator, graph: Graph) -> tuple[str, str]:
         """(variant name, why) for one op."""
-        legal = candidates(lowering, op, graph, self.target)
+        legal = candidates(lowering, op, graph, self.target, self.allow_float_reorder)
         # The kernel's own opcode too: forcing CONV_2D also forces the fused CONV_2D+ADD.
         kernel_opcode = lowering.kernel_op(op).opcode
         key = next((k for k in (op.index, op.opcode, kernel_opcode, "*") if k in self.force),
@@ -268,13 +295,19 @@ class Selection:
                 if wanted not in known:
                     raise ModelError(f"{op.describe()}: no kernel variant '{wanted}' for "
                                      f"{op.opcode}; known: {', '.join(known)}")
+                if not self.allow_float_reorder and wanted in candidates(
+                        lowering, op, graph, self.target, allow_float_reorder=True):
+                    raise ModelError(f"{op.describe()}: variant '{wanted}' adds float sums in "
+                                     "another order than TFLM (its outputs are not bit-exact "
+                                     "with TFLM's); add --allow-float-reorder to use it")
                 raise ModelError(f"{op.describe()}: variant '{wanted}' cannot run this op on "
                                  f"{self.target.cpu} (candidates: {', '.join(legal)})")
         if self.tuning is not None:
             tuned = self.tuning.best(self.target.cpu, op_signature(op, graph))
             if tuned is not None and tuned in legal:
                 return tuned, "tuned"
-        return default_variant(lowering, op, graph, self.target), "default"
+        return (default_variant(lowering, op, graph, self.target, self.allow_float_reorder),
+                "default")
 
 
 def variant_named(lowering: "OpLowering", name: str) -> KernelVariant | None:
@@ -341,8 +374,23 @@ def bind(graph: Graph, lowerings: list["OpLowering"], selection: Selection | Non
         if why != "forced" and not _variants_for_dtype(lowering, op, graph):
             why = "only kernel"  # no variant at all, or none for this activation type
         bound.append(BoundLowering(lowering, variant_named(lowering, name), why,
-                                   refusals(lowering, op, graph, selection.target)))
+                                   refusals(lowering, op, graph, selection.target,
+                                            selection.allow_float_reorder)))
     return bound
+
+
+# The forced-choices key that carries Selection.allow_float_reorder through the paths that only
+# pass forced variants on (``{"float_reorder": "allow"}``); not an opcode, so no clash.
+FLOAT_REORDER_KEY = "float_reorder"
+
+
+def allowing_float_reorder(variants: Mapping[str, str] | None, allow: bool = True
+                           ) -> dict[str, str]:
+    """``variants`` (forced choices) with the permission to reorder float sums added."""
+    forced = dict(variants or {})
+    if allow:
+        forced[FLOAT_REORDER_KEY] = "allow"
+    return forced
 
 
 # ---- a Selection as JSON (the SCons tool passes it to the model compile action) ----------------

@@ -19,6 +19,7 @@ from microbuild.boards import Board, resolve_board
 from microbuild.compiler import compile_model
 from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.tuning_log import TuningLog
+from microbuild.compiler.variants import allowing_float_reorder
 from microbuild.errors import (BoardError, BuildError, FitError, MicrobuildError, ModelError,
                                ToolchainError)
 from microbuild.firmware import image_steps, images
@@ -230,7 +231,7 @@ def build_firmware(board: str | Path | Board,
                    separate_workspace: Sequence[str] | bool = (),
                    sources: Sequence[str | Path] = (), include_dirs: Sequence[str | Path] = (),
                    model_tuning: Mapping[str, str | Path] | None = None,
-                   row_stream: bool = True) -> FirmwareBuild:
+                   row_stream: bool = True, allow_float_reorder: bool = False) -> FirmwareBuild:
     """Build a firmware for ``board`` running ``models`` into ``out_dir``.
 
     ``input`` (.npy/.npz; for several models one .npz keyed ``<prefix>.input<k>``) is embedded
@@ -245,7 +246,9 @@ def build_firmware(board: str | Path | Board,
     different kernels). Kernel variants: the board CPU's defaults, or a ``tuning`` log's measured
     winners; ``variants`` forces choices ({"CONV_2D": "dsp"}), ``model_variants`` per prefix,
     ``model_tuning`` a log per prefix. ``row_stream=False`` runs every op whole (no row-streamed
-    region; the tuner reads each op's tensors from the workspace).
+    region; the tuner reads each op's tensors from the workspace). ``allow_float_reorder``:
+    float kernels that reorder sums (not bit-exact with TFLM) may be chosen, in every model
+    (microbuild/tuning/float_reorder.py measures what they change).
 
     Several models share one workspace, the size of the largest: the executors run one model at a
     time. ``separate_workspace`` names the models (prefixes, or their .tflite paths) that keep a
@@ -276,6 +279,8 @@ def build_firmware(board: str | Path | Board,
     toolchain_setup(board, toolchain)  # a missing compiler is reported now, not mid-build
     if not models:
         raise MicrobuildError("no model given")
+    if allow_float_reorder:
+        variants = allowing_float_reorder(variants)
     named: dict[str, str] = {}
     given = (list(models.items()) if isinstance(models, Mapping)
              else [(None, model) for model in models])

@@ -44,8 +44,8 @@ from microbuild.boards import Board
 from microbuild.compiler import compile_model, lowered_graph
 from microbuild.compiler.c_names import model_prefix
 from microbuild.compiler.ops import REGISTRY
-from microbuild.compiler.variants import (REFERENCE, Selection, Target, candidates,
-                                          default_variant, op_signature)
+from microbuild.compiler.variants import (REFERENCE, Selection, Target, allowing_float_reorder,
+                                          candidates, default_variant, op_signature)
 from microbuild.compiler.tuning_log import TuningLog
 from microbuild.device.device import connect
 from microbuild.errors import FitError, MicrobuildError
@@ -53,8 +53,8 @@ from microbuild.firmware.build import build_firmware
 from microbuild.tensor_files import random_inputs
 from microbuild.tuning.costs import (choose_within, growth, op_costs, parse_max_flash,
                                      total_growth)
-from microbuild.tuning.on_device import (check_candidate, copy_prefix, reference_tensors,
-                                         time_candidates)
+from microbuild.tuning.on_device import (check_candidate, copy_prefix, floats_close,
+                                         reference_tensors, time_candidates)
 from microbuild.tuning.results import Candidate, Measured, TuneReport, short_signature, speedup
 
 
@@ -67,13 +67,17 @@ class TuningPlan:
     ops: dict[str, dict[int, list[str]]]
     # per model path: op position -> its signature (the ops with candidates)
     signatures: dict[str, dict[int, str]] = field(default_factory=dict)
+    # --allow-float-reorder: variants that reorder float sums are candidates (and every build
+    # that forces one carries the permission)
+    allow_float_reorder: bool = False
 
     @property
     def copies(self) -> int:
         return max((len(m.candidates) for m in self.measured), default=0)
 
 
-def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None = None) -> TuningPlan:
+def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None = None,
+                allow_float_reorder: bool = False) -> TuningPlan:
     """Which signatures to measure, where, and with which candidates (the reference first, then
     the legal variants by rank; ``trials`` caps how many per signature, the reference included)."""
     target = Target.of_board(board)
@@ -84,7 +88,7 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
         graph = lowered_graph(path)  # as compiled: op positions and signatures must match
         for position, op in enumerate(graph.operators):
             lowering = REGISTRY[op.opcode]
-            names = candidates(lowering, op, graph, target)
+            names = candidates(lowering, op, graph, target, allow_float_reorder)
             if len(names) < 2:
                 continue
             ranked = [REFERENCE] + sorted(
@@ -103,7 +107,7 @@ def plan_tuning(board: Board, models: Sequence[str | Path], trials: int | None =
                 names_here = ranked
             ops.setdefault(str(path), {})[position] = names_here
             signatures.setdefault(str(path), {})[position] = signature
-    return TuningPlan(target, list(by_signature.values()), ops, signatures)
+    return TuningPlan(target, list(by_signature.values()), ops, signatures, allow_float_reorder)
 
 
 def _build_batch(board: Board, plan: TuningPlan, stems: dict[str, str], batch: list[int], out: Path,
@@ -119,9 +123,10 @@ def _build_batch(board: Board, plan: TuningPlan, stems: dict[str, str], batch: l
                 continue  # nothing of this model is measured in copy k
             prefix = copy_prefix(stems[path], k)
             firmware_models[prefix] = path
-            forced[prefix] = {"*": REFERENCE, **{str(p): names[k] if len(names) > k
-                                                   else REFERENCE
-                                                   for p, names in positions.items()}}
+            forced[prefix] = allowing_float_reorder(
+                {"*": REFERENCE, **{str(p): names[k] if len(names) > k else REFERENCE
+                                    for p, names in positions.items()}},
+                plan.allow_float_reorder)
     # Each copy keeps a workspace of its own: the candidates of a signature are timed in one
     # TIMED_CALL, each on the inputs the check wrote into its workspace. Every op runs whole (no
     # row-streamed region): each measured op's tensors must be in the workspace, whole.
@@ -176,11 +181,15 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
          repeat: int = 5, runner: str | None = None, port: str | None = None,
          toolchain: str | None = None, timeout: float = 10.0, seed: int = 0,
          max_flash: str | int | None = None, check_fit: bool = True, check_whole: bool = True,
+         allow_float_reorder: bool = False,
          progress: Callable[[str], None] | None = None) -> TuneReport:
     """Measure, choose and log (see the module's docstring). ``max_flash``: bytes (or "10%" of
     the default kernels' weights) the chosen variants' weights may add over the default
     kernels'; None for no limit. ``check_fit``: build the tuned firmware and, if it does not
-    fit the board, choose within the flash that fits. ``check_whole``: step 8."""
+    fit the board, choose within the flash that fits. ``check_whole``: step 8.
+    ``allow_float_reorder``: float variants that reorder sums (not bit-exact with TFLM) are
+    candidates too, checked against the reference within a float tolerance
+    (on_device.check_candidate)."""
     say = progress or (lambda _line: None)
     if repeat < 1 or warmup < 0:
         raise MicrobuildError("--repeat must be at least 1 and --warmup at least 0")
@@ -192,7 +201,7 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
     if max_flash is not None:
         budget = parse_max_flash(max_flash, _default_weights(board, models)
                                  if str(max_flash).strip().endswith("%") else 0)
-    plan = plan_tuning(board, models, trials)
+    plan = plan_tuning(board, models, trials, allow_float_reorder)
     if not plan.measured:
         raise MicrobuildError(
             f"nothing to tune: no operator in {', '.join(m.name for m in models)} has a kernel "
@@ -263,7 +272,8 @@ def tune(board: Board, models: Sequence[str | Path], log: str | Path = "tune.jso
                 stem = stems[measured.model]
                 for k in here:
                     check_candidate(dev, copy_prefix(stem, k), measured.position, ref_in, ref_out,
-                           measured.candidates[k])
+                                    measured.candidates[k],
+                                    reorders_float_sums(measured, measured.candidates[k].variant))
                 time_candidates(dev, stem, measured, here, warmup, repeat)
                 say(_progress_line(index, len(plan.measured), measured))  # best so far
     assert build is not None
@@ -372,7 +382,8 @@ def _check_whole_models(report: TuneReport, plan: TuningPlan, board: Board, mode
             ways["default"][str(position)] = m.default
         if ways["tuned"] != ways["default"]:
             for way, forced in ways.items():
-                copies[f"{stems[str(path)]}_{way}"] = (path, way, forced)
+                copies[f"{stems[str(path)]}_{way}"] = (
+                    path, way, allowing_float_reorder(forced, plan.allow_float_reorder))
     if not copies:
         return
     say(f"timing {len(copies) // 2} model(s) whole, tuned and with the default kernels...")
@@ -406,7 +417,7 @@ def _check_whole_models(report: TuneReport, plan: TuningPlan, board: Board, mode
         if tuned not in ticks or default not in ticks:
             continue
         for a, b in zip(outputs[tuned], outputs[default]):
-            if not np.array_equal(a, b):
+            if not (np.array_equal(a, b) or (plan.allow_float_reorder and floats_close(a, b))):
                 raise MicrobuildError(f"{path.name}: the tuned kernels' outputs differ from the "
                                       "default kernels' when run whole; please report this")
         say(f"{path.name} whole: {ticks[tuned]:,} ticks tuned, {ticks[default]:,} with the "
@@ -442,6 +453,13 @@ def _time_whole(build, board: Board, prefixes: list[str], runner: str | None,
                 outputs[prefix], t = dev.run_timed(prefix, x)
                 ticks[prefix] = min(t, ticks.get(prefix, t))
     return ticks, outputs
+
+
+def reorders_float_sums(measured: Measured, variant: str) -> bool:
+    """Whether ``variant`` of the measured op's operator adds float sums in another order."""
+    lowering = REGISTRY.get(measured.opcode)
+    return any(v.name == variant and v.reorders_float_sums
+               for v in getattr(lowering, "variants", ()))
 
 
 def _default_weights(board: Board, models: list[Path]) -> int:

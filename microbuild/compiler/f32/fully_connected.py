@@ -6,7 +6,7 @@ microbuild/compiler/validate.py names before this is reached."""
 
 from __future__ import annotations
 
-from microbuild.compiler.f32 import activation_range, all_float32_reasons
+from microbuild.compiler.f32 import activation_range, all_float32_reasons, mve
 from microbuild.compiler.spatial import c_struct
 from microbuild.model.ir import Graph, Operator
 
@@ -57,5 +57,5 @@ def emit(op: Operator, graph: Graph, ctx) -> str:
               ("output_depth", out_depth), ("activation_min", low), ("activation_max", high)]
     ctx.static(f"static const mb_fully_connected_f32_params {params} = {c_struct(fields)};")
     bias = ctx.ptr(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else "NULL"
-    return (f"mb_fully_connected_f32(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(w.index)}, {bias}, "
-            f"{ctx.ptr(op.outputs[0])});")
+    return mve.kernel_call(ctx, "mb_fully_connected_f32", [
+        f"&{params}", ctx.ptr(x.index), ctx.ptr(w.index), bias, ctx.ptr(op.outputs[0])])

@@ -4,7 +4,7 @@ geometry is the integer paths' (microbuild/compiler/spatial.py: TFLM's padding a
 
 from __future__ import annotations
 
-from microbuild.compiler.f32 import activation_range, all_float32_reasons
+from microbuild.compiler.f32 import activation_range, all_float32_reasons, mve
 from microbuild.compiler.spatial import (
     c_struct,
     shape_reason,
@@ -96,4 +96,4 @@ def emit(op: Operator, graph: Graph, ctx) -> str:
         return f"mb_l2_pool_f32(&{params}, {src}, {dst});"
     bias = ctx.ptr(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else "NULL"
     function = "mb_conv2d_f32" if op.opcode == "CONV_2D" else "mb_depthwise_conv2d_f32"
-    return f"{function}(&{params}, {src}, {ctx.ptr(op.inputs[1])}, {bias}, {dst});"
+    return mve.kernel_call(ctx, function, [f"&{params}", src, ctx.ptr(op.inputs[1]), bias, dst])

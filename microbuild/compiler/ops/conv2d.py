@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler.fusion import RESIDUAL_ADD
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
+from microbuild.compiler.f32 import mve as f32_mve
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.conv_params import (
     conv_operand_reasons,
@@ -257,6 +258,7 @@ VARIANTS = (
         overlap_group=1,
         description="16x8, Arm DSP: an int16 window column per pixel, then SMLALD dot products "
                     "into int64, 4 channels per pass"),
+    f32_mve.CONV_2D,
 )
 
 
@@ -265,7 +267,7 @@ class Conv2D(OpLowering):
     opcode = "CONV_2D"
     kernel_sources = ("conv2d.c", "conv2d_s16.c")
     float32_sources = spatial_f32.KERNEL_SOURCES
-    headers = ("microbuild/kernels/conv2d.h", spatial_f32.HEADER)
+    headers = ("microbuild/kernels/conv2d.h", spatial_f32.HEADER, f32_mve.HEADER)
     variants = VARIANTS
     dtypes = frozenset({"int8", "int16", "float32"})
 

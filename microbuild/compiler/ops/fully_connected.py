@@ -12,6 +12,7 @@ import numpy as np
 
 from microbuild.compiler import f32
 from microbuild.compiler.f32 import fully_connected as fc_f32
+from microbuild.compiler.f32 import mve as f32_mve
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
 from microbuild.compiler.spatial import c_struct
@@ -168,7 +169,7 @@ class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
     kernel_sources = ("fully_connected.c", "fully_connected_s16.c")
     float32_sources = fc_f32.KERNEL_SOURCES
-    headers = ("microbuild/kernels/fully_connected.h", fc_f32.HEADER)
+    headers = ("microbuild/kernels/fully_connected.h", fc_f32.HEADER, f32_mve.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     variants = (
         KernelVariant(
@@ -202,6 +203,7 @@ class FullyConnected(OpLowering):
             arrange=arrange_rows_s16, activation_dtype="int16",
             description="16x8, Arm DSP: int16 input pairs against SXTB16-widened weight pairs, "
                         "SMLALD into int64, 4 output rows per pass"),
+        f32_mve.FULLY_CONNECTED,
     )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
