@@ -7,110 +7,28 @@
  * sum(filter * column) + interior_bias. A 1x1 filter needs no copy: the column is the input
  * pixel itself, its last depth % 16 taps read with tail predication.
  *
- * Blocks of 2 pixels x 4 output channels, summed 2 channels at a time: per 16 taps, 2 column
- * loads, 2 filter loads and 4 VMLADAVA (64 multiply-accumulates in 8 instructions). The
- * filter is arranged at compile time (microbuild/compiler/ops/conv2d.py, _arrange_mve): rows
- * padded with zeros to kp taps and to a multiple of 4 channels, then per block of 4 channels
- * chunk by chunk, the 4 rows' 16 taps one after the other (one pointer walks the block, with
- * the immediate offsets VLDRB takes). The 4 channels of a pixel are requantized together on 4
- * lanes (requantize_mve.h; the compiler checks its bounds), the last block tail-predicated. With
- * a fused residual ADD, channel by channel in scalar code (finish()). Scratch: the 2 pixels'
- * int8 columns (unless read in place), then a dummy output row for the missing second pixel of
- * an odd pixel count.
- *
- * A 1x1 filter without padding and without a fused ADD takes run_direct instead: 4 pixels read
- * in place by one channel at a time (9 instructions per 64 multiply-accumulates), each block of 4
- * channels requantized once per pixel; it walks 4 pixels at once, hence the variant's
- * overlap_group of 4 (conv2d.py). */
+ * Blocks of 4 pixels x 4 output channels, one channel at a time (direct_block): per 16 taps one
+ * filter load feeds 4 VMLADAVA (64 multiply-accumulates in 9 instructions). A 1x1 filter without
+ * padding reads its 4 pixels in place (run_direct); any other builds their 4 columns in scratch
+ * first (run_columns). The filter is arranged at compile time (microbuild/compiler/ops/conv2d.py,
+ * _arrange_mve): rows padded with zeros to kp taps and to a multiple of 4 channels, then per
+ * block of 4 channels chunk by chunk, the 4 rows' 16 taps one after the other. The 4 channels of
+ * a pixel are requantized together on 4 lanes (requantize_mve.h; the compiler checks its
+ * bounds), the last block tail-predicated, and a fused residual ADD is added on the same 4 lanes
+ * (add_mve.h, the ADD variant's arithmetic). Blocks walk 4 pixels at once, hence the variant's
+ * overlap_group of 4 (conv2d.py). Scratch: the 4 pixels' int8 columns (none when read in
+ * place). */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
 
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/kernels/conv2d_column.h"
-#include "microbuild/kernels/conv2d_fused_add.h"
+#include "microbuild/kernels/add_mve.h"
 #include "microbuild/kernels/requantize_mve.h"
-#include "microbuild/quant_fast.h"
 
-#define PX 2 /* output pixels per block */
 #define CB 4 /* output channels per block */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
-
-/* The two pixels' values of output channel c: requantize, offset, clamp (SSAT when the range is
- * all of int8), the residual ADD, store. out1/other1 are the second pixel's rows (a dummy row
- * when there is none). */
-static ALWAYS_INLINE void finish(int32_t a0, int32_t a1, int32_t c, const int32_t *interior_bias,
-                                 const int32_t *multipliers, const int32_t *shifts,
-                                 int32_t out_offset, int32_t act_min, int32_t act_max,
-                                 int full_range, const mb_add_s8_params *add,
-                                 const int8_t *other0, const int8_t *other1, int8_t *out0,
-                                 int8_t *out1)
-{
-    const int32_t mult = multipliers[c];
-    const int32_t shift = shifts[c];
-    const int32_t ib = interior_bias[c];
-    int32_t v0, v1;
-    if (shift < 0 && shift >= -31) {
-        const int32_t r = -shift;
-        const int32_t half = (int32_t)1 << (r - 1);
-        const int32_t ib2 = ib * 2;
-        v0 = mb_conv2d_requantize2(a0 * 2 + ib2, mult, half, r);
-        v1 = mb_conv2d_requantize2(a1 * 2 + ib2, mult, half, r);
-    } else {
-        v0 = mb_requantize_fast(a0 + ib, mult, shift);
-        v1 = mb_requantize_fast(a1 + ib, mult, shift);
-    }
-    v0 += out_offset;
-    v1 += out_offset;
-    if (full_range) {
-        v0 = v0 < -128 ? -128 : (v0 > 127 ? 127 : v0);
-        v1 = v1 < -128 ? -128 : (v1 > 127 ? 127 : v1);
-    } else {
-        v0 = v0 < act_min ? act_min : v0;
-        v1 = v1 < act_min ? act_min : v1;
-        v0 = v0 > act_max ? act_max : v0;
-        v1 = v1 > act_max ? act_max : v1;
-    }
-    if (add != 0) {
-        v0 = mb_conv2d_add_one(add, v0, other0[c]);
-        v1 = mb_conv2d_add_one(add, v1, other1[c]);
-    }
-    out0[c] = (int8_t)v0;
-    out1[c] = (int8_t)v1;
-}
-
-/* One chunk: the 2 pixels' 16 taps v0, v1 by the 2 filter rows' (w, w + 16). */
-static ALWAYS_INLINE void chunk2x2(int8x16_t v0, int8x16_t v1, const int8_t *w, int32_t *s00,
-                                   int32_t *s01, int32_t *s10, int32_t *s11)
-{
-    const int8x16_t f0 = vldrbq_s8(w);
-    const int8x16_t f1 = vldrbq_s8(w + 16);
-    *s00 = vmladavaq_s8(*s00, v0, f0);
-    *s10 = vmladavaq_s8(*s10, v1, f0);
-    *s01 = vmladavaq_s8(*s01, v0, f1);
-    *s11 = vmladavaq_s8(*s11, v1, f1);
-}
-
-/* 2 pixels' columns x0, x1 by 2 filter rows (w, and w + 16 in each chunk of the arranged
- * filter: chunks 4 rows x 16 taps apart): 4 dot products of 16 * chunks taps. Per 16 taps, 4
- * loads and 4 VMLADAVA for 64 multiply-accumulates. */
-static ALWAYS_INLINE void dot2x2(const int8_t *x0, const int8_t *x1, const int8_t *w,
-                                 int32_t chunks, int32_t tail, int32_t *a00, int32_t *a01,
-                                 int32_t *a10, int32_t *a11)
-{
-    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0;
-    for (int32_t i = 0; i < chunks; i++, x0 += 16, x1 += 16, w += CB * 16) {
-        chunk2x2(vldrbq_s8(x0), vldrbq_s8(x1), w, &s00, &s01, &s10, &s11);
-    }
-    if (tail > 0) { /* a pixel read in place: its last taps, the lanes after them zeroed (VCTP) */
-        const mve_pred16_t p = vctp8q((uint32_t)tail);
-        chunk2x2(vldrbq_z_s8(x0, p), vldrbq_z_s8(x1, p), w, &s00, &s01, &s10, &s11);
-    }
-    *a00 = s00;
-    *a01 = s01;
-    *a10 = s10;
-    *a11 = s11;
-}
 
 /* The window of output pixel (oy, ox) of one batch image into col, as mb_conv2d_column_s8 does,
  * for a window that lies inside the input (no padding, no dilation): each window row (filter_w *
@@ -155,106 +73,6 @@ static int is_direct(const mb_conv2d_s8_params *p)
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0;
 }
 
-/* The whole convolution; with_tail (a pixel read in place whose depth is not a multiple of 16)
- * is a constant in each of the two calls, so the usual case carries no tail code in its
- * blocks. */
-static ALWAYS_INLINE void run(const mb_conv2d_s8_params *p, const int8_t *input,
-                              const int8_t *filter, const int32_t *interior_bias,
-                              const int32_t *multipliers, const int32_t *shifts,
-                              const mb_residual_add_s8 *residual, int8_t *output, void *scratch,
-                              int with_tail)
-{
-    const int32_t k = p->filter_h * p->filter_w * p->input_c;
-    const int32_t kp = (k + 15) & ~(int32_t)15;
-    const int32_t oc = p->output_c;
-    const int32_t pixels_per_image = p->output_h * p->output_w;
-    const int32_t total = p->batches * pixels_per_image;
-    const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
-    const int direct = is_direct(p);
-    /* Whole 16-tap chunks, then (a pixel read in place) the depth's last k % 16 taps. */
-    const int32_t chunks = direct ? k / 16 : kp / 16;
-    const int32_t tail = with_tail ? k % 16 : 0;
-    const int full_range = p->activation_min == -128 && p->activation_max == 127;
-    int8_t *cols = (int8_t *)scratch;
-    int8_t *dummy = (int8_t *)scratch + (direct ? 0 : PX * kp);
-    const int32_t out_offset = p->output_offset;
-    const int32_t act_min = p->activation_min;
-    const int32_t act_max = p->activation_max;
-    const int32x4_t amin = vdupq_n_s32(act_min);
-    const int32x4_t amax = vdupq_n_s32(act_max);
-    /* A local copy: the output stores (int8) cannot alias it, so its fields stay in registers. */
-    static const mb_add_s8_params no_add = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    mb_add_s8_params add_params = no_add;
-    const mb_add_s8_params *add = 0;
-    if (residual != 0) {
-        add_params = *residual->add;
-        add = &add_params;
-    }
-
-    for (int32_t n = 0; n < total; n += PX) {
-        const int32_t np = total - n < PX ? total - n : PX;
-        const int8_t *col[PX];
-        for (int32_t q = 0; q < PX; q++) {
-            if (q >= np) {
-                col[q] = col[np - 1]; /* computed again into the dummy row */
-                continue;
-            }
-            const int32_t m = n + q;
-            const int32_t b = m / pixels_per_image;
-            const int32_t oy = (m % pixels_per_image) / p->output_w;
-            const int32_t ox = m % p->output_w;
-            const int8_t *image = input + b * image_bytes;
-            if (direct) {
-                col[q] = image + (oy * p->stride_h * p->input_w + ox * p->stride_w) * p->input_c;
-            } else {
-                column_s8(p, image, oy, ox, kp, cols + q * kp);
-                col[q] = cols + q * kp;
-            }
-        }
-        int8_t *out0 = output + n * oc;
-        int8_t *out1 = np > 1 ? out0 + oc : dummy;
-        const int8_t *other0 = residual != 0 ? residual->other + n * oc : 0;
-        const int8_t *other1 = residual != 0 && np > 1 ? other0 + oc : other0;
-        const int8_t *w = filter;
-        for (int32_t c = 0; c < oc; c += CB) {
-            /* a<pixel><channel>: the block's 8 dot products, two channels at a time (VMLADAVA
-             * accumulates only into even registers: 4 sums fit in registers with the
-             * pointers, 8 would spill). */
-            int32_t a00, a01, a02, a03, a10, a11, a12, a13;
-            dot2x2(col[0], col[1], w, chunks, tail, &a00, &a01, &a10, &a11);
-            dot2x2(col[0], col[1], w + 32, chunks, tail, &a02, &a03, &a12, &a13);
-            w += CB * kp;
-            if (add != 0) { /* the fused ADD: channel by channel */
-                const int32_t a0[CB] = {a00, a01, a02, a03};
-                const int32_t a1[CB] = {a10, a11, a12, a13};
-                for (int32_t j = 0; j < CB && c + j < oc; j++) {
-                    finish(a0[j], a1[j], c + j, interior_bias, multipliers, shifts, out_offset,
-                           act_min, act_max, full_range, add, other0, other1, out0, out1);
-                }
-                continue;
-            }
-            /* 4 channels at once: the vector requantization (requantize_mve.h); the last block
-             * of a channel count that is not a multiple of 4 is tail-predicated. */
-            const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
-            const int32x4_t ib = vldrwq_z_s32(interior_bias + c, pred);
-            const int32x4_t m = vldrwq_z_s32(multipliers + c, pred);
-            const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(shifts + c, pred));
-            int32x4_t acc0 = vsetq_lane_s32(a00, vdupq_n_s32(0), 0);
-            acc0 = vsetq_lane_s32(a01, acc0, 1);
-            acc0 = vsetq_lane_s32(a02, acc0, 2);
-            acc0 = vsetq_lane_s32(a03, acc0, 3);
-            int32x4_t acc1 = vsetq_lane_s32(a10, vdupq_n_s32(0), 0);
-            acc1 = vsetq_lane_s32(a11, acc1, 1);
-            acc1 = vsetq_lane_s32(a12, acc1, 2);
-            acc1 = vsetq_lane_s32(a13, acc1, 3);
-            vstrbq_p_s32(out0 + c, mb_mve_requantize(vaddq_s32(acc0, ib), m, s, out_offset,
-                                                     amin, amax), pred);
-            vstrbq_p_s32(out1 + c, mb_mve_requantize(vaddq_s32(acc1, ib), m, s, out_offset,
-                                                     amin, amax), pred);
-        }
-    }
-}
-
 /* What every pixel block of run_direct and run_columns shares. */
 typedef struct {
     const mb_conv2d_s8_params *p;
@@ -263,7 +81,25 @@ typedef struct {
     int32_t kp, chunks;
     int32_t with_tail; /* the depth is not a multiple of 16: its last k % 16 taps, predicated */
     mve_pred16_t tail;
+    /* A fused residual ADD: `other` is laid out as the output (0: none), and its operands'
+     * and the sum's rescaling steps (add_mve.h). */
+    const int8_t *other;
+    mb_add_mve_step add1, add2, add_out;
+    int32_t add_offset, add_min, add_max;
 } direct_conv;
+
+/* The fused residual ADD on 4 channels of one pixel: the conv's requantized values v by the
+ * other operand's int8 values at `other` (the same lanes), as the ADD variant add_mve.c computes
+ * them (VMLA, VQRDMULH, VRSHL per step), instead of three scalar rescales per channel. */
+static ALWAYS_INLINE int32x4_t residual_add(const direct_conv *d, int32x4_t v,
+                                            const int8_t *other, mve_pred16_t pred)
+{
+    const int32x4_t x1 = mb_add_mve_input(&d->add1, v);
+    const int32x4_t x2 = mb_add_mve_input(&d->add2, vldrbq_z_s32(other, pred));
+    const int32x4_t y = vaddq_n_s32(mb_add_mve_rescale(&d->add_out, vaddq_s32(x1, x2)),
+                                    d->add_offset);
+    return vminq_s32(vmaxq_s32(y, vdupq_n_s32(d->add_min)), vdupq_n_s32(d->add_max));
+}
 
 /* The input pixel under output pixel m (a 1x1 filter without padding). */
 static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int8_t *input,
@@ -278,10 +114,11 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
 }
 
 /* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus
- * interior_bias, requantized on 4 lanes, stored with one VSTRB per pixel (the last block of a
- * channel count that is not a multiple of 4 tail-predicated). */
+ * interior_bias, requantized on 4 lanes, with a fused ADD added to `other`'s (laid out as out),
+ * stored with one VSTRB per pixel (the last block of a channel count that is not a multiple of 4
+ * tail-predicated). other[i] is read right before out[i] is written: out may be other. */
 static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
-                                      int8_t *out, const int np)
+                                      int8_t *out, const int8_t *other, const int np)
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
@@ -293,8 +130,11 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
     const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(d->shifts + c, pred));
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
-        vstrbq_p_s32(out + q * oc + c,
-                     mb_mve_requantize(acc, m, s, p->output_offset, amin, amax), pred);
+        int32x4_t v = mb_mve_requantize(acc, m, s, p->output_offset, amin, amax);
+        if (other != 0) {
+            v = residual_add(d, v, other + q * oc + c, pred);
+        }
+        vstrbq_p_s32(out + q * oc + c, v, pred);
     }
 }
 
@@ -305,7 +145,7 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
  * predicated tail (a VPST before each load and each VMLADAV) every time: VWW's 8 -> 16 channel
  * 1x1 layer spent about 230 instructions per pixel there. */
 static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *const *x,
-                                          int8_t *out, const int np)
+                                          int8_t *out, const int8_t *other, const int np)
 {
     const int32_t oc = d->p->output_c;
     /* A depth under 16 read in place: the lanes after it zeroed (the filter's are zero too) */
@@ -328,7 +168,7 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
                 sums[3][j] = vmladavq_s8(v3, f);
             }
         }
-        store_block(d, sums, c, out, np);
+        store_block(d, sums, c, out, other, np);
     }
 }
 
@@ -343,10 +183,10 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
  * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block. */
 static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const *x, int8_t *out,
-                                       const int np)
+                                       const int8_t *other, const int np)
 {
     if (d->kp == 16) {
-        one_chunk_block(d, x, out, np);
+        one_chunk_block(d, x, out, other, np);
         return;
     }
     const mb_conv2d_s8_params *p = d->p;
@@ -389,11 +229,17 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
             sums[2][j] = s2;
             sums[3][j] = s3;
         }
-        store_block(d, sums, c, out, np);
+        store_block(d, sums, c, out, other, np);
     }
 }
 
-/* A 1x1 filter without padding and without a fused ADD: the pixels read in place, 4 at a time
+/* The fused ADD's operand for output pixel n, or 0 without one. */
+static inline const int8_t *residual_at(const direct_conv *d, int32_t n)
+{
+    return d->other != 0 ? d->other + n * d->p->output_c : 0;
+}
+
+/* A 1x1 filter without padding: the pixels read in place, 4 at a time
  * (direct_block), the last 1-3 one at a time, so no pixel is computed twice (two copies of
  * direct_block keep the code small). Cheaper per output than run()'s 2 pixels x 4 channels,
  * which walks the columns twice (two channels per pass) and requantizes twice as many vectors
@@ -407,15 +253,15 @@ static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output
     for (; n + 4 <= total; n += 4) {
         const int8_t *x[4] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1),
                               direct_pixel(p, input, n + 2), direct_pixel(p, input, n + 3)};
-        direct_block(d, x, output + n * oc, 4);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 4);
     }
     for (; n < total; n++) {
         const int8_t *x[1] = {direct_pixel(p, input, n)};
-        direct_block(d, x, output + n * oc, 1);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 1);
     }
 }
 
-/* Any other filter without a fused ADD: the 4 pixels' windows become columns in scratch
+/* Any other filter: the 4 pixels' windows become columns in scratch
  * (column_s8), which direct_block then reads as it reads the pixels of a 1x1 filter. Each
  * channel's filter row is loaded once per 4 pixels and each block of 4 channels requantized
  * once per pixel: a first layer (3x3x3 -> 8 channels: 2 chunks of 16 taps) cost about 300
@@ -440,12 +286,12 @@ static __attribute__((noinline)) void run_columns(const direct_conv *d, const in
                       (m % pixels_per_image) / p->output_w, m % p->output_w, kp,
                       cols + q * kp);
         }
-        direct_block(d, x, output + n * oc, 4);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 4);
     }
     for (; n < total; n++) {
         column_s8(p, input + n / pixels_per_image * image_bytes,
                   (n % pixels_per_image) / p->output_w, n % p->output_w, kp, cols);
-        direct_block(d, x, output + n * oc, 1);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 1);
     }
 }
 
@@ -455,21 +301,29 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
                       const mb_residual_add_s8 *residual, int8_t *output, void *scratch)
 {
     (void)bias;
-    if (is_direct(p) && residual == 0) {
-        const int32_t k = p->input_c;
-        const direct_conv d = {p, filter, interior_bias, multipliers, shifts,
-                               (k + 15) & ~(int32_t)15, k / 16, k % 16 != 0,
-                               vctp8q((uint32_t)(k % 16))};
+    const int direct = is_direct(p);
+    /* Read in place, a 1x1 filter's depth; else the column's, padded to 16 taps. */
+    const int32_t k = direct ? p->input_c : p->filter_h * p->filter_w * p->input_c;
+    direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
+                     direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,
+                     vctp8q((uint32_t)(k % 16)), 0, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0},
+                     {0, 0, 0, 0, 0}, 0, 0, 0};
+    if (residual != 0) {
+        const mb_add_s8_params *a = residual->add;
+        d.other = residual->other;
+        d.add1 = mb_add_mve_make_step(a->input1_offset, a->left_shift, a->input1_multiplier,
+                                      a->input1_shift);
+        d.add2 = mb_add_mve_make_step(a->input2_offset, a->left_shift, a->input2_multiplier,
+                                      a->input2_shift);
+        d.add_out = mb_add_mve_make_step(0, 0, a->output_multiplier, a->output_shift);
+        d.add_offset = a->output_offset;
+        d.add_min = a->activation_min;
+        d.add_max = a->activation_max;
+    }
+    if (direct) {
         run_direct(&d, input, output);
-    } else if (residual == 0 && !is_direct(p)) {
-        const int32_t kp = (p->filter_h * p->filter_w * p->input_c + 15) & ~(int32_t)15;
-        const direct_conv d = {p, filter, interior_bias, multipliers, shifts, kp, kp / 16, 0,
-                               vctp8q(0)};
-        run_columns(&d, input, output, (int8_t *)scratch);
-    } else if (is_direct(p) && p->input_c % 16 != 0) {
-        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 1);
     } else {
-        run(p, input, filter, interior_bias, multipliers, shifts, residual, output, scratch, 0);
+        run_columns(&d, input, output, (int8_t *)scratch);
     }
 }
 
