@@ -30,31 +30,67 @@
 #define CB 4 /* output channels per block */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-/* The window of output pixel (oy, ox) of one batch image into col, as mb_conv2d_column_s8 does,
- * for a window that lies inside the input (no padding, no dilation): each window row (filter_w *
- * input_c adjacent bytes) is copied 16 bytes at a time with predicated VLDRB/VSTRB, the last
- * chunk of a row tail-predicated (VCTP; lanes off read nothing), and the zeros up to kp are one
- * predicated VSTRB. The memcpy calls it replaces cost most of a first layer: a 3x3x3 window is
- * 3 rows of 9 bytes, ds_cnn's 10x4x1 one 10 rows of 4, and each call paid its call and its
- * size dispatch for them. Windows in the padding (the image's edges) keep the shared builder. */
-static void column_s8(const mb_conv2d_s8_params *p, const int8_t *image, int32_t oy, int32_t ox,
-                      int32_t kp, int8_t *col)
+/* What run_columns' window copies share, fixed per convolution. */
+typedef struct {
+    const mb_conv2d_s8_params *p;
+    int32_t kp;
+    int32_t plain;             /* no dilation and the filter fits the input: a window inside */
+    int32_t last_iy, last_ix;  /* the input is filter_h runs of `row` bytes from its origin, */
+    int32_t row, pitch;        /* which is at most (last_iy, last_ix); pitch: an input row */
+    mve_pred16_t in_row;       /* the first `row` lanes (a row of at most 16 bytes) */
+    mve_pred16_t zeros;        /* the lanes from the last tap up to kp */
+    int32_t image_bytes;
+} window_copy;
+
+static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
 {
+    window_copy w;
+    w.p = p;
+    w.kp = kp;
+    w.last_iy = p->input_h - p->filter_h;
+    w.last_ix = p->input_w - p->filter_w;
+    w.plain = p->dilation_h == 1 && p->dilation_w == 1 && w.last_iy >= 0 && w.last_ix >= 0;
+    w.row = p->filter_w * p->input_c;
+    w.pitch = p->input_w * p->input_c;
+    w.in_row = vctp8q((uint32_t)w.row);
+    w.zeros = vctp8q((uint32_t)(kp - p->filter_h * w.row));
+    w.image_bytes = p->input_h * w.pitch;
+    return w;
+}
+
+/* A window that reaches into the padding (or is dilated): the shared builder, out of line so
+ * that the interior copy inlined in run_columns keeps its registers. */
+static __attribute__((noinline)) void edge_column(const mb_conv2d_s8_params *p,
+                                                  const int8_t *image, int32_t oy, int32_t ox,
+                                                  int32_t kp, int8_t *col)
+{
+    mb_conv2d_column_s8(p, image, oy, ox, kp, col);
+}
+
+/* The window of output pixel (oy, ox) of `image` into col, as mb_conv2d_column_s8 does. A window
+ * inside the input is copied 16 bytes at a time with predicated VLDRB/VSTRB, the last chunk of
+ * a row tail-predicated (VCTP; lanes off read nothing), and the zeros up to kp are one
+ * predicated VSTRB: a 3x3x3 window is 3 predicated copies of 9 bytes, ds_cnn's 10x4x1 one 10 of
+ * 4, inline with no call and no memcpy size dispatch. The origin test is one unsigned compare
+ * per axis. */
+static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, int32_t oy,
+                                    int32_t ox, int8_t *col)
+{
+    const mb_conv2d_s8_params *p = w->p;
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
-    if (p->dilation_h != 1 || p->dilation_w != 1 || iy0 < 0 || ix0 < 0 ||
-        iy0 + p->filter_h > p->input_h || ix0 + p->filter_w > p->input_w) {
-        mb_conv2d_column_s8(p, image, oy, ox, kp, col);
+    if (!w->plain || (uint32_t)iy0 > (uint32_t)w->last_iy ||
+        (uint32_t)ix0 > (uint32_t)w->last_ix) {
+        edge_column(p, image, oy, ox, w->kp, col);
         return;
     }
-    const int32_t row = p->filter_w * p->input_c;
-    const int32_t pitch = p->input_w * p->input_c;
+    const int32_t row = w->row;
+    const int32_t pitch = w->pitch;
     const int8_t *src = image + iy0 * pitch + ix0 * p->input_c;
     int8_t *dst = col;
     if (row <= 16) { /* a first layer's rows: one predicate for all of them */
-        const mve_pred16_t in_row = vctp8q((uint32_t)row);
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
-            vstrbq_p_s8(dst, vldrbq_z_s8(src, in_row), in_row);
+            vstrbq_p_s8(dst, vldrbq_z_s8(src, w->in_row), w->in_row);
         }
     } else {
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
@@ -64,7 +100,25 @@ static void column_s8(const mb_conv2d_s8_params *p, const int8_t *image, int32_t
             }
         }
     }
-    vstrbq_p_s8(dst, vdupq_n_s8(0), vctp8q((uint32_t)(kp - p->filter_h * row)));
+    vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
+}
+
+/* The batch image and output row and column of a flat output pixel index, walked one pixel at a
+ * time instead of three divisions per pixel. */
+typedef struct {
+    const int8_t *image;
+    int32_t oy, ox;
+} pixel_at;
+
+static ALWAYS_INLINE void next_pixel(const window_copy *w, pixel_at *at)
+{
+    if (++at->ox == w->p->output_w) {
+        at->ox = 0;
+        if (++at->oy == w->p->output_h) {
+            at->oy = 0;
+            at->image += w->image_bytes;
+        }
+    }
 }
 
 /* A 1x1 filter without padding: pixels are read in place, no column is built. */
@@ -72,6 +126,14 @@ static int is_direct(const mb_conv2d_s8_params *p)
 {
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0;
 }
+
+/* A fused residual ADD: its operand `other`, laid out as the output, and its operands' and the
+ * sum's rescaling steps (add_mve.h). */
+typedef struct {
+    const int8_t *other;
+    mb_add_mve_step in1, in2, out;
+    int32_t offset, min, max;
+} fused_add;
 
 /* What every pixel block of run_direct and run_columns shares. */
 typedef struct {
@@ -81,24 +143,20 @@ typedef struct {
     int32_t kp, chunks;
     int32_t with_tail; /* the depth is not a multiple of 16: its last k % 16 taps, predicated */
     mve_pred16_t tail;
-    /* A fused residual ADD: `other` is laid out as the output (0: none), and its operands'
-     * and the sum's rescaling steps (add_mve.h). */
-    const int8_t *other;
-    mb_add_mve_step add1, add2, add_out;
-    int32_t add_offset, add_min, add_max;
+    const fused_add *add; /* 0: none */
 } direct_conv;
 
 /* The fused residual ADD on 4 channels of one pixel: the conv's requantized values v by the
  * other operand's int8 values at `other` (the same lanes), as the ADD variant add_mve.c computes
- * them (VMLA, VQRDMULH, VRSHL per step), instead of three scalar rescales per channel. */
-static ALWAYS_INLINE int32x4_t residual_add(const direct_conv *d, int32x4_t v,
+ * them (VMLA, VQRDMULH, VRSHL per step), instead of three scalar rescales per channel. other[i]
+ * is read right before out[i] is written: out may be other. */
+static ALWAYS_INLINE int32x4_t residual_add(const fused_add *a, int32x4_t v,
                                             const int8_t *other, mve_pred16_t pred)
 {
-    const int32x4_t x1 = mb_add_mve_input(&d->add1, v);
-    const int32x4_t x2 = mb_add_mve_input(&d->add2, vldrbq_z_s32(other, pred));
-    const int32x4_t y = vaddq_n_s32(mb_add_mve_rescale(&d->add_out, vaddq_s32(x1, x2)),
-                                    d->add_offset);
-    return vminq_s32(vmaxq_s32(y, vdupq_n_s32(d->add_min)), vdupq_n_s32(d->add_max));
+    const int32x4_t x1 = mb_add_mve_input(&a->in1, v);
+    const int32x4_t x2 = mb_add_mve_input(&a->in2, vldrbq_z_s32(other, pred));
+    const int32x4_t y = vaddq_n_s32(mb_add_mve_rescale(&a->out, vaddq_s32(x1, x2)), a->offset);
+    return vminq_s32(vmaxq_s32(y, vdupq_n_s32(a->min)), vdupq_n_s32(a->max));
 }
 
 /* The input pixel under output pixel m (a 1x1 filter without padding). */
@@ -114,11 +172,14 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
 }
 
 /* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus
- * interior_bias, requantized on 4 lanes, with a fused ADD added to `other`'s (laid out as out),
- * stored with one VSTRB per pixel (the last block of a channel count that is not a multiple of 4
- * tail-predicated). other[i] is read right before out[i] is written: out may be other. */
+ * interior_bias, requantized on 4 lanes, with a fused ADD (FUSED, a constant in each copy of the
+ * blocks: other is its operand, laid out as out) added on the same lanes, stored with one VSTRB
+ * per pixel (the last block of a channel count that is not a multiple of 4 tail-predicated). The
+ * blocks with and without the ADD are separate copies: one test in the blocks, with the call
+ * or the residual arithmetic behind it, cost the 1x1 layers up to 15% in spilled registers. */
 static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
-                                      int8_t *out, const int8_t *other, const int np)
+                                      int8_t *out, const int8_t *other, const int np,
+                                      const int fused)
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
@@ -131,8 +192,8 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
         int32x4_t v = mb_mve_requantize(acc, m, s, p->output_offset, amin, amax);
-        if (other != 0) {
-            v = residual_add(d, v, other + q * oc + c, pred);
+        if (fused) {
+            v = residual_add(d->add, v, other + q * oc + c, pred);
         }
         vstrbq_p_s32(out + q * oc + c, v, pred);
     }
@@ -145,7 +206,8 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
  * predicated tail (a VPST before each load and each VMLADAV) every time: VWW's 8 -> 16 channel
  * 1x1 layer spent about 230 instructions per pixel there. */
 static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *const *x,
-                                          int8_t *out, const int8_t *other, const int np)
+                                          int8_t *out, const int8_t *other, const int np,
+                                          const int fused)
 {
     const int32_t oc = d->p->output_c;
     /* A depth under 16 read in place: the lanes after it zeroed (the filter's are zero too) */
@@ -168,7 +230,7 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
                 sums[3][j] = vmladavq_s8(v3, f);
             }
         }
-        store_block(d, sums, c, out, other, np);
+        store_block(d, sums, c, out, other, np, fused);
     }
 }
 
@@ -183,10 +245,10 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
  * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block. */
 static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const *x, int8_t *out,
-                                       const int8_t *other, const int np)
+                                       const int8_t *other, const int np, const int fused)
 {
     if (d->kp == 16) {
-        one_chunk_block(d, x, out, other, np);
+        one_chunk_block(d, x, out, other, np, fused);
         return;
     }
     const mb_conv2d_s8_params *p = d->p;
@@ -229,14 +291,14 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
             sums[2][j] = s2;
             sums[3][j] = s3;
         }
-        store_block(d, sums, c, out, other, np);
+        store_block(d, sums, c, out, other, np, fused);
     }
 }
 
 /* The fused ADD's operand for output pixel n, or 0 without one. */
 static inline const int8_t *residual_at(const direct_conv *d, int32_t n)
 {
-    return d->other != 0 ? d->other + n * d->p->output_c : 0;
+    return d->add != 0 ? d->add->other + n * d->p->output_c : 0;
 }
 
 /* A 1x1 filter without padding: the pixels read in place, 4 at a time
@@ -244,8 +306,11 @@ static inline const int8_t *residual_at(const direct_conv *d, int32_t n)
  * direct_block keep the code small). Cheaper per output than run()'s 2 pixels x 4 channels,
  * which walks the columns twice (two channels per pass) and requantizes twice as many vectors
  * per filter block. */
-static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output)
+static ALWAYS_INLINE void run_direct(const direct_conv *dp, const int8_t *input,
+                                     int8_t *output, const int fused)
 {
+    const direct_conv dc = *dp; /* a copy the output stores cannot alias */
+    const direct_conv *d = &dc;
     const mb_conv2d_s8_params *p = d->p;
     const int32_t total = p->batches * p->output_h * p->output_w;
     const int32_t oc = p->output_c;
@@ -253,11 +318,11 @@ static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output
     for (; n + 4 <= total; n += 4) {
         const int8_t *x[4] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1),
                               direct_pixel(p, input, n + 2), direct_pixel(p, input, n + 3)};
-        direct_block(d, x, output + n * oc, residual_at(d, n), 4);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 4, fused);
     }
     for (; n < total; n++) {
         const int8_t *x[1] = {direct_pixel(p, input, n)};
-        direct_block(d, x, output + n * oc, residual_at(d, n), 1);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 1, fused);
     }
 }
 
@@ -268,31 +333,56 @@ static void run_direct(const direct_conv *d, const int8_t *input, int8_t *output
  * instructions per pixel in run()'s blocks of 2 pixels x 4 channels, most of it per-block set-up
  * and the requantization of every block twice over, not multiply-accumulates. Not inlined:
  * its own copy of direct_block then leaves run_direct's register allocation as it was. */
-static __attribute__((noinline)) void run_columns(const direct_conv *d, const int8_t *input, int8_t *output,
-                        int8_t *cols)
+static ALWAYS_INLINE void run_columns(const direct_conv *dp, const int8_t *input,
+                                      int8_t *output, int8_t *cols, const int fused)
 {
+    const direct_conv dc = *dp; /* a copy the output and column stores cannot alias */
+    const direct_conv *d = &dc;
     const mb_conv2d_s8_params *p = d->p;
-    const int32_t pixels_per_image = p->output_h * p->output_w;
-    const int32_t total = p->batches * pixels_per_image;
-    const int32_t image_bytes = p->input_h * p->input_w * p->input_c;
+    const int32_t total = p->batches * p->output_h * p->output_w;
     const int32_t oc = p->output_c;
     const int32_t kp = d->kp;
+    const window_copy w = window_copy_of(p, kp);
     const int8_t *const x[4] = {cols, cols + kp, cols + 2 * kp, cols + 3 * kp};
+    pixel_at at = {input, 0, 0};
     int32_t n = 0;
     for (; n + 4 <= total; n += 4) {
-        for (int32_t q = 0; q < 4; q++) {
-            const int32_t m = n + q;
-            column_s8(p, input + m / pixels_per_image * image_bytes,
-                      (m % pixels_per_image) / p->output_w, m % p->output_w, kp,
-                      cols + q * kp);
+        for (int32_t q = 0; q < 4; q++, next_pixel(&w, &at)) {
+            column_s8(&w, at.image, at.oy, at.ox, cols + q * kp);
         }
-        direct_block(d, x, output + n * oc, residual_at(d, n), 4);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 4, fused);
     }
-    for (; n < total; n++) {
-        column_s8(p, input + n / pixels_per_image * image_bytes,
-                  (n % pixels_per_image) / p->output_w, n % p->output_w, kp, cols);
-        direct_block(d, x, output + n * oc, residual_at(d, n), 1);
+    for (; n < total; n++, next_pixel(&w, &at)) {
+        column_s8(&w, at.image, at.oy, at.ox, cols);
+        direct_block(d, x, output + n * oc, residual_at(d, n), 1, fused);
     }
+}
+
+/* The four copies: each its own function, so that each gets its registers to itself. */
+static __attribute__((noinline)) void run_direct_plain(const direct_conv *d, const int8_t *input,
+                                                       int8_t *output)
+{
+    run_direct(d, input, output, 0);
+}
+
+static __attribute__((noinline)) void run_direct_fused(const direct_conv *d, const int8_t *input,
+                                                       int8_t *output)
+{
+    run_direct(d, input, output, 1);
+}
+
+static __attribute__((noinline)) void run_columns_plain(const direct_conv *d,
+                                                        const int8_t *input, int8_t *output,
+                                                        int8_t *cols)
+{
+    run_columns(d, input, output, cols, 0);
+}
+
+static __attribute__((noinline)) void run_columns_fused(const direct_conv *d,
+                                                        const int8_t *input, int8_t *output,
+                                                        int8_t *cols)
+{
+    run_columns(d, input, output, cols, 1);
 }
 
 void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const int8_t *filter,
@@ -304,26 +394,30 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
     const int direct = is_direct(p);
     /* Read in place, a 1x1 filter's depth; else the column's, padded to 16 taps. */
     const int32_t k = direct ? p->input_c : p->filter_h * p->filter_w * p->input_c;
-    direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
-                     direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,
-                     vctp8q((uint32_t)(k % 16)), 0, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0},
-                     {0, 0, 0, 0, 0}, 0, 0, 0};
+    fused_add add;
     if (residual != 0) {
         const mb_add_s8_params *a = residual->add;
-        d.other = residual->other;
-        d.add1 = mb_add_mve_make_step(a->input1_offset, a->left_shift, a->input1_multiplier,
-                                      a->input1_shift);
-        d.add2 = mb_add_mve_make_step(a->input2_offset, a->left_shift, a->input2_multiplier,
-                                      a->input2_shift);
-        d.add_out = mb_add_mve_make_step(0, 0, a->output_multiplier, a->output_shift);
-        d.add_offset = a->output_offset;
-        d.add_min = a->activation_min;
-        d.add_max = a->activation_max;
+        add.other = residual->other;
+        add.in1 = mb_add_mve_make_step(a->input1_offset, a->left_shift, a->input1_multiplier,
+                                       a->input1_shift);
+        add.in2 = mb_add_mve_make_step(a->input2_offset, a->left_shift, a->input2_multiplier,
+                                       a->input2_shift);
+        add.out = mb_add_mve_make_step(0, 0, a->output_multiplier, a->output_shift);
+        add.offset = a->output_offset;
+        add.min = a->activation_min;
+        add.max = a->activation_max;
     }
-    if (direct) {
-        run_direct(&d, input, output);
+    const direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
+                           direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,
+                           vctp8q((uint32_t)(k % 16)), residual != 0 ? &add : 0};
+    if (direct && residual == 0) {
+        run_direct_plain(&d, input, output);
+    } else if (direct) {
+        run_direct_fused(&d, input, output);
+    } else if (residual == 0) {
+        run_columns_plain(&d, input, output, (int8_t *)scratch);
     } else {
-        run_columns(&d, input, output, (int8_t *)scratch);
+        run_columns_fused(&d, input, output, (int8_t *)scratch);
     }
 }
 
