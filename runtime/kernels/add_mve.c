@@ -13,47 +13,17 @@
 #include <arm_mve.h>
 
 #include "microbuild/kernels/add.h"
-
-typedef struct {
-    int32_t offset;     /* input offset * 2^left_shift */
-    int32_t scale;      /* 2^left_shift */
-    int32_t multiplier;
-    int32_t right;      /* right shift, >= 0 */
-    int32_t negative;   /* -1 when right > 0, else 0 */
-} add_step;
-
-static add_step make_step(int32_t offset, int32_t left_shift, int32_t multiplier, int32_t shift)
-{
-    add_step s;
-    s.scale = (int32_t)1 << left_shift;
-    s.offset = offset * s.scale;
-    s.multiplier = multiplier;
-    s.right = shift > 0 ? 0 : -shift;
-    s.negative = s.right > 0 ? -1 : 0;
-    return s;
-}
-
-static inline int32x4_t add_rescale_v(const add_step *s, int32x4_t a)
-{
-    int32x4_t h = vqrdmulhq_n_s32(a, s->multiplier);
-    h = vaddq_s32(h, vandq_s32(vshrq_n_s32(h, 31), vdupq_n_s32(s->negative)));
-    return vrshlq_n_s32(h, -s->right);
-}
-
-static inline int32x4_t add_input_v(const add_step *s, int32x4_t x)
-{
-    return add_rescale_v(s, vmlaq_n_s32(vdupq_n_s32(s->offset), x, s->scale));
-}
+#include "microbuild/kernels/add_mve.h"
 
 /* The same arithmetic on one element (scalar broadcast operands, odd strides). */
-static inline int32_t add_rescale_1(const add_step *s, int32_t a)
+static inline int32_t add_rescale_1(const mb_add_mve_step *s, int32_t a)
 {
     const int32_t h = (int32_t)(((int64_t)a * s->multiplier + ((int64_t)1 << 30)) >> 31);
     const int32_t half = s->right > 0 ? (int32_t)1 << (s->right - 1) : 0;
     return (h + half + ((h >> 31) & s->negative)) >> s->right;
 }
 
-static inline int32_t add_input_1(const add_step *s, int32_t x)
+static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
 {
     return add_rescale_1(s, s->offset + x * s->scale);
 }
@@ -62,11 +32,12 @@ static void add_row_mve(const void *params, const int8_t *a, int32_t a_step, con
                         int32_t b_step, int8_t *out, int32_t n)
 {
     const mb_add_s8_params *p = (const mb_add_s8_params *)params;
-    const add_step s1 = make_step(p->input1_offset, p->left_shift, p->input1_multiplier,
-                                  p->input1_shift);
-    const add_step s2 = make_step(p->input2_offset, p->left_shift, p->input2_multiplier,
-                                  p->input2_shift);
-    const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
+    const mb_add_mve_step s1 = mb_add_mve_make_step(p->input1_offset, p->left_shift,
+                                                    p->input1_multiplier, p->input1_shift);
+    const mb_add_mve_step s2 = mb_add_mve_make_step(p->input2_offset, p->left_shift,
+                                                    p->input2_multiplier, p->input2_shift);
+    const mb_add_mve_step so = mb_add_mve_make_step(0, 0, p->output_multiplier,
+                                                    p->output_shift);
     const int32x4_t lo = vdupq_n_s32(p->activation_min);
     const int32x4_t hi = vdupq_n_s32(p->activation_max);
     const int32x4_t zp = vdupq_n_s32(p->output_offset);
@@ -76,9 +47,11 @@ static void add_row_mve(const void *params, const int8_t *a, int32_t a_step, con
         const int32x4_t fixed2 = vdupq_n_s32(b_step == 0 ? add_input_1(&s2, b[0]) : 0);
         for (int32_t i = 0; i < n; i += 4) {
             const mve_pred16_t pred = vctp32q((uint32_t)(n - i));
-            const int32x4_t x1 = a_step ? add_input_v(&s1, vldrbq_z_s32(a + i, pred)) : fixed1;
-            const int32x4_t x2 = b_step ? add_input_v(&s2, vldrbq_z_s32(b + i, pred)) : fixed2;
-            int32x4_t y = vaddq_s32(add_rescale_v(&so, vaddq_s32(x1, x2)), zp);
+            const int32x4_t x1 =
+                a_step ? mb_add_mve_input(&s1, vldrbq_z_s32(a + i, pred)) : fixed1;
+            const int32x4_t x2 =
+                b_step ? mb_add_mve_input(&s2, vldrbq_z_s32(b + i, pred)) : fixed2;
+            int32x4_t y = vaddq_s32(mb_add_mve_rescale(&so, vaddq_s32(x1, x2)), zp);
             y = vminq_s32(vmaxq_s32(y, lo), hi);
             vstrbq_p_s32(out + i, y, pred);
         }

@@ -18,51 +18,12 @@
 
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/kernels/conv2d_column.h"
+#include "microbuild/kernels/conv2d_fused_add.h"
 #include "microbuild/quant_fast.h"
 
 #define PX 2    /* output pixels per block */
 #define CB 4    /* output channels per block */
 #define CHUNK 16
-
-/* mb_requantize_fast(x, m, -r) for r in [1, 31], given x2 = 2 * x (the compiler accepts only
- * convs whose |x| < 2^30). The Q31 rounding (+2^30, >> 31) and the rounding right shift by r
- * (+2^(r-1), minus 1 for a negative value, >> r) compose exactly into
- *     floor((x * m + 2^30 + 2^(30 + r) - [x < 0] * 2^31) / 2^(31 + r))
- *   = (floor((2^(r-1) * 2^32 + 2x * m + 2^31) / 2^32) - [x < 0]) >> r
- * (for x < 0 whose Q31 product rounds to 0, x's sign stands in for the rounded value's: both
- * give 0). One 32x32->64 multiply-add, a shift and an add. */
-static inline int32_t requantize2(int32_t x2, int32_t m, int32_t half, int32_t r)
-{
-    const int64_t acc = (int64_t)x2 * m + (int64_t)half * 4294967296 + 2147483648;
-    return ((int32_t)(acc >> 32) + (x2 >> 31)) >> r;
-}
-
-/* x * m * 2^shift rounded as mb_requantize_fast, for |x| < 2^30. */
-static inline int32_t rescale(int32_t x, int32_t m, int32_t shift)
-{
-    if (shift < 0 && shift >= -31) {
-        const int32_t r = -shift;
-        return requantize2(x * 2, m, (int32_t)1 << (r - 1), r);
-    }
-    return mb_requantize_fast(x, m, shift);
-}
-
-/* mb_add_s8_one (the fused residual ADD) with the requantizations above: with left_shift <= 20
- * and input shifts <= 0 (what the compiler emits for int8), every value rescaled stays below
- * 2^29 in magnitude. Otherwise the header's own function. */
-static inline int32_t add_one(const mb_add_s8_params *p, int32_t a, int32_t b)
-{
-    if (p->left_shift > 20 || p->input1_shift > 0 || p->input2_shift > 0) {
-        return mb_add_s8_one(p, a, b);
-    }
-    const int32_t x1 = (p->input1_offset + a) * ((int32_t)1 << p->left_shift);
-    const int32_t x2 = (p->input2_offset + b) * ((int32_t)1 << p->left_shift);
-    const int32_t s1 = rescale(x1, p->input1_multiplier, p->input1_shift);
-    const int32_t s2 = rescale(x2, p->input2_multiplier, p->input2_shift);
-    int32_t v = rescale(s1 + s2, p->output_multiplier, p->output_shift) + p->output_offset;
-    v = v < p->activation_min ? p->activation_min : v;
-    return v > p->activation_max ? p->activation_max : v;
-}
 
 /* acc[q * CB + k] = sum over kp taps of filter row k (arranged) * column q. */
 static void gemm_block(const int8_t *x0, const int8_t *x1, const int8_t *f, int32_t kp,
@@ -182,8 +143,8 @@ void mb_conv2d_s8_gemm(const mb_conv2d_s8_params *p, const int8_t *input, const 
                     const int32_t r = -shift;
                     const int32_t half = (int32_t)1 << (r - 1);
                     const int32_t ib2 = ib * 2;
-                    v0 = requantize2(acc[j] * 2 + ib2, mult, half, r);
-                    v1 = requantize2(acc[CB + j] * 2 + ib2, mult, half, r);
+                    v0 = mb_conv2d_requantize2(acc[j] * 2 + ib2, mult, half, r);
+                    v1 = mb_conv2d_requantize2(acc[CB + j] * 2 + ib2, mult, half, r);
                 } else {
                     v0 = mb_requantize_fast(acc[j] + ib, mult, shift);
                     v1 = mb_requantize_fast(acc[CB + j] + ib, mult, shift);
@@ -195,9 +156,9 @@ void mb_conv2d_s8_gemm(const mb_conv2d_s8_params *p, const int8_t *input, const 
                 v0 = v0 > act_max ? act_max : v0;
                 v1 = v1 > act_max ? act_max : v1;
                 if (other != 0) {
-                    v0 = add_one(&add_params, v0, other[c]);
+                    v0 = mb_conv2d_add_one(&add_params, v0, other[c]);
                     if (np > 1) {
-                        v1 = add_one(&add_params, v1, other[oc + c]);
+                        v1 = mb_conv2d_add_one(&add_params, v1, other[oc + c]);
                     }
                 }
                 out[c] = (int8_t)v0;

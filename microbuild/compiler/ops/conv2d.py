@@ -189,8 +189,9 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:
     """Unless the pixels are read in place (a 1x1 filter: the kernel reads a depth that is not
-    a multiple of 16 with tail predication): 4 pixels' int8 columns (run_columns), or with a
-    fused ADD 2 pixels' columns and a dummy output row (run)."""
+    a multiple of 16 with tail predication): 4 pixels' int8 columns (run_columns). The other
+    terms are what the kernel's former 2-pixel path (a dummy output row) took: kept so that the
+    planner's workspace and row-streaming choices stay as they were (to shrink separately)."""
     oc, k, _ = _dims(op, graph)
     w = graph.tensor(op.inputs[1])
     if w.shape[1] == 1 and w.shape[2] == 1:
