@@ -168,6 +168,43 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
     }
 }
 
+/* A run of interior pixels with exactly 8 channels and a 3-wide filter (the first depthwise of
+ * MobileNet VWW / person_detect): one block per pixel, so its initial values, multipliers and
+ * split shifts are loaded once per run instead of per pixel (4 gathers and 6 vector operations
+ * a pixel saved). */
+static ALWAYS_INLINE void dw_run_interior_8ch(const dw_walk *w, const int8_t *x, int32_t pixel,
+                                              int32_t count, const int8_t *f,
+                                              const int32_t *init, const int32_t *multipliers,
+                                              const int32_t *shifts, int8_t *out)
+{
+    const uint32x4_t even_idx = vidupq_n_u32(0, 2);
+    const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
+    const int32x4_t init_even = vldrwq_gather_shifted_offset_s32(init, even_idx);
+    const int32x4_t init_odd = vldrwq_gather_shifted_offset_s32(init, odd_idx);
+    const int32x4_t mult_even = vldrwq_gather_shifted_offset_s32(multipliers, even_idx);
+    const int32x4_t mult_odd = vldrwq_gather_shifted_offset_s32(multipliers, odd_idx);
+    const mb_mve_shifts s_even =
+        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx));
+    const mb_mve_shifts s_odd =
+        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx));
+    const int32x4_t amin = vdupq_n_s32(w->activation_min);
+    const int32x4_t amax = vdupq_n_s32(w->activation_max);
+    for (int32_t i = 0; i < count; i++, x += pixel, out += 8) {
+        int32x4_t even = init_even;
+        int32x4_t odd = init_odd;
+        const int8_t *xr = x;
+        const int8_t *fr = f;
+        for (int32_t ky = 0; ky < w->nky; ky++, xr += w->row, fr += w->frow) {
+            mac8(&even, &odd, xr, fr, 0, 0);
+            mac8(&even, &odd, xr + w->xstep, fr + 8, 0, 0);
+            mac8(&even, &odd, xr + 2 * w->xstep, fr + 16, 0, 0);
+        }
+        const int32x4_t e = mb_mve_requantize(even, mult_even, s_even, w->out_offset, amin, amax);
+        const int32x4_t o = mb_mve_requantize(odd, mult_odd, s_odd, w->out_offset, amin, amax);
+        vstrbq_s16(out, vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), e), o));
+    }
+}
+
 /* `count` consecutive output pixels of one row whose windows lie wholly inside the input, the
  * first window at x, the next `pixel` input bytes further: no offset adds, no window arithmetic
  * per pixel. A filter 3 taps wide gets the copy with the tap loop unrolled. */
@@ -176,7 +213,9 @@ static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const i
                                      const int32_t *init, const int32_t *multipliers,
                                      const int32_t *shifts, int8_t *out)
 {
-    if (w->nkx == 3) {
+    if (channels == 8 && w->nkx == 3) {
+        dw_run_interior_8ch(w, x, pixel, count, f, init, multipliers, shifts, out);
+    } else if (w->nkx == 3) {
         for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
             dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 3);
         }
