@@ -84,18 +84,36 @@ static ALWAYS_INLINE void finish4(int32x4_t acc, const int32_t *multipliers,
     vstrbq_s32(out, requantize4(acc, vldrwq_s32(multipliers), vldrwq_s32(shifts), w));
 }
 
-/* Requantize 8 channels held as even / odd lanes and store them in channel order: the per-channel
- * values are gathered in the same order, VMOVNB / VMOVNT interleave the two halves back. */
+/* Requantize 8 channels held as even / odd lanes (the multipliers and shifts in the same order)
+ * into channel order: VQMOVNB / VQMOVNT interleave the two halves back into 8 int16 lanes,
+ * saturating, and the zero point (saturating) and clamp follow on 8 lanes at once. Exact: a
+ * value saturated at +-32767 stays beyond any int8 clamp bound after a zero point in
+ * [-128, 127] is added. */
+static ALWAYS_INLINE int16x8_t requantize8(int32x4_t even, int32x4_t odd, int32x4_t mult_even,
+                                           int32x4_t mult_odd, mb_mve_shifts s_even,
+                                           mb_mve_shifts s_odd, const dw_walk *w)
+{
+    const int32x4_t e = mb_mve_scale(even, mult_even, s_even);
+    const int32x4_t o = mb_mve_scale(odd, mult_odd, s_odd);
+    const int16x8_t v = vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o),
+                                     (int16_t)w->out_offset);
+    return vminq_s16(vmaxq_s16(v, vdupq_n_s16((int16_t)w->activation_min)),
+                     vdupq_n_s16((int16_t)w->activation_max));
+}
+
+/* Requantize 8 channels held as even / odd lanes and store them in channel order, the
+ * per-channel values gathered in the same order. */
 static ALWAYS_INLINE void finish8(int32x4_t even, int32x4_t odd, const int32_t *multipliers,
                                   const int32_t *shifts, const dw_walk *w, int8_t *out)
 {
     const uint32x4_t even_idx = vidupq_n_u32(0, 2);
     const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
-    const int32x4_t e = requantize4(even, vldrwq_gather_shifted_offset_s32(multipliers, even_idx),
-                                    vldrwq_gather_shifted_offset_s32(shifts, even_idx), w);
-    const int32x4_t o = requantize4(odd, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx),
-                                    vldrwq_gather_shifted_offset_s32(shifts, odd_idx), w);
-    vstrbq_s16(out, vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), e), o));
+    vstrbq_s16(out, requantize8(
+                        even, odd, vldrwq_gather_shifted_offset_s32(multipliers, even_idx),
+                        vldrwq_gather_shifted_offset_s32(multipliers, odd_idx),
+                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx)),
+                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx)),
+                        w));
 }
 
 /* 8 channels of one output pixel, 2 int32 accumulators (even and odd lanes) in registers, the
@@ -168,40 +186,62 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
     }
 }
 
-/* A run of interior pixels with exactly 8 channels and a 3-wide filter (the first depthwise of
+/* A run of interior pixels with exactly 8 channels and a 3x3 filter (the first depthwise of
  * MobileNet VWW / person_detect): one block per pixel, so its initial values, multipliers and
- * split shifts are loaded once per run instead of per pixel (4 gathers and 6 vector operations
- * a pixel saved). */
-static ALWAYS_INLINE void dw_run_interior_8ch(const dw_walk *w, const int8_t *x, int32_t pixel,
-                                              int32_t count, const int8_t *f,
-                                              const int32_t *init, const int32_t *multipliers,
-                                              const int32_t *shifts, int8_t *out)
+ * split shifts are gathered once per run into a table (`k`) and read back with one load each
+ * per pixel (4 gathers and 6 vector operations a pixel saved); the 3 taps of a filter row are
+ * unrolled (the rows not: unrolled, GCC loads all 18 vectors first and spills them).
+ * The empty asm statements hide that the table and the filter do not change from pixel to
+ * pixel: GCC would otherwise hoist all their vectors out of the loop, spill them and reload
+ * each with two instructions. */
+static ALWAYS_INLINE void dw_run_interior_8ch_3x3(const dw_walk *w, const int8_t *x,
+                                                  int32_t pixel, int32_t count, const int8_t *f,
+                                                  const int32_t *init,
+                                                  const int32_t *multipliers,
+                                                  const int32_t *shifts, int8_t *out)
 {
+    enum { INIT_E, INIT_O, MULT_E, MULT_O, LEFT_E, NEG_RIGHT1_E, LEFT_O, NEG_RIGHT1_O, AMIN,
+           AMAX, K_VECTORS };
+    int32_t table[K_VECTORS * 4] __attribute__((aligned(16)));
     const uint32x4_t even_idx = vidupq_n_u32(0, 2);
     const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
-    const int32x4_t init_even = vldrwq_gather_shifted_offset_s32(init, even_idx);
-    const int32x4_t init_odd = vldrwq_gather_shifted_offset_s32(init, odd_idx);
-    const int32x4_t mult_even = vldrwq_gather_shifted_offset_s32(multipliers, even_idx);
-    const int32x4_t mult_odd = vldrwq_gather_shifted_offset_s32(multipliers, odd_idx);
+    vstrwq_s32(table + 4 * INIT_E, vldrwq_gather_shifted_offset_s32(init, even_idx));
+    vstrwq_s32(table + 4 * INIT_O, vldrwq_gather_shifted_offset_s32(init, odd_idx));
+    vstrwq_s32(table + 4 * MULT_E, vldrwq_gather_shifted_offset_s32(multipliers, even_idx));
+    vstrwq_s32(table + 4 * MULT_O, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx));
     const mb_mve_shifts s_even =
         mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx));
     const mb_mve_shifts s_odd =
         mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx));
-    const int32x4_t amin = vdupq_n_s32(w->activation_min);
-    const int32x4_t amax = vdupq_n_s32(w->activation_max);
+    vstrwq_s32(table + 4 * LEFT_E, s_even.left);
+    vstrwq_s32(table + 4 * NEG_RIGHT1_E, s_even.neg_right1);
+    vstrwq_s32(table + 4 * LEFT_O, s_odd.left);
+    vstrwq_s32(table + 4 * NEG_RIGHT1_O, s_odd.neg_right1);
+    vstrhq_s16((int16_t *)(table + 4 * AMIN), vdupq_n_s16((int16_t)w->activation_min));
+    vstrhq_s16((int16_t *)(table + 4 * AMAX), vdupq_n_s16((int16_t)w->activation_max));
+    const int32_t row = w->row;
+    const int32_t xstep = w->xstep;
+    const int16_t out_offset = (int16_t)w->out_offset;
     for (int32_t i = 0; i < count; i++, x += pixel, out += 8) {
-        int32x4_t even = init_even;
-        int32x4_t odd = init_odd;
-        const int8_t *xr = x;
+        const int32_t *k = table;
         const int8_t *fr = f;
-        for (int32_t ky = 0; ky < w->nky; ky++, xr += w->row, fr += w->frow) {
+        __asm__("" : "+r"(k), "+r"(fr));
+        int32x4_t even = vldrwq_s32(k + 4 * INIT_E);
+        int32x4_t odd = vldrwq_s32(k + 4 * INIT_O);
+        const int8_t *xr = x;
+        for (int32_t ky = 0; ky < 3; ky++, xr += row, fr += 24) {
             mac8(&even, &odd, xr, fr, 0, 0);
-            mac8(&even, &odd, xr + w->xstep, fr + 8, 0, 0);
-            mac8(&even, &odd, xr + 2 * w->xstep, fr + 16, 0, 0);
+            mac8(&even, &odd, xr + xstep, fr + 8, 0, 0);
+            mac8(&even, &odd, xr + 2 * xstep, fr + 16, 0, 0);
         }
-        const int32x4_t e = mb_mve_requantize(even, mult_even, s_even, w->out_offset, amin, amax);
-        const int32x4_t o = mb_mve_requantize(odd, mult_odd, s_odd, w->out_offset, amin, amax);
-        vstrbq_s16(out, vmovntq_s32(vmovnbq_s32(vdupq_n_s16(0), e), o));
+        const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
+        const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
+        const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
+        const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
+        const int16x8_t v = vqaddq_n_s16(
+            vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
+        vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
+                                  vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
     }
 }
 
@@ -213,8 +253,8 @@ static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const i
                                      const int32_t *init, const int32_t *multipliers,
                                      const int32_t *shifts, int8_t *out)
 {
-    if (channels == 8 && w->nkx == 3) {
-        dw_run_interior_8ch(w, x, pixel, count, f, init, multipliers, shifts, out);
+    if (channels == 8 && w->nkx == 3 && w->nky == 3) {
+        dw_run_interior_8ch_3x3(w, x, pixel, count, f, init, multipliers, shifts, out);
     } else if (w->nkx == 3) {
         for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
             dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 3);
