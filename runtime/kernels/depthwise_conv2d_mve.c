@@ -1,19 +1,24 @@
 /* DEPTHWISE_CONV_2D, Helium variant "mve" (Cortex-M55): depth multiplier 1, any dilation.
  *
- * Channels innermost, int32x4 vectors: VLDRB.S32 loads 4 input (and 4 filter) bytes of one tap
- * sign-extended into the lanes, VMUL + VADD accumulate in int32 exactly as the reference (the
- * same products summed in another order; MVE has no lane-by-lane integer multiply-accumulate).
- * Blocks of 16, 8 and 4 channels keep their accumulators in registers over all the taps
- * (dw_block); the last 1-3 channels are tail-predicated (VCTP32: zeroing loads, predicated
- * store), so any channel count works. Output pixels are written in order, each after its own
- * inputs were read (the op may overlap its output with its input).
+ * Channels innermost. Blocks of 8 channels load each tap's input and filter bytes
+ * sign-extended into 8 int16 lanes (VLDRB.S16) and multiply them with VMULLB / VMULLT, which
+ * give the int32 products of the even and of the odd lanes: per tap and 8 channels 2 loads,
+ * 2 widening multiplies and 2 VADD (MVE has no lane-by-lane integer multiply-accumulate). The
+ * accumulators thus hold channels 0,2,4,6 and 1,3,5,7 of a block; their initial values, the
+ * multipliers and the shifts are read in that order by gather loads (one instruction each), and
+ * the two requantized halves are put back in channel order by VMOVNB / VMOVNT before one
+ * narrowing store. int16 lanes are exact: an input byte plus the input offset lies in
+ * [-255, 256] and the products are int32. A block of 4 channels uses int32 lanes (VLDRB.S32,
+ * VMUL, VADD); the last 1-3 channels are tail-predicated (VCTP32: zeroing loads, predicated
+ * store), so any channel count works. All sums are the reference's products in another order.
  *
- * Interior pixels start from interior_bias (the bias plus input_offset times the filter's sum)
- * and sum plain products: per tap and 16 channels 8 loads at immediate offsets from one input
- * and one filter pointer, 4 VMUL, 4 VADD. Border pixels start from bias, visit only the taps
- * inside the input and add the input offset to the input lanes (4 VADD more). The two are
- * separate functions (dw_pixel_interior, dw_pixel_border) so that the compiler cannot merge them
- * into one loop that tests the offset on every tap.
+ * Each output row is walked as: border pixels, the run of interior pixels in one call
+ * (dw_run_interior: no per-pixel window arithmetic or call), border pixels. Interior pixels
+ * start from interior_bias (the bias plus input_offset times the filter's sum) and sum plain
+ * products; a 3-tap-wide filter gets its own copy with the tap loop unrolled. Border pixels
+ * start from bias, visit only the taps inside the input (a clipped tap range, not a test per
+ * tap) and add the input offset to the input lanes. Output pixels are written in order, each
+ * after its own inputs were read (the op may overlap its output with its input).
  *
  * Requantization on 4 lanes (requantize_mve.h); the compiler only picks this variant when
  * |acc| * 2^left < 2^28 and right <= 28 (depthwise_conv2d.py).
@@ -41,6 +46,20 @@ static ALWAYS_INLINE int32x4_t mac4(int32x4_t acc, const int8_t *x, const int8_t
     return vaddq_s32(acc, vmulq_s32(xv, vldrbq_s32(f)));
 }
 
+/* 8 channels of one tap: the int32 products of the even lanes added to *even, of the odd lanes
+ * to *odd. */
+static ALWAYS_INLINE void mac8(int32x4_t *even, int32x4_t *odd, const int8_t *x, const int8_t *f,
+                               int16_t offset, const int with_offset)
+{
+    int16x8_t xv = vldrbq_s16(x);
+    if (with_offset) {
+        xv = vaddq_n_s16(xv, offset);
+    }
+    const int16x8_t fv = vldrbq_s16(f);
+    *even = vaddq_s32(*even, vmullbq_int_s16(xv, fv));
+    *odd = vaddq_s32(*odd, vmulltq_int_s16(xv, fv));
+}
+
 /* What every block of one call shares: the walk of the taps and the requantization. */
 typedef struct {
     int32_t nky, nkx;     /* taps inside the input */
@@ -50,75 +69,100 @@ typedef struct {
     int32_t out_offset, activation_min, activation_max;
 } dw_walk;
 
+/* Requantize 4 lanes' accumulators with the multipliers and shifts already loaded. */
+static ALWAYS_INLINE int32x4_t requantize4(int32x4_t acc, int32x4_t multipliers,
+                                           int32x4_t shifts, const dw_walk *w)
+{
+    return mb_mve_requantize(acc, multipliers, mb_mve_split_shifts(shifts), w->out_offset,
+                             vdupq_n_s32(w->activation_min), vdupq_n_s32(w->activation_max));
+}
+
 /* Requantize 4 channels' accumulators and store them. */
 static ALWAYS_INLINE void finish4(int32x4_t acc, const int32_t *multipliers,
                                   const int32_t *shifts, const dw_walk *w, int8_t *out)
 {
-    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_s32(shifts));
-    vstrbq_s32(out, mb_mve_requantize(acc, vldrwq_s32(multipliers), s, w->out_offset,
-                                      vdupq_n_s32(w->activation_min),
-                                      vdupq_n_s32(w->activation_max)));
+    vstrbq_s32(out, requantize4(acc, vldrwq_s32(multipliers), vldrwq_s32(shifts), w));
 }
 
-/* G x 4 channels of one output pixel (G accumulators in registers, the taps walked once; G is a
- * constant 4, 2 or 1 in each copy): per tap G input and G filter loads (immediate offsets from
- * one pointer each), G VMUL and G VADD (and G offset VADD at the border) for 4 * G
- * multiply-accumulates. */
-static ALWAYS_INLINE void dw_block(const dw_walk *w, const int8_t *x, const int8_t *f,
-                                   const int32_t *init, const int32_t *multipliers,
-                                   const int32_t *shifts, int8_t *out, const int groups,
-                                   const int with_offset)
+/* Requantize 8 channels held as even / odd lanes (the multipliers and shifts in the same order)
+ * into channel order: VQMOVNB / VQMOVNT interleave the two halves back into 8 int16 lanes,
+ * saturating, and the zero point (saturating) and clamp follow on 8 lanes at once. Exact: a
+ * value saturated at +-32767 stays beyond any int8 clamp bound after a zero point in
+ * [-128, 127] is added. */
+static ALWAYS_INLINE int16x8_t requantize8(int32x4_t even, int32x4_t odd, int32x4_t mult_even,
+                                           int32x4_t mult_odd, mb_mve_shifts s_even,
+                                           mb_mve_shifts s_odd, const dw_walk *w)
 {
-    const int32x4_t zero = vdupq_n_s32(0);
-    int32x4_t acc0 = vldrwq_s32(init);
-    int32x4_t acc1 = groups >= 2 ? vldrwq_s32(init + 4) : zero;
-    int32x4_t acc2 = groups >= 4 ? vldrwq_s32(init + 8) : zero;
-    int32x4_t acc3 = groups >= 4 ? vldrwq_s32(init + 12) : zero;
-    const int32_t offset = w->offset;
+    const int32x4_t e = mb_mve_scale(even, mult_even, s_even);
+    const int32x4_t o = mb_mve_scale(odd, mult_odd, s_odd);
+    const int16x8_t v = vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o),
+                                     (int16_t)w->out_offset);
+    return vminq_s16(vmaxq_s16(v, vdupq_n_s16((int16_t)w->activation_min)),
+                     vdupq_n_s16((int16_t)w->activation_max));
+}
+
+/* Requantize 8 channels held as even / odd lanes and store them in channel order, the
+ * per-channel values gathered in the same order. */
+static ALWAYS_INLINE void finish8(int32x4_t even, int32x4_t odd, const int32_t *multipliers,
+                                  const int32_t *shifts, const dw_walk *w, int8_t *out)
+{
+    const uint32x4_t even_idx = vidupq_n_u32(0, 2);
+    const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
+    vstrbq_s16(out, requantize8(
+                        even, odd, vldrwq_gather_shifted_offset_s32(multipliers, even_idx),
+                        vldrwq_gather_shifted_offset_s32(multipliers, odd_idx),
+                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx)),
+                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx)),
+                        w));
+}
+
+/* 8 channels of one output pixel, 2 int32 accumulators (even and odd lanes) in registers, the
+ * taps walked once: per tap 1 input and 1 filter load, VMULLB, VMULLT and 2 VADD (1 VADD more of
+ * the offset at the border). Blocks of 16 channels would need 4 accumulators and 4 loaded
+ * vectors plus the products: more than the 8 vector registers, GCC spills an accumulator on
+ * every tap. kw is the filter width when a constant (3: the tap loop unrolled), else 0. */
+static ALWAYS_INLINE void dw_block8(const dw_walk *w, const int8_t *x, const int8_t *f,
+                                    const int32_t *init, const int32_t *multipliers,
+                                    const int32_t *shifts, int8_t *out, const int with_offset,
+                                    const int kw)
+{
+    int32x4_t even = vldrwq_gather_shifted_offset_s32(init, vidupq_n_u32(0, 2));
+    int32x4_t odd = vldrwq_gather_shifted_offset_s32(init, vidupq_n_u32(1, 2));
+    const int16_t offset = (int16_t)w->offset;
+    const int32_t nkx = kw ? kw : w->nkx;
     for (int32_t ky = 0; ky < w->nky; ky++, x += w->row, f += w->frow) {
         const int8_t *xt = x;
         const int8_t *ft = f;
-        for (int32_t kx = 0; kx < w->nkx; kx++, xt += w->xstep, ft += w->fstep) {
-            acc0 = mac4(acc0, xt, ft, offset, with_offset);
-            if (groups >= 2) {
-                acc1 = mac4(acc1, xt + 4, ft + 4, offset, with_offset);
-            }
-            if (groups >= 4) {
-                acc2 = mac4(acc2, xt + 8, ft + 8, offset, with_offset);
-                acc3 = mac4(acc3, xt + 12, ft + 12, offset, with_offset);
-            }
+#pragma GCC unroll 3 /* kw == 3: no loop left (at -O2 GCC keeps a counted loop of 3) */
+        for (int32_t kx = 0; kx < nkx; kx++, xt += w->xstep, ft += w->fstep) {
+            mac8(&even, &odd, xt, ft, offset, with_offset);
         }
     }
-    finish4(acc0, multipliers, shifts, w, out);
-    if (groups >= 2) {
-        finish4(acc1, multipliers + 4, shifts + 4, w, out + 4);
-    }
-    if (groups >= 4) {
-        finish4(acc2, multipliers + 8, shifts + 8, w, out + 8);
-        finish4(acc3, multipliers + 12, shifts + 12, w, out + 12);
-    }
+    finish8(even, odd, multipliers, shifts, w, out);
 }
 
-/* One output pixel of `channels` channels: blocks of 16 channels, then one of 8 and one of 4
- * (dw_block), then the last 1-3 channels tail-predicated (VCTP32). */
+/* One output pixel of `channels` channels: blocks of 8 channels (dw_block8), then one of 4
+ * (int32 lanes), then the last 1-3 channels tail-predicated (VCTP32). */
 static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int8_t *x,
                                    const int8_t *f, const int32_t *init,
                                    const int32_t *multipliers, const int32_t *shifts,
-                                   int8_t *out, const int with_offset)
+                                   int8_t *out, const int with_offset, const int kw)
 {
     int32_t c = 0;
-    for (; c + 16 <= channels; c += 16) {
-        dw_block(w, x + c, f + c, init + c, multipliers + c, shifts + c, out + c, 4,
-                 with_offset);
-    }
-    if (c + 8 <= channels) {
-        dw_block(w, x + c, f + c, init + c, multipliers + c, shifts + c, out + c, 2,
-                 with_offset);
-        c += 8;
+    for (; c + 8 <= channels; c += 8) {
+        dw_block8(w, x + c, f + c, init + c, multipliers + c, shifts + c, out + c, with_offset,
+                  kw);
     }
     if (c + 4 <= channels) {
-        dw_block(w, x + c, f + c, init + c, multipliers + c, shifts + c, out + c, 1,
-                 with_offset);
+        int32x4_t acc = vldrwq_s32(init + c);
+        const int8_t *xr = x + c;
+        const int8_t *fr = f + c;
+        for (int32_t ky = 0; ky < w->nky; ky++, xr += w->row, fr += w->frow) {
+            for (int32_t kx = 0; kx < w->nkx; kx++) {
+                acc = mac4(acc, xr + kx * w->xstep, fr + kx * w->fstep, w->offset, with_offset);
+            }
+        }
+        finish4(acc, multipliers + c, shifts + c, w, out + c);
         c += 4;
     }
     if (c < channels) {
@@ -136,21 +180,90 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
                 acc = vaddq_s32(acc, vmulq_s32(xv, fv));
             }
         }
-        const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(shifts + c, pred));
-        const int32x4_t v = mb_mve_requantize(acc, vldrwq_z_s32(multipliers + c, pred), s,
-                                              w->out_offset, vdupq_n_s32(w->activation_min),
-                                              vdupq_n_s32(w->activation_max));
+        const int32x4_t v = requantize4(acc, vldrwq_z_s32(multipliers + c, pred),
+                                        vldrwq_z_s32(shifts + c, pred), w);
         vstrbq_p_s32(out + c, v, pred);
     }
 }
 
-/* A pixel whose window lies wholly inside the input: no offset adds. */
-static NOINLINE void dw_pixel_interior(const dw_walk *w, int32_t channels, const int8_t *x,
-                                       const int8_t *f, const int32_t *init,
-                                       const int32_t *multipliers, const int32_t *shifts,
-                                       int8_t *out)
+/* A run of interior pixels with exactly 8 channels and a 3x3 filter (the first depthwise of
+ * MobileNet VWW / person_detect): one block per pixel, so its initial values, multipliers and
+ * split shifts are gathered once per run into a table (`k`) and read back with one load each
+ * per pixel (4 gathers and 6 vector operations a pixel saved); the 3 taps of a filter row are
+ * unrolled (the rows not: unrolled, GCC loads all 18 vectors first and spills them).
+ * The empty asm statements hide that the table and the filter do not change from pixel to
+ * pixel: GCC would otherwise hoist all their vectors out of the loop, spill them and reload
+ * each with two instructions. */
+static ALWAYS_INLINE void dw_run_interior_8ch_3x3(const dw_walk *w, const int8_t *x,
+                                                  int32_t pixel, int32_t count, const int8_t *f,
+                                                  const int32_t *init,
+                                                  const int32_t *multipliers,
+                                                  const int32_t *shifts, int8_t *out)
 {
-    dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0);
+    enum { INIT_E, INIT_O, MULT_E, MULT_O, LEFT_E, NEG_RIGHT1_E, LEFT_O, NEG_RIGHT1_O, AMIN,
+           AMAX, K_VECTORS };
+    int32_t table[K_VECTORS * 4] __attribute__((aligned(16)));
+    const uint32x4_t even_idx = vidupq_n_u32(0, 2);
+    const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
+    vstrwq_s32(table + 4 * INIT_E, vldrwq_gather_shifted_offset_s32(init, even_idx));
+    vstrwq_s32(table + 4 * INIT_O, vldrwq_gather_shifted_offset_s32(init, odd_idx));
+    vstrwq_s32(table + 4 * MULT_E, vldrwq_gather_shifted_offset_s32(multipliers, even_idx));
+    vstrwq_s32(table + 4 * MULT_O, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx));
+    const mb_mve_shifts s_even =
+        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx));
+    const mb_mve_shifts s_odd =
+        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx));
+    vstrwq_s32(table + 4 * LEFT_E, s_even.left);
+    vstrwq_s32(table + 4 * NEG_RIGHT1_E, s_even.neg_right1);
+    vstrwq_s32(table + 4 * LEFT_O, s_odd.left);
+    vstrwq_s32(table + 4 * NEG_RIGHT1_O, s_odd.neg_right1);
+    vstrhq_s16((int16_t *)(table + 4 * AMIN), vdupq_n_s16((int16_t)w->activation_min));
+    vstrhq_s16((int16_t *)(table + 4 * AMAX), vdupq_n_s16((int16_t)w->activation_max));
+    const int32_t row = w->row;
+    const int32_t xstep = w->xstep;
+    const int16_t out_offset = (int16_t)w->out_offset;
+    for (int32_t i = 0; i < count; i++, x += pixel, out += 8) {
+        const int32_t *k = table;
+        const int8_t *fr = f;
+        __asm__("" : "+r"(k), "+r"(fr));
+        int32x4_t even = vldrwq_s32(k + 4 * INIT_E);
+        int32x4_t odd = vldrwq_s32(k + 4 * INIT_O);
+        const int8_t *xr = x;
+        for (int32_t ky = 0; ky < 3; ky++, xr += row, fr += 24) {
+            mac8(&even, &odd, xr, fr, 0, 0);
+            mac8(&even, &odd, xr + xstep, fr + 8, 0, 0);
+            mac8(&even, &odd, xr + 2 * xstep, fr + 16, 0, 0);
+        }
+        const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
+        const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
+        const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
+        const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
+        const int16x8_t v = vqaddq_n_s16(
+            vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
+        vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
+                                  vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
+    }
+}
+
+/* `count` consecutive output pixels of one row whose windows lie wholly inside the input, the
+ * first window at x, the next `pixel` input bytes further: no offset adds, no window arithmetic
+ * per pixel. A filter 3 taps wide gets the copy with the tap loop unrolled. */
+static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const int8_t *x,
+                                     int32_t pixel, int32_t count, const int8_t *f,
+                                     const int32_t *init, const int32_t *multipliers,
+                                     const int32_t *shifts, int8_t *out)
+{
+    if (channels == 8 && w->nkx == 3 && w->nky == 3) {
+        dw_run_interior_8ch_3x3(w, x, pixel, count, f, init, multipliers, shifts, out);
+    } else if (w->nkx == 3) {
+        for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
+            dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 3);
+        }
+    } else {
+        for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
+            dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 0);
+        }
+    }
 }
 
 /* A pixel at the border: only the taps inside, the input offset added to each input value. */
@@ -159,7 +272,20 @@ static NOINLINE void dw_pixel_border(const dw_walk *w, int32_t channels, const i
                                      const int32_t *multipliers, const int32_t *shifts,
                                      int8_t *out)
 {
-    dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 1);
+    dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 1, 0);
+}
+
+/* The output columns [*lo, *hi) whose windows lie wholly inside the input (an empty range when
+ * there are none). */
+static void interior_columns(const mb_depthwise_conv2d_s8_params *p, int32_t *lo, int32_t *hi)
+{
+    const int32_t span = (p->filter_w - 1) * p->dilation_w + 1; /* input columns of a window */
+    int32_t l = (p->pad_left + p->stride_w - 1) / p->stride_w;
+    int32_t h = p->input_w >= span ? (p->input_w - span + p->pad_left) / p->stride_w + 1 : 0;
+    h = h < p->output_w ? h : p->output_w;
+    l = l < h ? l : h;
+    *lo = l;
+    *hi = h;
 }
 
 void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const int8_t *input,
@@ -174,6 +300,8 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
                  .xstep = channels * p->dilation_w, .fstep = channels,
                  .offset = p->input_offset, .out_offset = p->output_offset,
                  .activation_min = p->activation_min, .activation_max = p->activation_max};
+    int32_t ox_in_lo, ox_in_hi;
+    interior_columns(p, &ox_in_lo, &ox_in_hi);
     int8_t *out = output;
     (void)scratch;
 
@@ -183,8 +311,21 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
             const int32_t in_y0 = oy * p->stride_h - p->pad_top;
             int32_t ky_lo, ky_hi;
             mb_dw_tap_range(in_y0, p->filter_h, p->dilation_h, p->input_h, &ky_lo, &ky_hi);
-            for (int32_t ox = 0; ox < p->output_w; ox++, out += channels) {
+            /* Rows with every filter row inside run their interior columns in one call. */
+            const int full_rows = ky_lo == 0 && ky_hi == p->filter_h;
+            for (int32_t ox = 0; ox < p->output_w;) {
                 const int32_t in_x0 = ox * p->stride_w - p->pad_left;
+                if (full_rows && ox == ox_in_lo && ox_in_hi > ox_in_lo) {
+                    const int32_t count = ox_in_hi - ox_in_lo;
+                    w.nky = p->filter_h;
+                    w.nkx = p->filter_w;
+                    dw_run_interior(&w, channels, in_batch + in_y0 * row + in_x0 * channels,
+                                    p->stride_w * channels, count, filter, interior_bias,
+                                    multipliers, shifts, out);
+                    ox += count;
+                    out += count * channels;
+                    continue;
+                }
                 int32_t kx_lo, kx_hi;
                 mb_dw_tap_range(in_x0, p->filter_w, p->dilation_w, p->input_w, &kx_lo,
                                 &kx_hi);
@@ -197,12 +338,9 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
                 }
                 w.nky = ky_hi - ky_lo;
                 w.nkx = kx_hi - kx_lo;
-                if (ky_lo == 0 && ky_hi == p->filter_h && kx_lo == 0 && kx_hi == p->filter_w) {
-                    dw_pixel_interior(&w, channels, x, f, interior_bias, multipliers, shifts,
-                                      out);
-                } else {
-                    dw_pixel_border(&w, channels, x, f, bias, multipliers, shifts, out);
-                }
+                dw_pixel_border(&w, channels, x, f, bias, multipliers, shifts, out);
+                ox++;
+                out += channels;
             }
         }
     }

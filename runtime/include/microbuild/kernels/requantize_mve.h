@@ -29,14 +29,20 @@ static inline mb_mve_shifts mb_mve_split_shifts(int32x4_t shifts)
     return s;
 }
 
+/* acc * multiplier * 2^shift, rounded as mb_requantize_fast (no zero point, no clamp). */
+static inline int32x4_t mb_mve_scale(int32x4_t acc, int32x4_t multipliers, mb_mve_shifts s)
+{
+    const int32x4_t hi = vqrdmulhq_s32(vshlq_s32(acc, s.left), multipliers);
+    const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
+    return vrshlq_s32(t, s.neg_right1);
+}
+
 /* acc * multiplier * 2^shift, rounded as mb_requantize_fast, plus the output zero point,
  * clamped to [amin, amax]. */
 static inline int32x4_t mb_mve_requantize(int32x4_t acc, int32x4_t multipliers, mb_mve_shifts s,
                                           int32_t out_offset, int32x4_t amin, int32x4_t amax)
 {
-    const int32x4_t hi = vqrdmulhq_s32(vshlq_s32(acc, s.left), multipliers);
-    const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
-    const int32x4_t v = vaddq_n_s32(vrshlq_s32(t, s.neg_right1), out_offset);
+    const int32x4_t v = vaddq_n_s32(mb_mve_scale(acc, multipliers, s), out_offset);
     return vminq_s32(vmaxq_s32(v, amin), amax);
 }
 

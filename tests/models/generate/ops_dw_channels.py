@@ -1,0 +1,56 @@
+"""Depthwise layers with exactly 8 channels and a 3x3 filter, stride 1 then stride 2, in one
+model: the shape of MobileNet VWW's and person_detect's first depthwise layers, which the Helium
+variant runs through its own 8-channel path (depthwise_conv2d_mve.c, dw_run_interior_8ch_3x3).
+The Keras sweep's depthwise models have 2-6, 16, 17, 20 and 24 channels, none exactly 8.
+
+    .venv/bin/python tests/models/generate/ops_dw_channels.py   (numpy and the tflite-micro wheel)
+
+Built with tflite_builder under the converter's quantization conventions (per-channel symmetric
+int8 filters, bias scale = input scale x filter scale, zero bias zero points); each output's
+scale and zero point come from its accumulators on random inputs, as calibration would give.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from common import save
+from ops_pruned import _output_quantization
+from tflite_builder import ModelBuilder
+
+CHANNELS = 8
+
+
+def _depthwise(b: ModelBuilder, rng, x: int, x_scale: float, x_zp: int, shape, stride: int,
+               activation: int) -> tuple[int, float, int, tuple[int, int, int]]:
+    """A 3x3 SAME depthwise layer after tensor x; returns its output tensor, scale, zero point
+    and shape (h, w, c)."""
+    h, w, c = shape
+    filter_scales = rng.uniform(0.004, 0.03, c)
+    filters = rng.integers(-127, 128, (1, 3, 3, c), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, c).astype(np.int32)
+    xs = rng.integers(-128, 128, (256, 9, c)).astype(np.int64) - x_zp
+    acc = (xs * filters.reshape(9, c).astype(np.int64)).sum(axis=1) + bias
+    out_scale, out_zp = _output_quantization(acc, x_scale * filter_scales)
+    out_shape = (-(-h // stride), -(-w // stride), c)
+    f = b.constant(f"filter{stride}", filters, scale=filter_scales, axis=3)
+    bb = b.constant(f"bias{stride}", bias, scale=x_scale * filter_scales, axis=0)
+    y = b.tensor(f"output{stride}", (1, *out_shape), "int8", out_scale, out_zp)
+    b.operator("DEPTHWISE_CONV_2D", [x, f, bb], [y], "DepthwiseConv2DOptions", version=3,
+               padding=0, strideW=stride, strideH=stride, depthMultiplier=1,
+               fusedActivationFunction=activation, dilationWFactor=1, dilationHFactor=1)
+    return y, out_scale, out_zp, out_shape
+
+
+def models() -> None:
+    rng = np.random.default_rng(2201)
+    b = ModelBuilder()
+    shape = (11, 13, CHANNELS)  # odd sizes: a run of interior pixels between two border columns
+    x = b.tensor("input", (1, *shape), "int8", 0.025, -9)
+    # Activation codes in the schema: 0 NONE, 1 RELU, 3 RELU6.
+    y1, s1, z1, shape1 = _depthwise(b, rng, x, 0.025, -9, shape, 1, 3)
+    y2, _, _, _ = _depthwise(b, rng, y1, s1, z1, shape1, 2, 0)
+    save("ops/dw_3x3_same_s1_s2_c8_pc.tflite", b.build([x], [y2]))
+
+
+if __name__ == "__main__":
+    models()
