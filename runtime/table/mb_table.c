@@ -5,8 +5,9 @@
 
 #include "microbuild/table.h"
 
+/* Argument kinds (microbuild/blob/format.py): an offset into a section, or a value. */
 enum {
-    ARG_NULL = 0, ARG_WORKSPACE = 1, ARG_WEIGHTS = 2, ARG_PARAMS = 3
+    ARG_NULL = 0, ARG_WORKSPACE = 1, ARG_WEIGHTS = 2, ARG_PARAMS = 3, ARG_INT = 4, ARG_F32 = 5
 };
 
 /* Header field offsets (microbuild/blob/format.py's _HEADER). */
@@ -14,7 +15,7 @@ enum {
     H_VERSION = 8, H_HEADER_BYTES = 10, H_KERNEL_SET = 12, H_TOTAL = 16, H_CRC = 20, H_SHA256 = 24,
     H_WORKSPACE = 80, H_OP_COUNT = 84, H_OPS = 88, H_OPS_BYTES = 92, H_PARAMS = 96,
     H_PARAMS_BYTES = 100, H_WEIGHTS = 104, H_WEIGHTS_BYTES = 108, H_IO = 112, H_INPUTS = 116,
-    H_OUTPUTS = 118, H_POINTER_BYTES = 120
+    H_OUTPUTS = 118, H_POINTER_BYTES = 120, H_STATE_BYTES = 128, H_STATE_IMAGE = 132
 };
 
 static const uint8_t magic[8] = {'M', 'B', 'M', 'O', 'D', 'E', 'L', 0};
@@ -157,9 +158,10 @@ static int inside(uint32_t offset, uint32_t bytes, uint32_t limit)
 }
 
 /* A parameter block at `at` in the blob's parameter section: in bounds, its pointer fields
- * inside the block and pointing inside the weights. Returns the bytes the runner copies for it
- * (0 when it is passed in place), or -1 when it is malformed. */
-static int32_t check_params(const uint8_t *blob, uint32_t at)
+ * inside the block and pointing inside the section their kind names (a nested parameter block
+ * must have no pointer fields: `nested`). Returns the bytes the runner copies for it (0 when it
+ * is passed in place), or -1 when it is malformed. */
+static int32_t check_params(const uint8_t *blob, uint32_t at, uint32_t workspace, int nested)
 {
     const uint32_t base = u32(blob + H_PARAMS), limit = u32(blob + H_PARAMS_BYTES);
     const uint32_t pointer = blob[H_POINTER_BYTES], weights = u32(blob + H_WEIGHTS_BYTES);
@@ -167,12 +169,22 @@ static int32_t check_params(const uint8_t *blob, uint32_t at)
         return -1;
     }
     const uint32_t bytes = u32(blob + base + at), fields = u32(blob + base + at + 4u);
-    if (fields > (limit - at - 8u) / 8u || !inside(at + 8u + 8u * fields, bytes, limit)) {
+    if (fields > (limit - at - 8u) / 12u || !inside(at + 8u + 12u * fields, bytes, limit) ||
+        (nested && fields != 0u)) {
         return -1;
     }
     for (uint32_t f = 0; f < fields; f++) {
-        const uint8_t *field = blob + base + at + 8u + 8u * f;
-        if (!inside(u32(field), pointer, bytes) || u32(field + 4) >= weights) {
+        const uint8_t *field = blob + base + at + 8u + 12u * f;
+        const uint32_t kind = u32(field + 4), target = u32(field + 8);
+        if (!inside(u32(field), pointer, bytes)) {
+            return -1;
+        }
+        if (kind == ARG_PARAMS) {
+            if (check_params(blob, target, workspace, 1) != 0) {
+                return -1;
+            }
+        } else if (!((kind == ARG_WEIGHTS && target < weights) ||
+                     (kind == ARG_WORKSPACE && target < workspace))) {
             return -1;
         }
     }
@@ -233,6 +245,11 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
         !inside(weights, u32(blob + H_WEIGHTS_BYTES), total) || (weights & 15u) != 0u) {
         return MB_TABLE_BAD_LAYOUT;
     }
+    const uint32_t state = u32(blob + H_STATE_BYTES);
+    if (state > ws || (state & 15u) != 0u ||
+        (state != 0u && !inside(u32(blob + H_STATE_IMAGE), state, u32(blob + H_WEIGHTS_BYTES)))) {
+        return MB_TABLE_BAD_LAYOUT;
+    }
     for (uint32_t k = 0; k < n_io; k++) {
         if (!inside(u32(blob + io + 8u * k), u32(blob + io + 8u * k + 4u), ws)) {
             return MB_TABLE_BAD_LAYOUT;
@@ -267,7 +284,9 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
             } else if (kind == ARG_WEIGHTS) {
                 copy = value < u32(blob + H_WEIGHTS_BYTES) ? 0 : -1;
             } else if (kind == ARG_PARAMS) {
-                copy = check_params(blob, value);
+                copy = check_params(blob, value, ws, 0);
+            } else if (kind == ARG_INT || kind == ARG_F32) {
+                copy = 0;
             } else {
                 copy = -1;
             }
@@ -287,6 +306,14 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
 uint32_t mb_table_input_count(const uint8_t *blob) { return u16(blob + H_INPUTS); }
 uint32_t mb_table_output_count(const uint8_t *blob) { return u16(blob + H_OUTPUTS); }
 uint32_t mb_table_workspace_bytes(const uint8_t *blob) { return u32(blob + H_WORKSPACE); }
+uint32_t mb_table_state_bytes(const uint8_t *blob) { return u32(blob + H_STATE_BYTES); }
+
+void mb_table_reset_state(const uint8_t *blob, uint8_t *workspace)
+{
+    const uint32_t state = u32(blob + H_STATE_BYTES);
+    memcpy(workspace + u32(blob + H_WORKSPACE) - state,
+           blob + u32(blob + H_WEIGHTS) + u32(blob + H_STATE_IMAGE), state);
+}
 
 void mb_table_io(const uint8_t *blob, uint32_t index, uint32_t *offset, uint32_t *bytes)
 {
@@ -318,21 +345,28 @@ void mb_table_run(const uint8_t *blob, uint8_t *workspace)
             case ARG_PARAMS: {
                 const uint8_t *block = params + value;
                 const uint32_t bytes = u32(block), fields = u32(block + 4);
-                const uint8_t *data = block + 8u + 8u * fields;
+                const uint8_t *data = block + 8u + 12u * fields;
                 if (fields == 0u) {  /* no pointers: passed in place, in the blob */
                     args[k] = (void *)(uintptr_t)data;
                     break;
                 }
                 memcpy(copy, data, bytes);
                 for (uint32_t f = 0; f < fields; f++) {
-                    const uint8_t *field = block + 8u + 8u * f;
-                    const uint8_t *target = weights + u32(field + 4);
+                    const uint8_t *field = block + 8u + 12u * f;
+                    const uint32_t kind = u32(field + 4), value_at = u32(field + 8);
+                    /* A nested block has no pointer fields (checked): its data in place. */
+                    const uint8_t *target =
+                        kind == ARG_WEIGHTS ? weights + value_at
+                        : kind == ARG_WORKSPACE ? workspace + value_at
+                        : params + value_at + 8u;
                     memcpy(copy + u32(field), &target, sizeof target);
                 }
                 args[k] = copy;
                 copy += (bytes + 7u) & ~7u;
                 break;
             }
+            case ARG_INT: args[k] = (void *)(intptr_t)(int32_t)value; break;
+            case ARG_F32: args[k] = (void *)(uintptr_t)value; break;
             default: args[k] = NULL; break;
             }
         }
