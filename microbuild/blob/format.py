@@ -7,8 +7,9 @@ constants below are the ones runtime/include/microbuild/table.h defines.
 
     header (136 bytes)
     I/O table        per input, then per output: workspace offset u32, bytes u32
-    op table         per op: kernel id u32, model op index u16, argument count u16,
-                     then per argument: kind u32, value u32
+    op table         per op: kernel id u32, model op index u16, argument count u16, the
+                     kernel's index in the firmware's table u32, then per argument: kind u32,
+                     value u32
     parameter blocks per block: bytes u32, pointer-field count u32, per pointer field
                      (offset in the block u32, kind u32, value u32), the block's bytes; 8-aligned
     weights          the constant arrays, each 16-aligned, and the state's reset image
@@ -36,6 +37,7 @@ HEADER_BYTES = 136
 BOARD_NAME_BYTES = 24
 WEIGHTS_ALIGN = 16  # the widest load a kernel variant makes (MVE: 16 bytes)
 PARAMS_ALIGN = 8
+OP_BYTES = 12  # an op table entry before its arguments
 MAX_ARGS = 16  # runtime/include/microbuild/table.h: MB_TABLE_MAX_ARGS
 
 # Argument kinds: what an argument's value is an offset into, or the value itself (an int32 or
@@ -72,6 +74,9 @@ class BlobOp:
     kernel_id: int
     model_op: int  # the op's index in the compiled model, for messages
     args: tuple[BlobArg, ...]
+    # The kernel's place in the firmware's kernel table (the set's functions sorted by name),
+    # which the set's id pins: the runner calls through it without looking the id up.
+    kernel_index: int = 0
 
 
 @dataclass(frozen=True)
@@ -134,7 +139,7 @@ def write_blob(blob: Blob) -> bytes:
         if len(op.args) > MAX_ARGS:
             raise BlobError(f"op {op.model_op} passes {len(op.args)} arguments; the table runner "
                             f"takes at most {MAX_ARGS}")
-        ops += struct.pack("<IHH", op.kernel_id, op.model_op, len(op.args))
+        ops += struct.pack("<IHHI", op.kernel_id, op.model_op, len(op.args), op.kernel_index)
         for a in op.args:
             ops += struct.pack("<II", a.kind, a.value)
     io_offset = HEADER_BYTES
@@ -178,10 +183,11 @@ def _parse(data: bytes) -> Blob:
     io = [struct.unpack_from("<II", data, io_off + 8 * k) for k in range(n_in + n_out)]
     ops, pos = [], ops_off
     for _ in range(n_ops):
-        kid, index, n = struct.unpack_from("<IHH", data, pos)
-        args = tuple(BlobArg(*struct.unpack_from("<II", data, pos + 8 + 8 * k)) for k in range(n))
-        ops.append(BlobOp(kid, index, args))
-        pos += 8 + 8 * n
+        kid, index, n, kernel = struct.unpack_from("<IHHI", data, pos)
+        args = tuple(BlobArg(*struct.unpack_from("<II", data, pos + OP_BYTES + 8 * k))
+                     for k in range(n))
+        ops.append(BlobOp(kid, index, args, kernel))
+        pos += OP_BYTES + 8 * n
     return Blob(kernel_set_id=kset, board=board.rstrip(b"\0").decode(errors="replace"),
                 workspace_bytes=ws, pointer_bytes=ptr, inputs=io[:n_in], outputs=io[n_in:],
                 ops=ops, params=bytes(data[par_off:par_off + par_n]),
@@ -257,15 +263,15 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
             problems.append(f"I/O {k}: [{o}, {o + n}) outside the {ws}-byte workspace")
     pos, end = ops_off, ops_off + ops_n
     for i in range(n_ops):
-        if pos + 8 > end:
+        if pos + OP_BYTES > end:
             problems.append(f"op table entry {i} runs past the op table")
             break
         _, index, n = struct.unpack_from("<IHH", data, pos)
-        if n > MAX_ARGS or pos + 8 + 8 * n > end:
+        if n > MAX_ARGS or pos + OP_BYTES + 8 * n > end:
             problems.append(f"op {index}: {n} arguments run past the op table or over {MAX_ARGS}")
             break
         for k in range(n):
-            kind, value = struct.unpack_from("<II", data, pos + 8 + 8 * k)
+            kind, value = struct.unpack_from("<II", data, pos + OP_BYTES + 8 * k)
             limits = {ARG_WORKSPACE: ws, ARG_WEIGHTS: w_n, ARG_PARAMS: par_n}
             limit = {ARG_NULL: 1, ARG_INT: 1 << 32, ARG_F32: 1 << 32, **limits}.get(kind)
             if limit is None:
@@ -276,5 +282,5 @@ def check_blob(data: bytes, kernel_set_id: int | None = None) -> list[str]:
             elif value >= max(limit, 1):
                 problems.append(f"op {index} argument {k}: {ARG_KIND_NAMES[kind]} offset {value} "
                                 f"past its {limit} bytes")
-        pos += 8 + 8 * n
+        pos += OP_BYTES + 8 * n
     return problems

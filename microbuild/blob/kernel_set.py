@@ -97,6 +97,10 @@ class KernelSet:
             text.append(h + "\n" + (path.read_text() if path and path.exists() else ""))
         return zlib.crc32("\n".join(text).encode())
 
+    def index(self, function: str) -> int:
+        """``function``'s place in the table c_source() writes (the functions sorted by name)."""
+        return sorted(self.functions).index(function)
+
     def missing(self, other: "KernelSet") -> list[str]:
         """The functions ``other`` calls that this set lacks (or has with another arity)."""
         return [f"{name} ({n} arguments)" for name, n in sorted(other.functions.items())

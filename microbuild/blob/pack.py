@@ -254,7 +254,8 @@ def pack_model(model: CompiledModel, kernels: KernelSet, board: str,
                 else:
                     raise BlobError(f"op {op['index']} {op['opcode']}: {call.function} is passed "
                                     f"{a.name}, which is no constant of {model.prefix}")
-            ops.append(BlobOp(kernel_id(call.function), op["index"], tuple(args)))
+            ops.append(BlobOp(kernel_id(call.function), op["index"], tuple(args),
+                              kernels.index(call.function)))
     state_image = add_weights(_state_image(model)) if model.state_bytes else 0
     # Lay the blocks out, then point the fields that name a block at its offset.
     _, offsets = params_section(blocks)
@@ -263,7 +264,7 @@ def pack_model(model: CompiledModel, kernels: KernelSet, board: str,
     params, offsets = params_section(blocks)
     ops = [BlobOp(o.kernel_id, o.model_op,
                   tuple(BlobArg(a.kind, offsets[a.value]) if a.kind == ARG_PARAMS else a
-                        for a in o.args)) for o in ops]
+                        for a in o.args), o.kernel_index) for o in ops]
     locations = model.plan.locations
     blob = Blob(kernel_set_id=kernels.id, board=board, workspace_bytes=workspace,
                 pointer_bytes=pointer, sequence=sequence,

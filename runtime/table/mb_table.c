@@ -1,6 +1,6 @@
 /* The table executor's validator and runner (runtime/include/microbuild/table.h). The byte
- * layout is docs/model-blob.md's; every multi-byte field is little-endian and read byte by byte,
- * so a blob at any address and on any host reads the same. */
+ * layout is docs/model-blob.md's; every multi-byte field is little-endian (read with one load on
+ * a little-endian target, byte by byte elsewhere), so a blob reads the same on any target. */
 #include <string.h>
 
 #include "microbuild/table.h"
@@ -18,12 +18,23 @@ enum {
     H_OUTPUTS = 118, H_POINTER_BYTES = 120, H_STATE_BYTES = 128, H_STATE_IMAGE = 132
 };
 
+/* An op table entry: kernel id u32, model op u16, argument count u16, kernel index u32, then
+ * per argument kind u32 and value u32. */
+enum { OP_BYTES = 12 };
+
 static const uint8_t magic[8] = {'M', 'B', 'M', 'O', 'D', 'E', 'L', 0};
 
 static uint32_t u16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
 static uint32_t u32(const uint8_t *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* One load on a little-endian target (the runner reads every op's fields on every run). */
+    uint32_t value;
+    memcpy(&value, p, sizeof value);
+    return value;
+#else
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: checked once per blob load, so
@@ -120,16 +131,6 @@ static void sha256_masked(const uint8_t *data, size_t size, size_t zero_at, size
 void mb_table_sha256(const uint8_t *data, size_t size, uint8_t digest[32])
 {
     sha256_masked(data, size, 0u, 0u, digest);
-}
-
-static const mb_table_kernel *find_kernel(uint32_t id)
-{
-    for (uint32_t k = 0; k < mb_table_kernel_count; k++) {
-        if (mb_table_kernels[k].id == id) {
-            return &mb_table_kernels[k];
-        }
-    }
-    return NULL;
 }
 
 const char *mb_table_status_name(mb_table_status status)
@@ -258,24 +259,25 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
     uint32_t at = ops;
     const uint32_t end = ops + ops_bytes, count = u32(blob + H_OP_COUNT);
     for (uint32_t i = 0; i < count; i++) {
-        if (end - at < 8u) {
+        if (end - at < OP_BYTES) {
             return MB_TABLE_BAD_LAYOUT;
         }
-        const uint32_t n = u16(blob + at + 6u);
+        const uint32_t n = u16(blob + at + 6u), index = u32(blob + at + 8u);
         if (bad_op != NULL) {
             *bad_op = (int32_t)u16(blob + at + 4u);
         }
-        const mb_table_kernel *kernel = find_kernel(u32(blob + at));
-        if (kernel == NULL) {
+        /* The runner calls kernels by index: the entry there must be the kernel the op names. */
+        if (index >= mb_table_kernel_count || mb_table_kernels[index].id != u32(blob + at)) {
             return MB_TABLE_UNKNOWN_KERNEL;
         }
-        if (n != kernel->arg_count || n > MB_TABLE_MAX_ARGS || (end - at - 8u) / 8u < n) {
+        const mb_table_kernel *kernel = &mb_table_kernels[index];
+        if (n != kernel->arg_count || n > MB_TABLE_MAX_ARGS || (end - at - OP_BYTES) / 8u < n) {
             return MB_TABLE_BAD_LAYOUT;
         }
         uint32_t copied = 0;
         for (uint32_t k = 0; k < n; k++) {
-            const uint32_t kind = u32(blob + at + 8u + 8u * k);
-            const uint32_t value = u32(blob + at + 12u + 8u * k);
+            const uint32_t kind = u32(blob + at + OP_BYTES + 8u * k);
+            const uint32_t value = u32(blob + at + OP_BYTES + 4u + 8u * k);
             int32_t copy = 0;
             if (kind == ARG_NULL) {
                 copy = value == 0u ? 0 : -1;
@@ -295,7 +297,7 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
             }
             copied += (uint32_t)copy;
         }
-        at += 8u + 8u * n;
+        at += OP_BYTES + 8u * n;
     }
     if (bad_op != NULL) {
         *bad_op = -1;
@@ -333,11 +335,11 @@ void mb_table_run(const uint8_t *blob, uint8_t *workspace)
     const uint8_t *op = blob + u32(blob + H_OPS);
     void *args[MB_TABLE_MAX_ARGS];
     for (uint32_t i = 0; i < count; i++) {
-        const mb_table_kernel *kernel = find_kernel(u32(op));
+        const mb_table_kernel *kernel = &mb_table_kernels[u32(op + 8)];
         const uint32_t n = u16(op + 6);
         uint8_t *copy = (uint8_t *)params_copy;
         for (uint32_t k = 0; k < n; k++) {
-            const uint8_t *arg = op + 8u + 8u * k;
+            const uint8_t *arg = op + OP_BYTES + 8u * k;
             const uint32_t value = u32(arg + 4);
             switch (u32(arg)) {
             case ARG_WORKSPACE: args[k] = workspace + value; break;
@@ -371,6 +373,6 @@ void mb_table_run(const uint8_t *blob, uint8_t *workspace)
             }
         }
         kernel->call(args);
-        op += 8u + 8u * n;
+        op += OP_BYTES + 8u * n;
     }
 }

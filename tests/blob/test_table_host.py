@@ -234,13 +234,21 @@ def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
     # Well-formed (good CRC) but naming a kernel the firmware lacks, or a workspace offset
     # outside the workspace: refused with the op's index.
     blob = read_blob(good)
-    blob.ops[1] = BlobOp(0xDEADBEEF, blob.ops[1].model_op, blob.ops[1].args)
+    blob.ops[1] = BlobOp(0xDEADBEEF, blob.ops[1].model_op, blob.ops[1].args,
+                         blob.ops[1].kernel_index)
     assert refused(write_blob(blob)) == (UNKNOWN_KERNEL, "mb-table refused: calls a kernel this "
                                                          "firmware lacks (op 1)\n")
+    # The right kernel id at another kernel's index (the runner calls by index), or past the
+    # table: refused too.
+    good_index = read_blob(good).ops[1].kernel_index
+    for index in (good_index + 1, 1 << 20):
+        blob = read_blob(good)
+        blob.ops[1] = BlobOp(blob.ops[1].kernel_id, blob.ops[1].model_op, blob.ops[1].args, index)
+        assert refused(write_blob(blob))[0] == UNKNOWN_KERNEL, (good_index, index)
     blob = read_blob(good)
     args = list(blob.ops[2].args)
     args[1] = BlobArg(ARG_WORKSPACE, blob.workspace_bytes)
-    blob.ops[2] = BlobOp(blob.ops[2].kernel_id, 2, tuple(args))
+    blob.ops[2] = BlobOp(blob.ops[2].kernel_id, 2, tuple(args), blob.ops[2].kernel_index)
     assert refused(write_blob(blob))[0] == BAD_LAYOUT
 
 
