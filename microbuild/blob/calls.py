@@ -1,100 +1,157 @@
 """The seam between the AOT code generator and the table executor: each op's generated C is one
-kernel call, ``function(arg, ...);``, whose arguments are workspace addresses, null pointers,
-constant arrays (weights, multipliers) and constant parameter structs. This module reads those
-calls back from the compiled model (``CompiledModel.op_code``) so the packer can store them as
-data; what is not such a call (a row-streamed region, model state) is refused by op.
+or more kernel calls, ``function(arg, ...);``, optionally in a block that first declares local
+constants the calls take the address of (a CONV_2D+ADD's residual struct, a concatenation's input
+list). Arguments are workspace and state addresses, null pointers, integer and float literals,
+constant arrays (weights, multipliers), constant parameter structs and those locals. This module
+reads the calls back from the compiled model (``CompiledModel.op_code``) so the packer can store
+them as data; what is not such code (a row-streamed region) is refused by op.
 """
 
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 
 from microbuild.blob.format import BlobError
 from microbuild.compiler.compiled_model import CompiledModel
 
-_CALL = re.compile(r"^\s*(?:/\*.*?\*/\s*)*([A-Za-z_]\w*)\((.*)\);\s*$", re.S)
-_NULL = re.compile(r"^(?:\(\s*[\w\s]+\*\s*\)\s*)?(?:0|NULL)$")
-_WORKSPACE = re.compile(r"^\(\s*[\w\s]+\*\s*\)\s*\(ws \+ (\d+)\)$")
-_SYMBOL = re.compile(r"^&?(?:\(\s*[\w\s]+\*\s*\)\s*)*([A-Za-z_]\w*)$")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_CAST = r"(?:\(\s*[\w\s]+\*(?:\s*const)?\s*\)\s*)"
+_CALL = re.compile(r"^([A-Za-z_]\w*)\((.*)\)$", re.S)
+_NULL = re.compile(rf"^{_CAST}*(?:0|NULL)$")
+_WORKSPACE = re.compile(rf"^{_CAST}*\((ws|st) \+ (\d+)\)$")
+_SYMBOL = re.compile(rf"^&?{_CAST}*([A-Za-z_]\w*)$")
+_INT = re.compile(r"^-?\d+[uUlL]*$")
+_FLOAT = re.compile(r"^-?(?:0x[0-9a-fA-F.]+p[+-]?\d+|[\d.]+(?:e[+-]?\d+)?|INFINITY)f$")
+_LOCAL = re.compile(r"^(const\s[^=]*?)\b([A-Za-z_]\w*)\s*((?:\[\s*\d*\s*\])*)\s*=\s*(\{.*\})$",
+                    re.S)
 
 
 @dataclass(frozen=True)
 class KernelArg:
-    kind: str  # "null", "workspace" (value: offset) or "symbol" (name: a constant's C name)
+    # "null"; "workspace" or "state" (offset: in the workspace or the state buffer); "symbol"
+    # (name: a constant's C name); "local" (name: one of the op's LocalConstants); "int"
+    # (value); "float" (value: the float32's bits).
+    kind: str
     offset: int = 0
     name: str = ""
+    value: int = 0
+
+
+@dataclass(frozen=True)
+class LocalConstant:
+    """A constant an op's block declares for its calls, e.g. ``const mb_residual_add_s8
+    residual = {&op2_add, (int8_t *)(ws + 0)};``: ``declaration`` is the part before the name
+    (``const mb_residual_add_s8``), ``dims`` any array brackets, ``init`` the initializer."""
+
+    name: str
+    declaration: str
+    dims: str
+    init: str
 
 
 @dataclass(frozen=True)
 class KernelCall:
     function: str
     args: tuple[KernelArg, ...]
+    locals: tuple[LocalConstant, ...] = ()
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` outside parentheses and braces, stripped, empties dropped."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
 
 
 def _split_args(text: str) -> list[str]:
-    args, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            args.append(text[start:i].strip())
-            start = i + 1
-    if text.strip():
-        args.append(text[start:].strip())
-    return args
+    return _split(text, ",")
 
 
-def _arg(text: str) -> KernelArg | None:
+def _float_bits(text: str) -> int:
+    body = text[:-1]
+    value = float("inf") if body.lstrip("-") == "INFINITY" else (
+        float.fromhex(body) if "0x" in body else float(body))
+    value = -abs(value) if body.startswith("-") else value
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+def _arg(text: str, local_names: set[str]) -> KernelArg | None:
     if _NULL.match(text):
         return KernelArg("null")
     if m := _WORKSPACE.match(text):
-        return KernelArg("workspace", offset=int(m.group(1)))
+        return KernelArg("workspace" if m.group(1) == "ws" else "state", offset=int(m.group(2)))
+    if _INT.match(text):
+        value = int(text.rstrip("uUlL"))
+        return KernelArg("int", value=value) if -2**31 <= value < 2**32 else None
+    if _FLOAT.match(text):
+        return KernelArg("float", value=_float_bits(text))
     if m := _SYMBOL.match(text):
-        return KernelArg("symbol", name=m.group(1))
+        kind = "local" if m.group(1) in local_names else "symbol"
+        return KernelArg(kind, name=m.group(1))
     return None
 
 
+def _op_statements(code: str) -> list[str]:
+    """The op's C statements, comments dropped and one enclosing block opened."""
+    text = _COMMENT.sub(" ", code).strip()
+    while text.startswith("{") and text.endswith("}") and len(_split(text, ";")) == 1:
+        text = text[1:-1].strip()
+    return _split(text, ";")
+
+
 def kernel_calls(model: CompiledModel) -> list[list[KernelCall]]:
-    """Per op, its kernel calls (one; none for an op that needs no code). Raises BlobError
-    naming every op whose code is something else."""
+    """Per op, its kernel calls (none for an op that needs no code). Raises BlobError naming
+    every op whose code is something else."""
     problems, calls = [], []
-    if model.state_bytes:
-        problems.append(f"the model keeps {model.state_bytes} bytes of state between "
-                        "invocations (variable tensors), which blobs do not carry yet")
     if len(model.plan.regions) > 1:
         problems.append("the workspace is split across memory regions, which blobs do not "
                         "carry yet: give the board one workspace region large enough")
     for op, code in zip(model.ops, model.op_code):
         where = f"op {op['index']} {op['opcode']}"
-        statements = [s for s in code.strip().splitlines() if s.strip()]
-        if not statements or all(s.strip().startswith("/*") for s in statements):
+        statements = _op_statements(code)
+        if not statements:
             if "streamed" in code:
                 problems.append(f"{where}: runs row by row with other ops; pack with row "
                                 "streaming off")
             calls.append([])
             continue
-        m = _CALL.match(code.strip()) if len(statements) == 1 else None
-        if m is None:
-            first = next((s.strip() for s in statements if s.strip() not in "{}"), "")
-            first = first if len(first) <= 60 else first[:57] + "..."
-            problems.append(f"{where}: its code is {len(statements)} lines, not one kernel call "
-                            f"(it starts `{first}`)")
-            calls.append([])
-            continue
-        args = []
-        for k, text in enumerate(_split_args(m.group(2))):
-            arg = _arg(text)
-            if arg is None:
-                problems.append(f"{where}: argument {k} of {m.group(1)} ({text}) is neither a "
-                                "workspace address, a constant nor a null pointer")
-            args.append(arg)
-        calls.append([KernelCall(m.group(1), tuple(args))])
+        op_calls, local_consts = [], []
+        for statement in statements:
+            if m := _LOCAL.match(statement):
+                local_consts.append(LocalConstant(m.group(2), m.group(1).strip(), m.group(3),
+                                                  m.group(4)))
+                continue
+            m = _CALL.match(statement)
+            if m is None:
+                first = statement if len(statement) <= 60 else statement[:57] + "..."
+                problems.append(f"{where}: `{first}` is neither a kernel call nor a local "
+                                "constant")
+                continue
+            names = {c.name for c in local_consts}
+            args = []
+            for k, text in enumerate(_split_args(m.group(2))):
+                arg = _arg(text, names)
+                if arg is None:
+                    problems.append(f"{where}: argument {k} of {m.group(1)} ({text}) is neither "
+                                    "an address, a constant, a number nor a null pointer")
+                args.append(arg)
+            used = {a.name for a in args if a is not None and a.kind == "local"}
+            op_calls.append(KernelCall(m.group(1), tuple(args),
+                                       tuple(c for c in local_consts if c.name in used)))
+        calls.append(op_calls)
     if problems:
         raise BlobError(f"model {model.prefix} cannot be packed as a blob:\n"
                         + "\n".join(f"  - {p}" for p in problems)
-                        + "\nblobs carry only ops whose code is one kernel call, so far "
-                          "(docs/model-blob.md); run this model with --executor aot")
+                        + "\nblobs carry only ops whose code is kernel calls (docs/model-blob.md); "
+                          "run this model with --executor aot")
     return calls

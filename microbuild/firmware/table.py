@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from microbuild.blob import KernelSet, pack_model
+from microbuild.blob.pack import blob_workspace_bytes
 from microbuild.blob.host import THUNKS, build_host_runner, object_code_bytes
 from microbuild.boards import Board, resolve_board
 from microbuild.compiler import compile_model
@@ -119,7 +120,7 @@ def build_table_firmware(board: str | Path | Board, kernels_for: Sequence[str | 
                               "--kernels-for a.tflite [b.tflite ...]")
     compiled = [compile_for_table(board, m) for m in kernels_for]
     kernels = KernelSet.for_models(compiled)
-    workspace = max(c.workspace_bytes for c in compiled)
+    workspace = max(blob_workspace_bytes(c) for c in compiled)
     setup = toolchain_setup(board, toolchain)
     table = {**kernels.describe(), "headers": list(kernels.headers),
              "sources": list(kernels.sources), "workspace_bytes": workspace}
@@ -170,7 +171,7 @@ def pack_for_firmware(firmware: str | Path, model: str | Path, out: str | Path,
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(blob)
-    return PackedModel(blob, out, compiled.workspace_bytes, int(table["workspace_bytes"]),
+    return PackedModel(blob, out, blob_workspace_bytes(compiled), int(table["workspace_bytes"]),
                        sum(1 for code in compiled.op_code if code.strip()))
 
 

@@ -1,6 +1,7 @@
 /* The table executor on the host: `runner model.mbm` checks the blob against the linked kernel
  * set, then runs it once per input set read from stdin (the inputs' bytes, one after the other)
- * and writes the outputs' bytes to stdout. A refused blob prints
+ * and writes the outputs' bytes to stdout (a model's state carries over from one set to the
+ * next). A refused blob prints
  *   mb-table refused: <reason> (op <index>)
  * on stderr and exits with 10 + the mb_table_status, so a test or script can tell why. */
 #include <stdio.h>
@@ -47,8 +48,11 @@ int main(int argc, char **argv)
     }
     uint8_t *ws = malloc(mb_table_workspace_bytes(blob) + 1u);
     const uint32_t n_in = mb_table_input_count(blob), n_out = mb_table_output_count(blob);
+    /* The input sets are one stream: a model's state (at the workspace's end) starts from its
+     * reset values and carries over from one set to the next, as in TFLM's interpreter. */
+    mb_table_reset_state(blob, ws);
     for (;;) {
-        memset(ws, 0xA5, mb_table_workspace_bytes(blob));
+        memset(ws, 0xA5, mb_table_workspace_bytes(blob) - mb_table_state_bytes(blob));
         for (uint32_t k = 0; k < n_in; k++) {
             uint32_t offset, bytes;
             mb_table_io(blob, k, &offset, &bytes);

@@ -1,12 +1,13 @@
 /* The table executor's validator and runner (runtime/include/microbuild/table.h). The byte
- * layout is docs/model-blob.md's; every multi-byte field is little-endian and read byte by byte,
- * so a blob at any address and on any host reads the same. */
+ * layout is docs/model-blob.md's; every multi-byte field is little-endian (read with one load on
+ * a little-endian target, byte by byte elsewhere), so a blob reads the same on any target. */
 #include <string.h>
 
 #include "microbuild/table.h"
 
+/* Argument kinds (microbuild/blob/format.py): an offset into a section, or a value. */
 enum {
-    ARG_NULL = 0, ARG_WORKSPACE = 1, ARG_WEIGHTS = 2, ARG_PARAMS = 3
+    ARG_NULL = 0, ARG_WORKSPACE = 1, ARG_WEIGHTS = 2, ARG_PARAMS = 3, ARG_INT = 4, ARG_F32 = 5
 };
 
 /* Header field offsets (microbuild/blob/format.py's _HEADER). */
@@ -14,15 +15,26 @@ enum {
     H_VERSION = 8, H_HEADER_BYTES = 10, H_KERNEL_SET = 12, H_TOTAL = 16, H_CRC = 20, H_SHA256 = 24,
     H_WORKSPACE = 80, H_OP_COUNT = 84, H_OPS = 88, H_OPS_BYTES = 92, H_PARAMS = 96,
     H_PARAMS_BYTES = 100, H_WEIGHTS = 104, H_WEIGHTS_BYTES = 108, H_IO = 112, H_INPUTS = 116,
-    H_OUTPUTS = 118, H_POINTER_BYTES = 120
+    H_OUTPUTS = 118, H_POINTER_BYTES = 120, H_STATE_BYTES = 128, H_STATE_IMAGE = 132
 };
+
+/* An op table entry: kernel id u32, model op u16, argument count u16, kernel index u32, then
+ * per argument kind u32 and value u32. */
+enum { OP_BYTES = 12 };
 
 static const uint8_t magic[8] = {'M', 'B', 'M', 'O', 'D', 'E', 'L', 0};
 
 static uint32_t u16(const uint8_t *p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8); }
 static uint32_t u32(const uint8_t *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* One load on a little-endian target (the runner reads every op's fields on every run). */
+    uint32_t value;
+    memcpy(&value, p, sizeof value);
+    return value;
+#else
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
 }
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32), bit by bit: checked once per blob load, so
@@ -121,16 +133,6 @@ void mb_table_sha256(const uint8_t *data, size_t size, uint8_t digest[32])
     sha256_masked(data, size, 0u, 0u, digest);
 }
 
-static const mb_table_kernel *find_kernel(uint32_t id)
-{
-    for (uint32_t k = 0; k < mb_table_kernel_count; k++) {
-        if (mb_table_kernels[k].id == id) {
-            return &mb_table_kernels[k];
-        }
-    }
-    return NULL;
-}
-
 const char *mb_table_status_name(mb_table_status status)
 {
     switch (status) {
@@ -157,9 +159,10 @@ static int inside(uint32_t offset, uint32_t bytes, uint32_t limit)
 }
 
 /* A parameter block at `at` in the blob's parameter section: in bounds, its pointer fields
- * inside the block and pointing inside the weights. Returns the bytes the runner copies for it
- * (0 when it is passed in place), or -1 when it is malformed. */
-static int32_t check_params(const uint8_t *blob, uint32_t at)
+ * inside the block and pointing inside the section their kind names (a nested parameter block
+ * must have no pointer fields: `nested`). Returns the bytes the runner copies for it (0 when it
+ * is passed in place), or -1 when it is malformed. */
+static int32_t check_params(const uint8_t *blob, uint32_t at, uint32_t workspace, int nested)
 {
     const uint32_t base = u32(blob + H_PARAMS), limit = u32(blob + H_PARAMS_BYTES);
     const uint32_t pointer = blob[H_POINTER_BYTES], weights = u32(blob + H_WEIGHTS_BYTES);
@@ -167,12 +170,22 @@ static int32_t check_params(const uint8_t *blob, uint32_t at)
         return -1;
     }
     const uint32_t bytes = u32(blob + base + at), fields = u32(blob + base + at + 4u);
-    if (fields > (limit - at - 8u) / 8u || !inside(at + 8u + 8u * fields, bytes, limit)) {
+    if (fields > (limit - at - 8u) / 12u || !inside(at + 8u + 12u * fields, bytes, limit) ||
+        (nested && fields != 0u)) {
         return -1;
     }
     for (uint32_t f = 0; f < fields; f++) {
-        const uint8_t *field = blob + base + at + 8u + 8u * f;
-        if (!inside(u32(field), pointer, bytes) || u32(field + 4) >= weights) {
+        const uint8_t *field = blob + base + at + 8u + 12u * f;
+        const uint32_t kind = u32(field + 4), target = u32(field + 8);
+        if (!inside(u32(field), pointer, bytes)) {
+            return -1;
+        }
+        if (kind == ARG_PARAMS) {
+            if (check_params(blob, target, workspace, 1) != 0) {
+                return -1;
+            }
+        } else if (!((kind == ARG_WEIGHTS && target < weights) ||
+                     (kind == ARG_WORKSPACE && target < workspace))) {
             return -1;
         }
     }
@@ -233,6 +246,11 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
         !inside(weights, u32(blob + H_WEIGHTS_BYTES), total) || (weights & 15u) != 0u) {
         return MB_TABLE_BAD_LAYOUT;
     }
+    const uint32_t state = u32(blob + H_STATE_BYTES);
+    if (state > ws || (state & 15u) != 0u ||
+        (state != 0u && !inside(u32(blob + H_STATE_IMAGE), state, u32(blob + H_WEIGHTS_BYTES)))) {
+        return MB_TABLE_BAD_LAYOUT;
+    }
     for (uint32_t k = 0; k < n_io; k++) {
         if (!inside(u32(blob + io + 8u * k), u32(blob + io + 8u * k + 4u), ws)) {
             return MB_TABLE_BAD_LAYOUT;
@@ -241,24 +259,25 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
     uint32_t at = ops;
     const uint32_t end = ops + ops_bytes, count = u32(blob + H_OP_COUNT);
     for (uint32_t i = 0; i < count; i++) {
-        if (end - at < 8u) {
+        if (end - at < OP_BYTES) {
             return MB_TABLE_BAD_LAYOUT;
         }
-        const uint32_t n = u16(blob + at + 6u);
+        const uint32_t n = u16(blob + at + 6u), index = u32(blob + at + 8u);
         if (bad_op != NULL) {
             *bad_op = (int32_t)u16(blob + at + 4u);
         }
-        const mb_table_kernel *kernel = find_kernel(u32(blob + at));
-        if (kernel == NULL) {
+        /* The runner calls kernels by index: the entry there must be the kernel the op names. */
+        if (index >= mb_table_kernel_count || mb_table_kernels[index].id != u32(blob + at)) {
             return MB_TABLE_UNKNOWN_KERNEL;
         }
-        if (n != kernel->arg_count || n > MB_TABLE_MAX_ARGS || (end - at - 8u) / 8u < n) {
+        const mb_table_kernel *kernel = &mb_table_kernels[index];
+        if (n != kernel->arg_count || n > MB_TABLE_MAX_ARGS || (end - at - OP_BYTES) / 8u < n) {
             return MB_TABLE_BAD_LAYOUT;
         }
         uint32_t copied = 0;
         for (uint32_t k = 0; k < n; k++) {
-            const uint32_t kind = u32(blob + at + 8u + 8u * k);
-            const uint32_t value = u32(blob + at + 12u + 8u * k);
+            const uint32_t kind = u32(blob + at + OP_BYTES + 8u * k);
+            const uint32_t value = u32(blob + at + OP_BYTES + 4u + 8u * k);
             int32_t copy = 0;
             if (kind == ARG_NULL) {
                 copy = value == 0u ? 0 : -1;
@@ -267,7 +286,9 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
             } else if (kind == ARG_WEIGHTS) {
                 copy = value < u32(blob + H_WEIGHTS_BYTES) ? 0 : -1;
             } else if (kind == ARG_PARAMS) {
-                copy = check_params(blob, value);
+                copy = check_params(blob, value, ws, 0);
+            } else if (kind == ARG_INT || kind == ARG_F32) {
+                copy = 0;
             } else {
                 copy = -1;
             }
@@ -276,7 +297,7 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
             }
             copied += (uint32_t)copy;
         }
-        at += 8u + 8u * n;
+        at += OP_BYTES + 8u * n;
     }
     if (bad_op != NULL) {
         *bad_op = -1;
@@ -287,6 +308,14 @@ mb_table_status mb_table_check(const uint8_t *blob, size_t size, size_t workspac
 uint32_t mb_table_input_count(const uint8_t *blob) { return u16(blob + H_INPUTS); }
 uint32_t mb_table_output_count(const uint8_t *blob) { return u16(blob + H_OUTPUTS); }
 uint32_t mb_table_workspace_bytes(const uint8_t *blob) { return u32(blob + H_WORKSPACE); }
+uint32_t mb_table_state_bytes(const uint8_t *blob) { return u32(blob + H_STATE_BYTES); }
+
+void mb_table_reset_state(const uint8_t *blob, uint8_t *workspace)
+{
+    const uint32_t state = u32(blob + H_STATE_BYTES);
+    memcpy(workspace + u32(blob + H_WORKSPACE) - state,
+           blob + u32(blob + H_WEIGHTS) + u32(blob + H_STATE_IMAGE), state);
+}
 
 void mb_table_io(const uint8_t *blob, uint32_t index, uint32_t *offset, uint32_t *bytes)
 {
@@ -306,11 +335,11 @@ void mb_table_run(const uint8_t *blob, uint8_t *workspace)
     const uint8_t *op = blob + u32(blob + H_OPS);
     void *args[MB_TABLE_MAX_ARGS];
     for (uint32_t i = 0; i < count; i++) {
-        const mb_table_kernel *kernel = find_kernel(u32(op));
+        const mb_table_kernel *kernel = &mb_table_kernels[u32(op + 8)];
         const uint32_t n = u16(op + 6);
         uint8_t *copy = (uint8_t *)params_copy;
         for (uint32_t k = 0; k < n; k++) {
-            const uint8_t *arg = op + 8u + 8u * k;
+            const uint8_t *arg = op + OP_BYTES + 8u * k;
             const uint32_t value = u32(arg + 4);
             switch (u32(arg)) {
             case ARG_WORKSPACE: args[k] = workspace + value; break;
@@ -318,25 +347,32 @@ void mb_table_run(const uint8_t *blob, uint8_t *workspace)
             case ARG_PARAMS: {
                 const uint8_t *block = params + value;
                 const uint32_t bytes = u32(block), fields = u32(block + 4);
-                const uint8_t *data = block + 8u + 8u * fields;
+                const uint8_t *data = block + 8u + 12u * fields;
                 if (fields == 0u) {  /* no pointers: passed in place, in the blob */
                     args[k] = (void *)(uintptr_t)data;
                     break;
                 }
                 memcpy(copy, data, bytes);
                 for (uint32_t f = 0; f < fields; f++) {
-                    const uint8_t *field = block + 8u + 8u * f;
-                    const uint8_t *target = weights + u32(field + 4);
+                    const uint8_t *field = block + 8u + 12u * f;
+                    const uint32_t kind = u32(field + 4), value_at = u32(field + 8);
+                    /* A nested block has no pointer fields (checked): its data in place. */
+                    const uint8_t *target =
+                        kind == ARG_WEIGHTS ? weights + value_at
+                        : kind == ARG_WORKSPACE ? workspace + value_at
+                        : params + value_at + 8u;
                     memcpy(copy + u32(field), &target, sizeof target);
                 }
                 args[k] = copy;
                 copy += (bytes + 7u) & ~7u;
                 break;
             }
+            case ARG_INT: args[k] = (void *)(intptr_t)(int32_t)value; break;
+            case ARG_F32: args[k] = (void *)(uintptr_t)value; break;
             default: args[k] = NULL; break;
             }
         }
         kernel->call(args);
-        op += 8u + 8u * n;
+        op += OP_BYTES + 8u * n;
     }
 }

@@ -89,6 +89,7 @@ int main(void)
     const uint8_t *blob = (const uint8_t *)slot_address[chosen];
     const uint32_t n_in = mb_table_input_count(blob), n_out = mb_table_output_count(blob);
     memset(workspace, 0xA5, sizeof workspace);
+    mb_table_reset_state(blob, workspace);
     for (uint32_t k = 0; k < n_in; k++) {
         uint32_t at, bytes;
         mb_table_io(blob, k, &at, &bytes);

@@ -1,8 +1,11 @@
 """The table executor on the host, through the commands a user runs: `microbuild build
---executor table --kernels-for ds_cnn tiny_fc` prints the kernel set with its code size and
+--executor table --kernels-for ds_cnn tiny_fc ...` prints the kernel set with its code size and
 records it in the ELF's note; `microbuild pack` packs models against that firmware, including a
 third one afterwards (no rebuild), and refuses at pack time what it could not run; the blobs run
-bit-exact with TFLM; the C validator refuses damaged and foreign blobs.
+bit-exact with TFLM, including the kinds of op code beyond one call with constant arguments
+(a fused CONV_2D+ADD's residual struct, a concatenation's input list, state kept across
+invocations, numbers passed by value, a resource variable's memcpy); the C validator refuses
+damaged and foreign blobs.
 
 The firmware is built once, for a board extending host with AddressSanitizer and
 UndefinedBehaviorSanitizer, so a validator or runner that reads outside the blob fails a test."""
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import subprocess
 import sys
 import zlib
@@ -22,7 +26,9 @@ import pytest
 from microbuild import api, cli
 from microbuild.blob import KernelSet, pack_model, read_blob, write_blob
 from microbuild.blob.format import (
-    ARG_WORKSPACE, CRC_OFFSET, SHA_OFFSET, BlobArg, BlobError, BlobOp)
+    ARG_F32, ARG_INT, ARG_PARAMS, ARG_WORKSPACE, CRC_OFFSET, SHA_OFFSET, BlobArg, BlobError,
+    BlobOp)
+from microbuild.blob.pack import blob_workspace_bytes
 from microbuild.boards.loader import ENV_PATH
 from microbuild.compiler import compile_model
 from microbuild.firmware.note import read_note
@@ -56,14 +62,26 @@ def _board_path(boards, monkeypatch):
     monkeypatch.setenv(ENV_PATH, str(boards))
 
 
+# Beyond ds_cnn and tiny_fc (one kernel call per op, constant arguments), each of these brings
+# a kind of op code the table must carry: a CONV_2D+ADD with its residual struct (resnet8),
+# a concatenation's local input list, SVDF state and sizes by value, a resource variable's
+# memcpy to and from the state with a starting value, a float softmax's beta by value.
+KINDS = {"resnet8": MODELS / "resnet8.tflite",
+         "concat_inputs3_h": MODELS / "ops" / "concat_inputs3_h.tflite",
+         "svdf_s16_rank1_bias": MODELS / "ops" / "svdf_s16_rank1_bias.tflite",
+         "var_smoother": MODELS / "ops" / "var_smoother.tflite",
+         "softmax_beta": MODELS / "float" / "softmax_beta.tflite"}
+
+
 @pytest.fixture(scope="module")
 def firmware(tmp_path_factory, boards):
-    """(the ELF, what `microbuild build` printed) for ds_cnn + tiny_fc's kernels."""
+    """(the ELF, what `microbuild build` printed) for the kernels of ds_cnn, tiny_fc and KINDS."""
     out = tmp_path_factory.mktemp("table")
     result = subprocess.run(
         [sys.executable, "-m", "microbuild", "build", "--board", "host-asan", "--executor",
          "table", "--kernels-for", str(MODELS / "ds_cnn.tflite"), str(MODELS / "tiny_fc.tflite"),
-         "-o", str(out)], capture_output=True, text=True, env={**os.environ, ENV_PATH: str(boards)})
+         *map(str, KINDS.values()), "-o", str(out)],
+        capture_output=True, text=True, env={**os.environ, ENV_PATH: str(boards)})
     assert result.returncode == 0, result.stderr
     return out / "mb_table_runner", result.stdout
 
@@ -95,20 +113,55 @@ def test_build_prints_the_kernel_set_and_records_it_in_the_note(firmware):
     elf, printed = firmware
     note = read_note(elf)
     assert (note.board, note.executor) == ("host-asan", "table")
-    assert set(note.table["functions"]) == {
-        "mb_conv2d_s8_gemm", "mb_depthwise_conv2d_s8_portable", "mb_avgpool2d_s8_swar",
-        "mb_fully_connected_s8_rows4", "mb_softmax_s8"}
-    assert note.table["workspace_bytes"] == _compile(MODELS / "ds_cnn.tflite").workspace_bytes
-    assert f"kernel set {note.table['id']}: 5 kernel functions" in printed
+    functions = set(note.table["functions"])
+    assert {"mb_conv2d_s8_gemm", "mb_depthwise_conv2d_s8_portable", "mb_avgpool2d_s8_swar",
+            "mb_fully_connected_s8_rows4", "mb_softmax_s8", "mb_concatenation_s8", "memcpy",
+            "mb_softmax_f32"} <= functions
+    # The largest workspace of the models, state included (at its end, 16-aligned).
+    assert note.table["workspace_bytes"] == max(
+        blob_workspace_bytes(_compile(p)) for p in [MODELS / "ds_cnn.tflite", *KINDS.values()])
+    assert f"kernel set {note.table['id']}: {len(functions)} kernel functions" in printed
     assert "kernels/conv2d_gemm.c" in printed and "total" in printed
 
 
-@pytest.mark.parametrize("name", ["ds_cnn", "tiny_fc"])
+@pytest.mark.parametrize("name", ["ds_cnn", "tiny_fc", *KINDS])
 def test_blob_runs_bit_exact_with_tflm(firmware, name, tmp_path):
+    """Four input sets through one runner process and one TFLM interpreter: a model's state
+    carries over from one set to the next in both."""
     elf, _ = firmware
-    packed = api.pack(elf, MODELS / f"{name}.tflite", tmp_path / f"{name}.mbm")
+    path = KINDS.get(name, MODELS / f"{name}.tflite")
+    packed = api.pack(elf, path, tmp_path / f"{name}.mbm")
     assert read_blob(packed.blob).workspace_bytes == packed.workspace_bytes
-    _assert_bit_exact(elf, MODELS / f"{name}.tflite", packed.blob, tmp_path)
+    _assert_bit_exact(elf, path, packed.blob, tmp_path)
+
+
+def test_state_fused_ops_and_numbers_are_carried_as_data(firmware):
+    """What makes KINDS run through the table: checked on the blobs themselves, so that a
+    packer that dropped the state or inlined something else could not pass unnoticed."""
+    kernels = _firmware_kernels(firmware[0])
+    resnet = read_blob(pack_model(_compile(KINDS["resnet8"]), kernels, "host-asan"))
+    # op 2 CONV_2D+ADD: its residual struct points at ADD's parameters and into the workspace.
+    fused = next(op for op in resnet.ops if op.model_op == 2)
+    block = next(a.value for a in fused.args if a.kind == ARG_PARAMS and
+                 struct.unpack_from("<I", resnet.params, a.value + 4)[0] == 2)
+    kinds = {struct.unpack_from("<III", resnet.params, block + 8 + 12 * f)[1] for f in range(2)}
+    assert kinds == {ARG_PARAMS, ARG_WORKSPACE}
+    svdf = _compile(KINDS["svdf_s16_rank1_bias"])
+    blob = read_blob(pack_model(svdf, kernels, "host-asan"))
+    assert blob.state_bytes == 96 and blob.workspace_bytes == blob_workspace_bytes(svdf)
+    assert blob.weights[blob.state_image:blob.state_image + 96] == bytes(96)
+    smoother = _compile(KINDS["var_smoother"])
+    image = read_blob(pack_model(smoother, kernels, "host-asan"))
+    start = smoother.state_tensors()[0]
+    assert "initial" in start  # the variable's starting value is the reset image, not zeros
+    assert image.weights[image.state_image:image.state_image + start["bytes"]].hex() == \
+        start["initial"]
+    concat = read_blob(pack_model(_compile(KINDS["concat_inputs3_h"]), kernels, "host-asan"))
+    assert [a.kind for a in concat.ops[0].args[:2]] == [ARG_INT, ARG_INT]  # outer, input count
+    assert concat.ops[0].args[1].value == 3
+    softmax = read_blob(pack_model(_compile(KINDS["softmax_beta"]), kernels, "host-asan"))
+    beta = [a.value for op in softmax.ops for a in op.args if a.kind == ARG_F32]
+    assert len(beta) == 1 and beta[0] != 0x3F800000  # a beta other than 1.0, by value
 
 
 def test_a_third_model_packed_afterwards_runs_without_rebuilding(firmware, tmp_path, capsys):
@@ -126,11 +179,12 @@ def test_a_model_needing_a_missing_kernel_or_more_workspace_is_refused_at_pack_t
         firmware, tmp_path, capsys):
     elf, _ = firmware
     status = cli.main(["pack", "--firmware", str(elf), "--model",
-                       str(MODELS / "ops" / "add_same.tflite"), "-o", str(tmp_path / "add.mbm")])
+                       str(MODELS / "ops" / "maxpool_2x2_valid_s2.tflite"), "-o",
+                       str(tmp_path / "pool.mbm")])
     message = capsys.readouterr().err
-    assert status != 0 and not (tmp_path / "add.mbm").exists()
+    assert status != 0 and not (tmp_path / "pool.mbm").exists()
     assert "cannot run on this firmware" in message
-    assert "kernel mb_add_s8" in message and "is not in the firmware's kernel set" in message
+    assert "kernel mb_maxpool" in message and "is not in the firmware's kernel set" in message
     kernels = _firmware_kernels(elf)
     with pytest.raises(BlobError, match=r"needs 10304 bytes of workspace, the firmware reserved "
                                         r"4096 \(6208 over\)"):
@@ -180,13 +234,21 @@ def test_the_c_validator_refuses_bad_blobs(firmware, tmp_path):
     # Well-formed (good CRC) but naming a kernel the firmware lacks, or a workspace offset
     # outside the workspace: refused with the op's index.
     blob = read_blob(good)
-    blob.ops[1] = BlobOp(0xDEADBEEF, blob.ops[1].model_op, blob.ops[1].args)
+    blob.ops[1] = BlobOp(0xDEADBEEF, blob.ops[1].model_op, blob.ops[1].args,
+                         blob.ops[1].kernel_index)
     assert refused(write_blob(blob)) == (UNKNOWN_KERNEL, "mb-table refused: calls a kernel this "
                                                          "firmware lacks (op 1)\n")
+    # The right kernel id at another kernel's index (the runner calls by index), or past the
+    # table: refused too.
+    good_index = read_blob(good).ops[1].kernel_index
+    for index in (good_index + 1, 1 << 20):
+        blob = read_blob(good)
+        blob.ops[1] = BlobOp(blob.ops[1].kernel_id, blob.ops[1].model_op, blob.ops[1].args, index)
+        assert refused(write_blob(blob))[0] == UNKNOWN_KERNEL, (good_index, index)
     blob = read_blob(good)
     args = list(blob.ops[2].args)
     args[1] = BlobArg(ARG_WORKSPACE, blob.workspace_bytes)
-    blob.ops[2] = BlobOp(blob.ops[2].kernel_id, 2, tuple(args))
+    blob.ops[2] = BlobOp(blob.ops[2].kernel_id, 2, tuple(args), blob.ops[2].kernel_index)
     assert refused(write_blob(blob))[0] == BAD_LAYOUT
 
 
@@ -198,9 +260,10 @@ def test_the_c_validator_survives_header_fields_rewritten_with_a_good_crc(firmwa
     good = pack_model(_compile(MODELS / "tiny_fc.tflite"), _firmware_kernels(program), "host-asan")
     rng = np.random.default_rng(31)
     fields = [16, 80, 84, 88, 92, 96, 100, 104, 108, 112]  # u32: total .. io offset
-    for k in range(24):
+    # Then the state's bytes and reset image (u32 at 128 and 132) over the same values.
+    for k in range(24 + 2 * 4):
         blob = bytearray(good)
-        at = fields[k % len(fields)]
+        at = fields[k % len(fields)] if k < 24 else 128 + 4 * (k % 2)
         value = int(rng.choice([0, 1, 7, 8, 16, len(good) - 8, len(good), 1 << 31, 0xFFFFFFF8,
                                 int(rng.integers(0, 1 << 32))]))
         blob[at:at + 4] = value.to_bytes(4, "little")

@@ -11,13 +11,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define MB_TABLE_FORMAT_VERSION 1u
-#define MB_TABLE_HEADER_BYTES 128u
+#define MB_TABLE_FORMAT_VERSION 2u
+#define MB_TABLE_HEADER_BYTES 136u
 #define MB_TABLE_MAX_ARGS 16u
 /* The header's u32 sequence number: of two valid blobs in a board's slots, the higher runs. */
 #define MB_TABLE_SEQUENCE_OFFSET 124u
@@ -69,8 +70,25 @@ uint32_t mb_table_workspace_bytes(const uint8_t *blob);
 /* The SHA-256 of `size` bytes (mb_table_check compares the blob's against its header's). */
 void mb_table_sha256(const uint8_t *data, size_t size, uint8_t digest[32]);
 
+/* A model with state (LSTM, SVDF, variable tensors) keeps it in the workspace's last
+ * mb_table_state_bytes(blob) bytes (0 without state), which the caller leaves alone between runs;
+ * mb_table_reset_state sets them to the model's starting state: call it when a model is loaded
+ * (or a new stream starts), after mb_table_check. */
+uint32_t mb_table_state_bytes(const uint8_t *blob);
+void mb_table_reset_state(const uint8_t *blob, uint8_t *workspace);
+
 /* Run a checked blob once: inputs already in their workspace slots, outputs left in theirs. */
 void mb_table_run(const uint8_t *blob, uint8_t *workspace);
+
+/* A float argument passed by value travels in the bits of the thunk's void * (the blob's
+ * float32 bits); the kernel set's thunks (mb_table_kernels.c) turn it back into a float. */
+static inline float mb_table_f32(const void *arg)
+{
+    const uint32_t bits = (uint32_t)(uintptr_t)arg;
+    float value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
 
 #ifdef __cplusplus
 }
