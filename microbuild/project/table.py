@@ -13,6 +13,9 @@ microbuild built.
 from __future__ import annotations
 
 import dataclasses
+import json
+import struct
+from pathlib import Path
 from typing import Any
 
 from microbuild.blob import KernelSet, pack_model
@@ -100,18 +103,46 @@ def fixed_inputs(model) -> bytes:
                     for k, spec in enumerate(model.inputs))
 
 
+def add_generated_sources(spec, files) -> list[str]:
+    """generated/mb_table_kernels.c (the kernel set's thunks) and the files add_table_files
+    writes; returns the compiler flags the table sources need beyond the board's."""
+    files.add(f"{GENERATED_DIR}/{THUNKS}", spec.executor.table())
+    return add_table_files(spec, files)
+
+
+def read_project_note(path: str | Path) -> dict[str, Any]:
+    """The note description (JSON) in a project's generated/firmware.note, which its SCons build
+    reads the kernel set from."""
+    data = Path(path).read_bytes()
+    namesz, descsz = struct.unpack_from("<II", data)
+    start = 12 + namesz + (-namesz % 4)
+    return json.loads(data[start:start + descsz].decode())
+
+
+def executor_from_note(board: Board, note: dict[str, Any]) -> Executor:
+    """At build time (SCons): the table executor for the kernel set the project's note names."""
+    table = note["table"]
+    return dataclasses.replace(
+        PLACEHOLDER, main="table/host_main.c" if board.is_host else "table/slots_main.c",
+        runtime_sources=(*PLACEHOLDER.runtime_sources, *table["sources"]))
+
+
+def build_flags(board: Board, note: dict[str, Any]) -> list[str]:
+    """The flags add_table_files returned, again from the note (SCons builds)."""
+    return ([f"-DMB_TABLE_WORKSPACE_BYTES={note['table']['workspace_bytes']}u"]
+            if board.is_host else [])
+
+
 def add_note_command(objcopy: str, target: str) -> str:
     """The shell command that puts the firmware note into ``target`` after linking."""
     return (f"{objcopy} --remove-section {SECTION} --add-section {SECTION}={NOTE_FILE} "
             f"{target}")
 
 
-def run_words(spec, run: list[str], firmware: str) -> list[str]:
-    """``run`` (the board's run command for ``firmware``) with the first model's blob: on the
-    host as the runner's argument (inputs on stdin, outputs in hex), on an emulated board
-    written into model slot 0 by QEMU's loader device."""
-    board = spec.board
-    prefix = next(iter(spec.compiled))
+def run_words(board: Board, prefix: str, run: list[str]) -> list[str]:
+    """``run`` (the board's run command for the firmware) with the blob of model ``prefix``: on
+    the host as the runner's argument (inputs on stdin, outputs in hex: shell words), on an
+    emulated board written into model slot 0 by QEMU's loader device."""
     blob = f"{MODEL_DIR}/{prefix}.mbm"
     if board.is_host:
         return [*run, blob, "<", f"{MODEL_DIR}/{prefix}.inputs.bin", "|", "od", "-An", "-tx1",

@@ -17,7 +17,7 @@ import pytest
 from microbuild import cli
 from microbuild.compiler import compile_model
 from microbuild.firmware.note import read_note
-from microbuild.project import generate_project
+from microbuild.project import build_project, generate_project
 from microbuild.project.files import ProjectError
 from microbuild.project.table import fixed_inputs
 from microbuild.tflm_reference import tflm_outputs
@@ -108,3 +108,19 @@ def test_table_projects_refuse_what_they_cannot_do(tmp_path):
         generate_project("nucleo-f746zg", TINY_FC, "make", tmp_path / "a", executor="table")
     with pytest.raises(ProjectError, match="--executor table is not available for zephyr"):
         generate_project("mps2-an500", TINY_FC, "zephyr", tmp_path / "b", executor="table")
+
+
+def test_scons_host_project_builds_the_kernel_set_from_its_note_and_runs_its_blob(tmp_path):
+    out = tmp_path / "scons"
+    generate_project("host", DS_CNN, "scons", out, executor="table")
+    build_project(out)
+    firmware = out / "build" / "firmware"
+    assert read_note(firmware).table["functions"] == read_note_table(out)["functions"]
+    inputs = (out / "model" / "ds_cnn.inputs.bin").read_bytes()
+    assert _run(firmware, out / "model" / "ds_cnn.mbm", inputs) == _tflm_bytes(DS_CNN, inputs)
+
+
+def read_note_table(project: Path) -> dict:
+    from microbuild.project.table import NOTE_FILE, read_project_note
+
+    return read_project_note(project / NOTE_FILE)["table"]

@@ -147,7 +147,7 @@ class MakeFormat(ProjectFormat):
                             f"{int(uf2.settings['family_id']):#x} $@\n")
         run = run_command(board, "$(FIRMWARE)")
         if run is not None and is_table:
-            run = table.run_words(spec, run, "$(FIRMWARE)")
+            run = table.run_words(board, next(iter(spec.models)), run)
         tools = flash_commands(board, "$(FIRMWARE)", "$(BUILD)/firmware.bin", "$(BUILD)/firmware.hex")
         if run is not None:
             run_recipe = "\t" + " ".join(run)
