@@ -24,8 +24,9 @@ from microbuild.boards import Board
 from microbuild.firmware.executors import Executor
 from microbuild.firmware.note import SECTION, FirmwareNote, note_bytes
 from microbuild.firmware.table import EXECUTOR as TABLE, slots_header
+from microbuild.firmware.table import _check_board as check_table_board
 from microbuild.firmware.toolchains import toolchain_setup
-from microbuild.project.files import BOARD_DIR, GENERATED_DIR, MODEL_DIR, ProjectError
+from microbuild.project.files import BOARD_DIR, GENERATED_DIR, MODEL_DIR
 
 # The formats whose generators know the table executor (the others refuse it, saying so).
 FORMATS = ("make", "scons")
@@ -46,12 +47,8 @@ PLACEHOLDER = Executor(
 
 
 def check_board(board: Board) -> None:
-    """An embedded board needs model slots to read blobs from."""
-    if not board.is_host and not board.model_slots:
-        raise ProjectError(
-            f"board {board.name} has no model slots for the table executor's blobs: add "
-            "memory.placement.model_slots to its YAML (e.g. `model_slots: [{region: psram, "
-            "size: 1M}]`, a region no section is placed in), or generate with --executor aot")
+    """An embedded board needs model slots to read blobs from (the check `build` makes)."""
+    check_table_board(board)
 
 
 def table_executor(board: Board, compiled: dict[str, Any]) -> Executor:

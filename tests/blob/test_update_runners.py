@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
 
 import pytest
 
