@@ -325,6 +325,32 @@ def _with_path(path: str | None):
     return manager()
 
 
+def _pio_table(env, board: Board, options: dict[str, Any]) -> None:
+    """A table project's PlatformIO build: the kernel set its generated/firmware.note names (no
+    model is compiled: they are model/*.mbm), the thunks and the table runner; the note is added
+    to the program after linking, for `microbuild pack --firmware`."""
+    project = Path(env.subst("$PROJECT_DIR"))
+    note_file = project / table.NOTE_FILE
+    try:
+        note = table.read_project_note(note_file)
+    except (OSError, ValueError, KeyError) as err:
+        fail(MicrobuildError(f"{note_file} cannot be read ({err}): generate the project again"))
+    executor = table.executor_from_note(board, note)
+    runtime = options["runtime"]
+    env.Append(CPPPATH=[str(project / GENERATED_DIR), f"{runtime}/include"],
+               CCFLAGS=table.build_flags(board, note))
+    sources = [(str(project / GENERATED_DIR / THUNKS), f"{GENERATED_DIR}/{THUNKS}")]
+    sources += [(f"{runtime}/{rel}", f"runtime/{rel}")
+                for rel in compiled_runtime_sources(board, options["toolchain"], executor)
+                if rel.startswith("kernels/") or rel in executor.runtime_sources]
+    env.Append(PIOBUILDFILES=_pio_objects(env, sources))
+    # The program's name as microbuild's platform (pio_board) and the official ones make it;
+    # PROGNAME is not set yet when this pre: script runs.
+    program = env.File(env.subst("$BUILD_DIR/firmware" + ("" if board.is_host else ".elf")))
+    env.AddPostAction(program, table.add_note_command("$OBJCOPY", "$TARGET", note_file))
+    env.Depends(program, str(note_file))
+
+
 def _pio_objects(env, sources: list[tuple[Any, str]]) -> list:
     return [env.Object(env.subst(f"$BUILD_DIR/microbuild/{rel.rsplit('.', 1)[0]}.o"), src)[0]
             for src, rel in sources]
@@ -473,6 +499,9 @@ def pio_models(env) -> None:
             pio_board(env, board, setup, runtime, replace_tools=False)
     except MicrobuildError as err:
         fail(err)
+    if executor.name == table.TABLE:
+        _pio_table(env, board, options)
+        return
 
     tool = env.Clone(tools=["microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])
     build = env.subst("$BUILD_DIR/microbuild")
@@ -497,10 +526,10 @@ def pio_models(env) -> None:
         if len(models) != 1:
             fail(MicrobuildError("custom_microbuild_input goes with a single model"))
         inputs = {next(iter(models)): options["input"]}
-    table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
-                           options["seed"], firmware=f"{build}/firmware", board=board.name,
-                           separate=options["separate_workspace"])
-    sources.append((table[0], f"model/{executor.table_file}"))
+    models_table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
+                                  options["seed"], firmware=f"{build}/firmware",
+                                  board=board.name, separate=options["separate_workspace"])
+    sources.append((models_table[0], f"model/{executor.table_file}"))
     runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
                        if rel.startswith("kernels/") or rel in executor.runtime_sources
                        or rel == executor.self_test]

@@ -29,7 +29,7 @@ from microbuild.firmware.toolchains import toolchain_setup
 from microbuild.project.files import BOARD_DIR, GENERATED_DIR, MODEL_DIR
 
 # The formats whose generators know the table executor (the others refuse it, saying so).
-FORMATS = ("make", "scons")
+FORMATS = ("make", "scons", "platformio")
 NOTE_FILE = f"{GENERATED_DIR}/firmware.note"
 SLOTS_HEADER = "mb_table_slots.h"
 # The build id a project's note carries: the project's build computes none (make runs no
@@ -130,9 +130,10 @@ def build_flags(board: Board, note: dict[str, Any]) -> list[str]:
             if board.is_host else [])
 
 
-def add_note_command(objcopy: str, target: str) -> str:
-    """The shell command that puts the firmware note into ``target`` after linking."""
-    return (f"{objcopy} --remove-section {SECTION} --add-section {SECTION}={NOTE_FILE} "
+def add_note_command(objcopy: str, target: str, note: str | Path = NOTE_FILE) -> str:
+    """The shell command that puts the firmware note (``note``: the project's, relative to the
+    folder the build runs in, or absolute) into ``target`` after linking."""
+    return (f"{objcopy} --remove-section {SECTION} --add-section {SECTION}={note} "
             f"{target}")
 
 

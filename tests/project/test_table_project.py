@@ -4,7 +4,8 @@ call and runs models packed as data (docs/model-blob.md, issue 31).
 The Make project for the host is built with make and runs its packed blob bit-exact with TFLM;
 a model packed afterwards against the firmware make built (its note added by the Makefile) runs
 too. The mps2-an500 one is built with make and boots in QEMU with a blob in a model slot through
-`microbuild update`, printing the same outputs as the host."""
+`microbuild update`, printing the same outputs as the host. The SCons and PlatformIO host
+projects are built with scons and `pio run` (offline) and run their blob; Zephyr refuses."""
 
 from __future__ import annotations
 
@@ -107,21 +108,41 @@ def test_make_mps2_an500_project_boots_a_blob_written_into_a_slot(host_project, 
 def test_table_projects_refuse_what_they_cannot_do(tmp_path):
     with pytest.raises(MicrobuildError, match="no model slots for the table executor"):
         generate_project("nucleo-f746zg", TINY_FC, "make", tmp_path / "a", executor="table")
-    with pytest.raises(ProjectError, match="--executor table is not available for zephyr"):
+    with pytest.raises(ProjectError, match="--executor table is not available for zephyr "
+                                           r"projects yet \(only make, scons, platformio\)"):
         generate_project("mps2-an500", TINY_FC, "zephyr", tmp_path / "b", executor="table")
 
 
 def test_scons_host_project_builds_the_kernel_set_from_its_note_and_runs_its_blob(tmp_path):
+    # tiny_fc: few kernels to compile; ds_cnn's are built by the Make tests.
     out = tmp_path / "scons"
-    generate_project("host", DS_CNN, "scons", out, executor="table")
+    generate_project("host", TINY_FC, "scons", out, executor="table")
     build_project(out)
     firmware = out / "build" / "firmware"
     assert read_note(firmware).table["functions"] == read_note_table(out)["functions"]
-    inputs = (out / "model" / "ds_cnn.inputs.bin").read_bytes()
-    assert _run(firmware, out / "model" / "ds_cnn.mbm", inputs) == _tflm_bytes(DS_CNN, inputs)
+    inputs = (out / "model" / "tiny_fc.inputs.bin").read_bytes()
+    assert _run(firmware, out / "model" / "tiny_fc.mbm", inputs) == _tflm_bytes(TINY_FC, inputs)
 
 
 def read_note_table(project: Path) -> dict:
     from microbuild.project.table import NOTE_FILE, read_project_note
 
     return read_project_note(project / NOTE_FILE)["table"]
+
+
+def test_platformio_host_project_builds_with_pio_run_and_packs_against_its_firmware(
+        pio, tmp_path, capsys):
+    out = tmp_path / "pio"
+    generate_project("host", TINY_FC, "platformio", out, executor="table")
+    pio(out, "run", "-e", "host")
+    firmware = out / ".pio" / "build" / "host" / "firmware"
+    inputs = (out / "model" / "tiny_fc.inputs.bin").read_bytes()
+    assert _run(firmware, out / "model" / "tiny_fc.mbm", inputs) == _tflm_bytes(TINY_FC, inputs)
+    # The note pio's build added: pack reads the kernel set from it (and refuses ds_cnn, whose
+    # convolutions tiny_fc's firmware lacks).
+    status = cli.main(["pack", "--firmware", str(firmware), "--model", str(TINY_FC), "-o",
+                       str(tmp_path / "tiny.mbm")])
+    assert status == 0, capsys.readouterr().err
+    assert cli.main(["pack", "--firmware", str(firmware), "--model", str(DS_CNN), "-o",
+                     str(tmp_path / "ds.mbm")]) != 0
+    assert "mb_conv2d_s8_gemm" in capsys.readouterr().err
