@@ -37,9 +37,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=formats, dest="format",
                    help="; ".join(f"{name}: {FORMAT_CLASSES[name].summary}" for name in formats)
                    + " (default with a microbuild.yaml: make)")
-    p.add_argument("--executor", default="aot", choices=sorted({*EXECUTORS, *NOT_YET}),
+    p.add_argument("--executor", default="aot",
+                   choices=sorted({*EXECUTORS, *NOT_YET, "table"}),
                    help="aot (default): the standalone firmware that runs the model on an "
-                        "embedded input, prints the outputs and stops")
+                        "embedded input, prints the outputs and stops; table (make, scons): "
+                        "links the kernels the models call and runs models packed as data "
+                        "(`microbuild pack`, `microbuild update`: docs/model-blob.md)")
     p.add_argument("-o", "--out", metavar="DIR",
                    help="project folder: new, empty, or generated earlier by microbuild "
                         "(default with a microbuild.yaml: FORMAT-project beside it)")

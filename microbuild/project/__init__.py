@@ -35,6 +35,7 @@ from microbuild.errors import BuildError, ModelError, ToolchainError
 from microbuild.firmware import workspaces
 from microbuild.firmware.build import _separate_prefixes
 from microbuild.firmware.toolchains import select_toolchain
+from microbuild.project import table
 from microbuild.project.executors import EXECUTORS, get_executor
 from microbuild.project.files import (
     MANIFEST,
@@ -92,7 +93,8 @@ def _resolve_board(board: str | Path | Board) -> Board:
 
 
 def _compile_models(models: Sequence[str | Path], project, board: Board, selection,
-                    split, files: ProjectFiles) -> tuple[dict[str, str], dict[str, Any]]:
+                    split, files: ProjectFiles, row_stream: bool = True,
+                    ) -> tuple[dict[str, str], dict[str, Any]]:
     """Each model compiled for the project (prefix -> its path in the project, prefix -> the
     CompiledModel) and copied into ``files``; a missing or misnamed file, or two models of one
     name, is an error."""
@@ -113,7 +115,7 @@ def _compile_models(models: Sequence[str | Path], project, board: Board, selecti
         data = path.read_bytes()
         # Comments name the file only; the kernels are the ones the build will choose.
         compiled[prefix] = compile_model(path, prefix=prefix, selection=selection,
-                                         workspace_regions=split)
+                                         workspace_regions=split, row_stream=row_stream)
         project.check_compiled(path, compiled[prefix], board)
         named[prefix] = rel
         files.add(rel, data)
@@ -170,7 +172,14 @@ def generate_project(board: str | Path | Board, model: str | Path | Sequence[str
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as microbuild's own build does (compiler/workspace_split.py).
     split = workspaces.split_regions(b)
-    named, compiled = _compile_models(models, project, b, selection, split, files)
+    is_table = spec_executor.name == table.TABLE
+    if is_table:
+        table.check_board(b)
+    # Blobs carry one kernel call per op: the table executor's models are not row-streamed.
+    named, compiled = _compile_models(models, project, b, selection, split, files,
+                                      row_stream=not is_table)
+    if is_table:
+        spec_executor = table.table_executor(b, compiled)
     input_rel = None
     if input is not None:
         if len(named) != 1:

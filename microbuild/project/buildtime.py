@@ -26,7 +26,10 @@ from microbuild.firmware.scons_fit import write_fit_report
 from microbuild.firmware.scons_tool import boot_header_objects, image_step_files
 from microbuild.firmware.toolchains import toolchain_setup
 from microbuild.paths import runtime_dir
+from microbuild.blob.host import THUNKS
+from microbuild.project import table
 from microbuild.project.executors import compiled_runtime_sources, get_executor
+from microbuild.project.files import GENERATED_DIR
 from microbuild.project.readme import MICROBUILD_VARIABLE
 from microbuild.project.run_and_flash import flash_commands, run_command
 
@@ -105,7 +108,13 @@ def _fit_report(target, source, env):
 def _run(target, source, env):
     import subprocess
 
-    command = run_command(env["MICROBUILD_PROJECT_BOARD"], str(source[0]))
+    board = env["MICROBUILD_PROJECT_BOARD"]
+    command = run_command(board, str(source[0]))
+    if env.get("MICROBUILD_RUN_BLOB"):
+        # A table firmware runs the first model's blob (the host: through a shell pipeline).
+        command = table.run_words(board, env["MICROBUILD_RUN_BLOB"], command)
+        print(" ".join(command), flush=True)
+        return subprocess.call(" ".join(command), shell=True, cwd=env.Dir("#").abspath)
     print(" ".join(command), flush=True)
     return subprocess.call(command)
 
@@ -138,12 +147,17 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     import SCons.Action
 
     try:
-        spec = get_executor(executor)
+        b = load_board(board)
+        is_table = executor == table.TABLE
+        # A table project's models are data (model/*.mbm, packed when it was generated): its
+        # kernel set comes from the firmware note the generator wrote.
+        note = table.read_project_note(env.File(f"#{table.NOTE_FILE}").abspath) \
+            if is_table else None
+        spec = table.executor_from_note(b, note) if is_table else get_executor(executor)
         benv = env.MicroBoardEnvironment(board, toolchain)
     except MicrobuildError as err:
         fail(err)
     setup = benv["MICROBUILD_TOOLCHAIN"]
-    b = load_board(board)
     config = benv["MICROBUILD_CONFIG_FILES"]
     model_dir = f"{build_dir}/model"
     benv = benv.Clone(MICROBUILD_PROJECT_BOARD=b)
@@ -167,7 +181,10 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     # A board listing several workspace regions: a model too large for the first is split
     # across them, as in microbuild's own build (compiler/workspace_split.py).
     split = workspaces.split_spec(b)
-    for prefix, path in models.items():
+    if is_table:
+        benv.Append(CPPPATH=[benv.Dir(f"#{GENERATED_DIR}")], CCFLAGS=table.build_flags(b, note))
+        objects.append(obj(f"#{GENERATED_DIR}/{THUNKS}", f"{GENERATED_DIR}/{THUNKS}"))
+    for prefix, path in {} if is_table else models.items():
         _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
                                                 MICROBUILD_SELECTION=selection,
                                                 MICROBUILD_WORKSPACE_REGIONS=split)
@@ -179,10 +196,11 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
         summaries.append(summary)
         objects += [obj(c, f"model/{prefix}/{prefix}.c"),
                     obj(weights, f"model/{prefix}/{prefix}_weights.c")]
-    table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
-                           firmware=str(Path(target).with_suffix("")), board=b.name,
-                           separate=separate_workspace)
-    objects.append(obj(table[0], f"model/{spec.table_file}"))
+    if not is_table:
+        models_table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
+                                      firmware=str(Path(target).with_suffix("")), board=b.name,
+                                      separate=separate_workspace)
+        objects.append(obj(models_table[0], f"model/{spec.table_file}"))
     for rel in compiled_runtime_sources(b, toolchain, spec):
         objects.append(obj(f"{runtime}/{rel}", f"runtime/{rel}"))
     # The image steps of microbuild's own build: a boot header (RP2040 boot2 with its CRC) linked
@@ -206,6 +224,10 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     if ld is not None:
         benv.Depends(elf, ld)
         benv.SideEffect(f"{target}.map", elf)
+    if is_table:
+        # `microbuild pack --firmware` reads the kernel set from the note.
+        benv.AddPostAction(elf, table.add_note_command(setup.objcopy or "objcopy", "$TARGET"))
+        benv.Depends(elf, f"#{table.NOTE_FILE}")
     nodes: dict[str, Any] = {"elf": elf[0]}
     nodes["size"] = benv.Command(f"{target}.size.json", elf,
                                  SCons.Action.Action(_fit_report, "$MICROFITCOMSTR"))[0]
@@ -219,6 +241,7 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
                                  Path(target).name):
         nodes[Path(str(node)).suffix.lstrip(".")] = node
     if run_command(b, "x") is not None:
+        benv = benv.Clone(MICROBUILD_RUN_BLOB=next(iter(models)) if is_table else "")
         nodes["run"] = benv.AlwaysBuild(benv.Alias("run", elf, SCons.Action.Action(_run, None)))
     # `scons flash`: the board's first flash tool that one command line drives, the command
     # `make flash` and `microbuild flash` run; `scons size`: the fit report.
@@ -300,6 +323,32 @@ def _with_path(path: str | None):
             else:
                 os.environ["PATH"] = old
     return manager()
+
+
+def _pio_table(env, board: Board, options: dict[str, Any]) -> None:
+    """A table project's PlatformIO build: the kernel set its generated/firmware.note names (no
+    model is compiled: they are model/*.mbm), the thunks and the table runner; the note is added
+    to the program after linking, for `microbuild pack --firmware`."""
+    project = Path(env.subst("$PROJECT_DIR"))
+    note_file = project / table.NOTE_FILE
+    try:
+        note = table.read_project_note(note_file)
+    except (OSError, ValueError, KeyError) as err:
+        fail(MicrobuildError(f"{note_file} cannot be read ({err}): generate the project again"))
+    executor = table.executor_from_note(board, note)
+    runtime = options["runtime"]
+    env.Append(CPPPATH=[str(project / GENERATED_DIR), f"{runtime}/include"],
+               CCFLAGS=table.build_flags(board, note))
+    sources = [(str(project / GENERATED_DIR / THUNKS), f"{GENERATED_DIR}/{THUNKS}")]
+    sources += [(f"{runtime}/{rel}", f"runtime/{rel}")
+                for rel in compiled_runtime_sources(board, options["toolchain"], executor)
+                if rel.startswith("kernels/") or rel in executor.runtime_sources]
+    env.Append(PIOBUILDFILES=_pio_objects(env, sources))
+    # The program's name as microbuild's platform (pio_board) and the official ones make it;
+    # PROGNAME is not set yet when this pre: script runs.
+    program = env.File(env.subst("$BUILD_DIR/firmware" + ("" if board.is_host else ".elf")))
+    env.AddPostAction(program, table.add_note_command("$OBJCOPY", "$TARGET", note_file))
+    env.Depends(program, str(note_file))
 
 
 def _pio_objects(env, sources: list[tuple[Any, str]]) -> list:
@@ -450,6 +499,9 @@ def pio_models(env) -> None:
             pio_board(env, board, setup, runtime, replace_tools=False)
     except MicrobuildError as err:
         fail(err)
+    if executor.name == table.TABLE:
+        _pio_table(env, board, options)
+        return
 
     tool = env.Clone(tools=["microbuild"], toolpath=[microbuild.SCONS_TOOLPATH])
     build = env.subst("$BUILD_DIR/microbuild")
@@ -474,10 +526,10 @@ def pio_models(env) -> None:
         if len(models) != 1:
             fail(MicrobuildError("custom_microbuild_input goes with a single model"))
         inputs = {next(iter(models)): options["input"]}
-    table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
-                           options["seed"], firmware=f"{build}/firmware", board=board.name,
-                           separate=options["separate_workspace"])
-    sources.append((table[0], f"model/{executor.table_file}"))
+    models_table = executor_table(tool, f"{build}/model", summaries, executor.name, inputs,
+                                  options["seed"], firmware=f"{build}/firmware",
+                                  board=board.name, separate=options["separate_workspace"])
+    sources.append((models_table[0], f"model/{executor.table_file}"))
     runtime_sources = [rel for rel in compiled_runtime_sources(board, options["toolchain"], executor)
                        if rel.startswith("kernels/") or rel in executor.runtime_sources
                        or rel == executor.self_test]

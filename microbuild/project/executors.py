@@ -18,6 +18,11 @@ NOT_YET: dict[str, str] = {}
 
 
 def get_executor(name: str) -> Executor:
+    from microbuild.project import table
+
+    if name == table.TABLE:
+        # Completed for the board and models by table.table_executor once they are compiled.
+        return table.PLACEHOLDER
     if name in EXECUTORS:
         return EXECUTORS[name]
     if name in NOT_YET:
@@ -36,9 +41,13 @@ def compiled_runtime_sources(board: Board, family: str | None, executor: Executo
 
 def runtime_files(board: Board, family: str | None, executor: Executor) -> list[str]:
     """Every runtime/ file a project for ``board`` copies (relative to runtime/)."""
-    return sorted(set(board_files.runtime_files(
-        board, family, executor.sources)
-        + boot_header_sources(board)))
+    files = board_files.runtime_files(board, family, executor.sources) + boot_header_sources(board)
+    if executor.name == "table":
+        # A table firmware's kernels are fixed when it is built (its kernel set, listed among
+        # the executor's sources): the other kernel sources would be compiled for nothing.
+        files = [f for f in files if not (f.startswith("kernels/") and f.endswith(".c"))
+                 or f in executor.sources]
+    return sorted(set(files))
 
 
 def boot_header_c_files(board: Board, setup) -> dict[str, str]:

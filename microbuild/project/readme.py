@@ -28,6 +28,11 @@ def models_text(spec) -> str:
 
 
 def input_text(spec) -> str:
+    if spec.executor.name == "table":
+        return ("none: the model is a blob (`model/*.mbm`), run on the inputs in "
+                "`model/*.inputs.bin`" if spec.board.is_host else
+                "none: the model is a blob in a model slot (`model/*.mbm`), run on a fixed "
+                "input pattern (byte i of input k is i * 37 + k + 5)")
     if not spec.executor.embeds_inputs:
         return "none embedded: the host sends inputs"
     if spec.input_file:

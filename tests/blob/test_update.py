@@ -71,9 +71,10 @@ def test_each_runner_writes_the_binary_at_the_slot_address(tmp_path):
     command = runner_for(nrf, "jlink").write_command(data, 0xC0000)
     script = Path(command[-1]).read_text()
     assert "device nRF52840_xxAA" in script and f"loadfile {path} 0xc0000\n" in script
-    with pytest.raises(FlashError, match="runner nrfjprog cannot write a binary at an address"):
-        from microbuild.device.runners.nrf import NrfjprogRunner
-        NrfjprogRunner(nrf).write_command(data, 0xC0000)
+    # nrfjprog, nrfutil and dfu-util: tests/blob/test_update_runners.py. uf2 cannot (a drive).
+    with pytest.raises(FlashError, match="runner uf2 cannot write a binary at an address"):
+        from microbuild.device.runners.uf2 import Uf2Runner
+        Uf2Runner(resolve_board("rp2040-pico")).write_command(data, 0x10100000)
 
 
 def test_update_runs_the_board_runner_with_the_blob(tmp_path, monkeypatch, capsys):

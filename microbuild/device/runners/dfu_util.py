@@ -57,12 +57,19 @@ class DfuUtilRunner(FlashToolRunner):
         return Path(image.binary) if image.binary is not None else Path(image.elf).with_suffix(".bin")
 
     def flash_command(self, image: FirmwareImage) -> list[str]:
+        return self._download(self.image_file(image), self.address())
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        """A DfuSe download at ``address`` erases only the pages it writes (a model slot)."""
+        return self._download(Path(data), address)
+
+    def _download(self, data: Path, address: int) -> list[str]:
         command = [self.program_name, "-d", str(self.args.get("device", STM32_DFU)),
                    "-a", str(self.args.get("alt", 0))]
         if self.args.get("serial"):
             command += ["-S", str(self.args["serial"])]
-        where = f"{self.address():#010x}" + (":leave" if self.args.get("leave", True) else "")
-        return command + ["-s", where, "-D", str(self.image_file(image).resolve())]
+        where = f"{address:#010x}" + (":leave" if self.args.get("leave", True) else "")
+        return command + ["-s", where, "-D", str(data.resolve())]
 
     def probe_description(self) -> str:
         return (f"a USB DFU bootloader ({self.args.get('device', STM32_DFU)}"

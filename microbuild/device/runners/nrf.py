@@ -21,6 +21,7 @@ from microbuild.device.runners.base import RunnerArg
 from microbuild.device.runners.flash_tool import (
     Diagnosis,
     FirmwareImage,
+    FlashError,
     FlashToolRunner,
     board_usb,
 )
@@ -30,11 +31,51 @@ _JLINK_UDEV = ("install SEGGER's J-Link software (it adds /etc/udev/rules.d/99-j
                "and replug the board")
 
 
+def intel_hex(data: bytes, address: int) -> str:
+    """``data`` placed at ``address`` as Intel HEX text: 16-byte data records, an extended linear
+    address record wherever the upper 16 address bits change, and the end-of-file record."""
+
+    def record(kind: int, offset: int, payload: bytes) -> str:
+        body = bytes([len(payload), offset >> 8, offset & 0xFF, kind]) + payload
+        return ":" + (body + bytes([-sum(body) & 0xFF])).hex().upper()
+
+    lines, upper = [], None
+    for at in range(0, len(data), 16):
+        where = address + at
+        if where >> 16 != upper:
+            upper = where >> 16
+            lines.append(record(4, 0, upper.to_bytes(2, "big")))
+        # A record never crosses a 64 KiB boundary: slots are 16-byte aligned, so 16 bytes fit.
+        lines.append(record(0, where & 0xFFFF, data[at:at + 16]))
+    return "\n".join([*lines, record(1, 0, b"")]) + "\n"
+
+
 class _NordicRunner(FlashToolRunner):
     udev_hint = _JLINK_UDEV
 
     def image_file(self, image: FirmwareImage) -> Path:
         return Path(image.hex) if image.hex is not None else Path(image.elf).with_suffix(".hex")
+
+    # How the tool erases by default, and when it writes a model blob: only the pages the data
+    # covers, whatever the `erase` arg says for a whole firmware (a chip erase would wipe the
+    # firmware too).
+    erase = ""
+
+    def write_command(self, data: Path, address: int) -> list[str]:
+        """Both tools program Intel HEX only: the binary is written beside ``data`` as a .hex
+        placed at ``address`` (`microbuild update` keeps ``data`` in a folder of its own)."""
+        if address % 16:
+            raise FlashError(f"{self.name}: {address:#x} is not 16-byte aligned")
+        hexfile = Path(data).with_suffix(".hex")
+        hexfile.write_text(intel_hex(Path(data).read_bytes(), address))
+        return self._program(hexfile, self.erase)
+
+    def flash_command(self, image: FirmwareImage) -> list[str]:
+        return self._program(self.image_file(image), str(self.args.get("erase", self.erase)))
+
+    def _program(self, hexfile: Path, erase: str) -> list[str]:
+        """The tool's command line that programs ``hexfile``, erasing as ``erase`` says."""
+        raise NotImplementedError
 
     def probe_description(self) -> str:
         ids = board_usb(self.board, 0x1366)
@@ -62,6 +103,7 @@ class NrfjprogRunner(_NordicRunner):
         RunnerArg("erase", (str,), "sectorerase or chiperase"),
     )
     program = "nrfjprog"
+    erase = "sectorerase"
     install_hint = ("install Nordic's nRF Command Line Tools (nrfjprog) and SEGGER's J-Link "
                     "software from nordicsemi.com; Nordic now replaces nrfjprog with nrfutil: "
                     "the nrfutil runner does the same")
@@ -74,13 +116,12 @@ class NrfjprogRunner(_NordicRunner):
         (r"JLinkARM DLL|Could not load JLinkARM|JLinkARMDLLNotFound", "jlink-dll"),
     )
 
-    def flash_command(self, image: FirmwareImage) -> list[str]:
+    def _program(self, hexfile: Path, erase: str) -> list[str]:
         command = [self.program_name, "-f", str(self.args.get("family", "NRF52"))]
         if self.args.get("snr"):
             command += ["--snr", str(self.args["snr"])]
-        erase = str(self.args.get("erase", "sectorerase"))
-        return command + ["--program", str(self.image_file(image).resolve()), f"--{erase}",
-                          "--verify", "--reset"]
+        return command + ["--program", str(hexfile.resolve()), f"--{erase}", "--verify",
+                          "--reset"]
 
     def describe(self, kind, image, match):
         if kind == "jlink-dll":
@@ -97,6 +138,7 @@ class NrfutilRunner(_NordicRunner):
         RunnerArg("erase", (str,), "nrfutil's chip_erase_mode"),
     )
     program = "nrfutil"
+    erase = "ERASE_RANGES_TOUCHED_BY_FIRMWARE"
     install_hint = ("install nrfutil from nordicsemi.com (a single binary: put it on PATH), "
                     "then its device command: `nrfutil install device`; it drives SEGGER's "
                     "J-Link software, which must be installed too")
@@ -109,10 +151,9 @@ class NrfutilRunner(_NordicRunner):
          "target"),
     )
 
-    def flash_command(self, image: FirmwareImage) -> list[str]:
-        erase = str(self.args.get("erase", "ERASE_RANGES_TOUCHED_BY_FIRMWARE"))
+    def _program(self, hexfile: Path, erase: str) -> list[str]:
         command = [self.program_name, "device", "program", "--firmware",
-                   str(self.image_file(image).resolve()), "--options",
+                   str(hexfile.resolve()), "--options",
                    f"chip_erase_mode={erase},verify=VERIFY_READ,reset=RESET_SYSTEM"]
         if self.args.get("serial"):
             command += ["--serial-number", str(self.args["serial"])]

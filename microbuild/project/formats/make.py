@@ -14,6 +14,7 @@ from pathlib import Path
 from microbuild.firmware import aot, board_files, image_steps, linker_script
 from microbuild.firmware.image_steps.uf2 import standalone_script
 from microbuild.firmware.toolchains import toolchain_setup
+from microbuild.project import table
 from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.executors import (
     boot_header_c_files,
@@ -52,7 +53,8 @@ def generated_sources(spec, files: ProjectFiles) -> list[str]:
     Zephyr generator."""
     summaries = [spec.compiled[p].summary() for p in spec.models]
     sources = []
-    for model in spec.compiled.values():
+    # The table executor's models are data (model/*.mbm), not C in the firmware.
+    for model in [] if spec.executor.name == table.TABLE else spec.compiled.values():
         for name, text in sorted(model.sources.items()):
             files.add(f"{GENERATED_DIR}/{name}", text)
             if name.endswith(".c"):
@@ -101,6 +103,8 @@ class MakeFormat(ProjectFormat):
         runtime, own_sources = add_bare_metal_files(spec, files)
 
         sources = generated_sources(spec, files)
+        is_table = spec.executor.name == table.TABLE
+        table_flags = table.add_table_files(spec, files) if is_table else []
         files.add(f"{GENERATED_DIR}/mb_board_init.c", board_files.board_init_c(board))
         sources.append(f"{GENERATED_DIR}/mb_board_init.c")
         sources += [f"{runtime}/{rel}" for rel in compiled_runtime_sources(board, spec.toolchain,
@@ -142,6 +146,8 @@ class MakeFormat(ProjectFormat):
                             f"\t$(PYTHON) {GENERATED_DIR}/uf2.py $< {board.boot_region.origin:#x} "
                             f"{int(uf2.settings['family_id']):#x} $@\n")
         run = run_command(board, "$(FIRMWARE)")
+        if run is not None and is_table:
+            run = table.run_words(board, next(iter(spec.models)), run)
         tools = flash_commands(board, "$(FIRMWARE)", "$(BUILD)/firmware.bin", "$(BUILD)/firmware.hex")
         if run is not None:
             run_recipe = "\t" + " ".join(run)
@@ -167,7 +173,8 @@ class MakeFormat(ProjectFormat):
                   f"{', '.join(spec.models.values())}",
             board=board.name, board_yaml=f"{BOARD_DIR}/{board.name}.yaml", cc=cc,
             objcopy=setup.objcopy or "objcopy", generated=GENERATED_DIR, runtime=runtime,
-            cflags=_flags(setup.cflags + [f"-D{d}" for d in setup.cppdefines]),
+            cflags=_flags(setup.cflags + [f"-D{d}" for d in setup.cppdefines] + table_flags),
+            post_link=("\n\t" + table.add_note_command("$(OBJCOPY)", "$@")) if is_table else "",
             asflags=_flags(setup.asflags), ldflags=_flags(ldflags),
             ldlibs=_flags(list(setup.libs) + [f"-l{lib}" for lib in setup.system_libs]),
             sources=" \\\n".join(f"    {s}" for s in sources),
@@ -193,7 +200,11 @@ class MakeFormat(ProjectFormat):
             firmware=firmware.replace("$(BUILD)", "build"),
             run_section=(rpc_run_section(spec, "build/firmware" + ("" if board.is_host else ".elf"),
                                          "generated/firmware.rpc.json")
-                         if spec.executor.name == "rpc" else _run_section(spec, run, tools)),
+                         if spec.executor.name == "rpc" else
+                         table.run_section(spec, firmware.replace("$(BUILD)", "build"),
+                                           "make run" if run is not None else None,
+                                           "make flash" if tools else None)
+                         if is_table else _run_section(spec, run, tools)),
         )
         return Instructions(build=build, run=run_lines, readme=template("make", "README.md", **values))
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from microbuild.errors import BoardError
 from microbuild.project.files import BOARD_DIR, ProjectFiles
+from microbuild.project import table
 from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.platformio_offline import (
     PROJECT_CORE,
@@ -122,6 +123,11 @@ class PlatformioFormat(ProjectFormat):
     def generate(self, spec, files: ProjectFiles) -> Instructions:
         board = spec.board
         runtime, _ = add_bare_metal_files(spec, files)
+        is_table = spec.executor.name == table.TABLE
+        if is_table:
+            # The kernel set's thunks, the note, the slots header and the packed models, made
+            # now; the extra script reads the kernel set back from generated/firmware.note.
+            table.add_generated_sources(spec, files)
         files.add(EXTRA_SCRIPT, (templates_dir() / "platformio" / "extra_script.py").read_text())
         if spec.link_runtime:
             platform = f"symlink://{PLATFORM_SOURCE}"
@@ -134,7 +140,9 @@ class PlatformioFormat(ProjectFormat):
 
         local, official_env = environments(board)
         default = official_env or local
-        run = run_command(board, "FIRMWARE")
+        # A table firmware runs a blob given on its command line or in a slot, which `-t exec`
+        # does not pass: its README says how to run it.
+        run = None if is_table else run_command(board, "FIRMWARE")
         tools = flash_commands(board, "firmware.elf", "firmware.bin", "firmware.hex")
         baud = str(board.transport.get("baud", 115200))
         packages = toolchain_packages(board, spec.toolchain)
@@ -221,7 +229,10 @@ class PlatformioFormat(ProjectFormat):
                 spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
                 f".pio/build/{local}/microbuild/firmware.rpc.json")
                 if spec.executor.name == "rpc"
-                else _run_section(spec, local, official_env, run, tools)),
+                else table.run_section(
+                    spec, f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
+                    None, f"pio run -e {local} -t upload" if tools else None)
+                if is_table else _run_section(spec, local, official_env, run, tools)),
             firmware=f".pio/build/{local}/firmware" + ("" if board.is_host else ".elf"),
             user_ini=USER_INI,
         )

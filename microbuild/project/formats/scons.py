@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 
+from microbuild.project import table
 from microbuild.project.formats.base import Instructions, ProjectFormat
 from microbuild.project.files import BOARD_DIR, ProjectFiles
 from microbuild.project.readme import (
@@ -50,9 +51,16 @@ class SconsFormat(ProjectFormat):
     def generate(self, spec, files: ProjectFiles) -> Instructions:
         board = spec.board
         runtime, _ = add_bare_metal_files(spec, files)
+        is_table = spec.executor.name == table.TABLE
+        if is_table:
+            # The kernel set's thunks, the note, the slots header and the packed models, made
+            # now; the SConstruct's build reads the kernel set back from generated/firmware.note.
+            table.add_generated_sources(spec, files)
         inputs = {next(iter(spec.models)): spec.input_file} if spec.input_file else {}
         firmware = "firmware" if board.is_host else "firmware.elf"
         run = run_command(board, f"build/{firmware}")
+        if run is not None and is_table:
+            run = table.run_words(board, next(iter(spec.models)), run)
         tools = flash_commands(board, "build/firmware.elf", "build/firmware.bin",
                                "build/firmware.hex")
         images = not board.is_host
@@ -81,7 +89,11 @@ class SconsFormat(ProjectFormat):
             firmware=f"build/{firmware}",
             run_section=(rpc_run_section(spec, f"build/{firmware}",
                                          f"build/{firmware.removesuffix('.elf')}.rpc.json")
-                         if spec.executor.name == "rpc" else _run_section(spec, run, tools, firmware)))
+                         if spec.executor.name == "rpc" else
+                         table.run_section(spec, f"build/{firmware}",
+                                           "scons run" if run else None,
+                                           "scons flash" if tools else None)
+                         if is_table else _run_section(spec, run, tools, firmware)))
         return Instructions(build=["scons -j4"], run=["scons run"] if run else
                             ["scons flash"] if tools else [],
                             readme=template("scons", "README.md", **values))
