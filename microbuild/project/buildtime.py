@@ -129,6 +129,27 @@ def _print_size(target, source, env):
     return 0
 
 
+def _compiled_models(env, obj, model_dir: str, models: dict[str, str], selection, split,
+                     tuning: str | None, summaries: list) -> list:
+    """The objects of the models compiled to C at build time (MicroModel), rebuilt when the kernel
+    selection, the workspace split or the tuning log change; their summaries go to ``summaries``
+    (the executor's table is made from them)."""
+    objects = []
+    for prefix, path in models.items():
+        _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
+                                                MICROBUILD_SELECTION=selection,
+                                                MICROBUILD_WORKSPACE_REGIONS=split)
+        env.Depends([c, weights, summary], env.Value(selection))
+        if split:
+            env.Depends([c, weights, summary], env.Value(split))
+        if tuning:
+            env.Depends([c, weights, summary], tuning)
+        summaries.append(summary)
+        objects += [obj(c, f"model/{prefix}/{prefix}.c"),
+                    obj(weights, f"model/{prefix}/{prefix}_weights.c")]
+    return objects
+
+
 def scons_firmware(env, target: str, board: str, models: dict[str, str], sources: Sequence,
                    runtime: str, executor: str = "aot", toolchain: str | None = None,
                    inputs: dict[str, str] | None = None, seed: int = 0,
@@ -165,7 +186,8 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     # The project's runtime copy instead of the installation's.
     benv.Replace(CPPPATH=[config["mb_board_config.h"].dir, f"{runtime}/include"]
                  + [benv.Dir(f"{model_dir}/{prefix}") for prefix in models])
-    objects, summaries = [], []
+    objects: list = []
+    summaries: list = []
 
     def obj(source, rel: str):
         stem = rel.rsplit(".", 1)[0]
@@ -184,19 +206,9 @@ def scons_firmware(env, target: str, board: str, models: dict[str, str], sources
     if is_table:
         benv.Append(CPPPATH=[benv.Dir(f"#{GENERATED_DIR}")], CCFLAGS=table.build_flags(b, note))
         objects.append(obj(f"#{GENERATED_DIR}/{THUNKS}", f"{GENERATED_DIR}/{THUNKS}"))
-    for prefix, path in {} if is_table else models.items():
-        _, c, weights, summary = env.MicroModel(f"{model_dir}/{prefix}/{prefix}", path,
-                                                MICROBUILD_SELECTION=selection,
-                                                MICROBUILD_WORKSPACE_REGIONS=split)
-        env.Depends([c, weights, summary], env.Value(selection))
-        if split:
-            env.Depends([c, weights, summary], env.Value(split))
-        if tuning:
-            env.Depends([c, weights, summary], tuning)
-        summaries.append(summary)
-        objects += [obj(c, f"model/{prefix}/{prefix}.c"),
-                    obj(weights, f"model/{prefix}/{prefix}_weights.c")]
-    if not is_table:
+    else:
+        objects += _compiled_models(env, obj, model_dir, models, selection, split, tuning,
+                                    summaries)
         models_table = executor_table(benv, model_dir, summaries, executor, inputs or {}, seed,
                                       firmware=str(Path(target).with_suffix("")), board=b.name,
                                       separate=separate_workspace)
