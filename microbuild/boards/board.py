@@ -238,6 +238,13 @@ class Board:
         return self.data.get("init", "")
 
     @property
+    def transport_init(self) -> str:
+        """The console's clock and pin set-up (``transport.init:``), run after ``init:``: apart
+        from it so that a board extending another on other console pins keeps the parent's
+        clock code instead of repeating it."""
+        return self.data.get("transport", {}).get("init", "")
+
+    @property
     def transport(self) -> dict[str, Any]:
         return self.data["transport"]
 

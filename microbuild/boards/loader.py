@@ -225,6 +225,12 @@ def _check_semantics(resolved: Resolved, expected_name: str, usable, add) -> Non
     if "init" in data and "init_source" in data:
         add(("init_source",), "a board has either an `init:` snippet or an `init_source:` file, "
                               "not both; write `init: null` to drop an inherited snippet")
+    transport = data.get("transport")
+    if "init_source" in data and isinstance(transport, dict) and "init" in transport:
+        add(("transport", "init"), "the board's `init_source:` file defines mb_board_init, so a "
+                                   "`transport.init:` snippet would never run; put the console's "
+                                   "set-up in that file (`transport: {init: null}` drops an "
+                                   "inherited snippet)")
 
     if not usable(("flash",)):
         return

@@ -26,6 +26,7 @@ import re
 import pytest
 
 from microbuild.boards import load_board
+from microbuild.firmware import board_files
 
 from register_model_support import Access, RegisterModel, run_init
 
@@ -207,12 +208,16 @@ def check_stm32f746_bringup(board, model: Stm32F7) -> None:
         assert model.values["RCC_APB1ENR"] & (1 << 18)
 
 
-def test_nucleo_f746zg_repeats_the_discovery_clock_code_exactly():
-    """An `init:` replaces the parent's; the two copies of the clock and cache code must agree."""
-    def clock_part(name):
-        init = load_board(name).init
-        return init[:init.index("/* --- Console pins")]
-    assert clock_part("nucleo-f746zg") == clock_part("stm32f746")
+def test_nucleo_f746zg_inherits_the_discovery_clock_code_and_brings_its_own_console_pins():
+    """The clock and cache code is written once (stm32f746's `init:`); each board's generated
+    mb_board_init runs it once, followed by its own console's `transport.init:` only."""
+    discovery, nucleo = load_board("stm32f746"), load_board("nucleo-f746zg")
+    assert nucleo.init == discovery.init and "PLLCFGR" in discovery.init
+    assert "USART3" in nucleo.transport_init and "USART1" in discovery.transport_init
+    code = board_files.board_init_c(nucleo)
+    assert code.count("0x40023804u") == 1                      # RCC_PLLCFGR written once
+    assert "GPIODEN" in code and "GPIOAEN" not in code         # not the parent's console pins
+    assert code.index("0x40023804u") < code.index("GPIODEN")   # clocks before the console
 
 
 def test_the_register_model_catches_a_wrong_address_and_a_missing_wait(tmp_path):

@@ -104,6 +104,22 @@ def test_init_snippet_and_init_source_exclude_each_other(tmp_path):
     assert load_board(str(fixed)).local_sources == {"init": (tmp_path / "boards" / "init.c").resolve()}
 
 
+def test_a_console_init_snippet_is_refused_beside_an_init_source_file(tmp_path):
+    """The board's own init file replaces the generated mb_board_init, which is what runs
+    `transport.init:`: the snippet would be dropped silently, so it is refused."""
+    write(tmp_path / "boards" / "init.c", "/* mb_board_init */\n")
+    path = write(tmp_path / "boards" / "d.yaml", "name: d\nextends: nucleo-f746zg\ninit: null\n"
+                                                 "init_source: init.c\n")
+    (problem,) = problems(path)
+    nucleo = load_board("nucleo-f746zg").files[0]
+    assert problem.startswith(f"{nucleo}:") and f"(inherited by {path})" in problem
+    assert " transport.init: the board's `init_source:` file defines mb_board_init" in problem
+    assert "`transport: {init: null}` drops an inherited snippet" in problem
+    fixed = write(tmp_path / "boards" / "e.yaml", "name: e\nextends: nucleo-f746zg\ninit: null\n"
+                                                  "init_source: init.c\ntransport: {init: null}\n")
+    assert problems(fixed) == []
+
+
 # --- extends: null and !replace -------------------------------------------------------------------
 
 def test_null_removes_an_inherited_key(tmp_path):
