@@ -15,7 +15,7 @@ from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.f32 import mve as f32_mve
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.conv_params import (
-    conv_operand_reasons,
+    checked_conv_operands,
     conv_window_overlap,
     emit_conv_params,
     emit_s16,
@@ -23,9 +23,7 @@ from microbuild.compiler.ops.conv_params import (
 from microbuild.compiler.ops.fully_connected import arrange_rows_s16
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
-    bias_reasons,
     channel_multipliers,
-    filter_reasons,
     shape_reason,
     window_2d,
 )
@@ -273,16 +271,11 @@ class Conv2D(OpLowering):
     dtypes = frozenset({"int8", "int16", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = conv_operand_reasons(op, graph, depthwise=False)
-        if reasons or is_float32(op, graph):
+        reasons, operands = checked_conv_operands(op, graph, depthwise=False)
+        if operands is None:
             return reasons
-        inputs = graph.input_tensors(op)
-        x, w = inputs[0], inputs[1]
-        bias = inputs[2] if len(inputs) > 2 else None
-        out = graph.tensor(op.outputs[0])
-        reasons += filter_reasons(w, channel_axis=0)
+        x, w, bias, out = operands
         out_c, filter_h, filter_w, filter_c = w.shape
-        reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
         batches, in_h, in_w, in_c = x.shape
         if in_c % filter_c != 0:
             reasons.append(f"input depth {in_c} is not a multiple of the filter depth {filter_c}")

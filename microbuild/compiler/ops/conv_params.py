@@ -12,8 +12,10 @@ from microbuild.compiler.overlap import sliding_window_overlap
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     activation_reasons,
+    bias_reasons,
     c_struct,
     channel_multipliers,
+    filter_reasons,
     int32_array,
     operand_count_reasons,
     window_2d,
@@ -41,6 +43,23 @@ def conv_operand_reasons(op: Operator, graph: Graph, depthwise: bool) -> list[st
     elif not depthwise and len(w.shape) != 4:
         reasons.append(f"filter '{w.name}' has shape {w.shape}; expected [out, h, w, in]")
     return reasons + window_option_reasons(op.options, dilation=True)
+
+
+def checked_conv_operands(op: Operator, graph: Graph, depthwise: bool) -> tuple[list[str], tuple | None]:
+    """conv_operand_reasons, then for an int8/int16 instance that passed them the filter's
+    quantization and the bias (one per output channel: the filter's axis 3 for depthwise, 0 for
+    CONV_2D; int64 with int16 activations). Returns the reasons and, when the caller's own shape
+    checks follow, the operands (input, filter, bias or None, output)."""
+    reasons = conv_operand_reasons(op, graph, depthwise)
+    if reasons or is_float32(op, graph):
+        return reasons, None
+    inputs = graph.input_tensors(op)
+    x, w = inputs[0], inputs[1]
+    bias = inputs[2] if len(inputs) > 2 else None
+    axis = 3 if depthwise else 0
+    reasons += filter_reasons(w, channel_axis=axis)
+    reasons += bias_reasons(bias, w.shape[axis], "int64" if x.dtype == "int16" else "int32")
+    return reasons, (x, w, bias, graph.tensor(op.outputs[0]))
 
 
 def conv_window_overlap(op: Operator, graph: Graph, k: int, variant=None):

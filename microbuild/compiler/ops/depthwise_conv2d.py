@@ -15,16 +15,14 @@ import numpy as np
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.conv_params import (
-    conv_operand_reasons,
+    checked_conv_operands,
     conv_window_overlap,
     emit_conv_params,
     emit_s16,
 )
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
-    bias_reasons,
     channel_multipliers,
-    filter_reasons,
     shape_reason,
     window_2d,
 )
@@ -159,16 +157,11 @@ class DepthwiseConv2D(OpLowering):
         return conv_window_overlap(op, graph, k, variant)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
-        reasons = conv_operand_reasons(op, graph, depthwise=True)
-        if reasons or is_float32(op, graph):
+        reasons, operands = checked_conv_operands(op, graph, depthwise=True)
+        if operands is None:
             return reasons
-        inputs = graph.input_tensors(op)
-        x, w = inputs[0], inputs[1]
-        bias = inputs[2] if len(inputs) > 2 else None
-        out = graph.tensor(op.outputs[0])
-        reasons += filter_reasons(w, channel_axis=3)
+        x, w, bias, out = operands
         _, filter_h, filter_w, out_c = w.shape
-        reasons += bias_reasons(bias, out_c, "int64" if x.dtype == "int16" else "int32")
         batches, in_h, in_w, in_c = x.shape
         if out_c % in_c != 0:
             reasons.append(f"filter has {out_c} channels, not a multiple of the input's {in_c}")
