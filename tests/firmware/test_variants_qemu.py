@@ -76,8 +76,10 @@ def test_every_variant_is_bit_exact_on_the_board(board, tmp_path):
     board_name, board = board, _board(board, tmp_path)
     instances = _instances(board)
     target = Target.of_board(load_board(board))
+    # Variants that reorder float sums are not bit-exact by design and are only built with
+    # --allow-float-reorder: tests/compiler/test_float_reorder.py measures them instead.
     legal = {(v.opcode, v.name) for lowering in REGISTRY.values() for v in lowering.variants
-             if v.features <= target.features}
+             if v.features <= target.features and not v.reorders_float_sums}
     built = {(opcode, name) for _, _, opcode, name in instances.values() if name != REFERENCE}
     assert built == legal, f"variants legal on {board} but exercised by no sweep model: " \
                            f"{sorted(legal - built)}"
