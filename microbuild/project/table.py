@@ -62,6 +62,12 @@ def table_executor(board: Board, compiled: dict[str, Any]) -> Executor:
         table=lambda *args, **kwargs: kernels.c_source())
 
 
+def kernel_headers(compiled: dict[str, Any]) -> list[str]:
+    """The kernel set's headers (relative to runtime/), which the generated thunks include: a
+    project copying only the runtime files its sources include needs them too."""
+    return [f"include/{h}" for h in KernelSet.for_models(compiled.values()).headers]
+
+
 def workspace_bytes(compiled: dict[str, Any]) -> int:
     """The workspace the firmware reserves: the largest of its models' (as build does)."""
     return max(model.workspace_bytes for model in compiled.values())

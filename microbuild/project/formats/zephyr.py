@@ -107,12 +107,17 @@ class ZephyrFormat(ProjectFormat):
         executor = spec.executor
         is_table = executor.name == table.TABLE
         add_board_files(files, board)
-        sources = board_files.kernel_sources() + ["support/print.c"] + list(executor.runtime_sources)
         if is_table:
-            # slots_main.c runs the blob in a model slot, called by the application's main.
-            sources.append(executor.main)
-        sources = list(dict.fromkeys(sources))
+            # Only the kernel set's sources (in runtime_sources, with the runner), as in the
+            # other table projects, and slots_main.c, which the application's main calls.
+            sources = ["support/print.c", *executor.runtime_sources, executor.main]
+        else:
+            sources = board_files.kernel_sources() + ["support/print.c"] + \
+                list(executor.runtime_sources)
         headers = board_files.included_headers(sources + [executor.main])
+        if is_table:
+            thunk_headers = table.kernel_headers(spec.compiled)
+            headers += thunk_headers + board_files.included_headers(thunk_headers)
         runtime = add_runtime(files, sorted(set(sources + headers)), spec.link_runtime,
                               folder=f"{MODULE_DIR}/runtime")
         runtime_cmake = runtime if spec.link_runtime else \
