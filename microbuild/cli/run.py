@@ -173,7 +173,7 @@ def _run_blob(args: argparse.Namespace) -> int:
     import numpy as np
 
     from microbuild.boards import resolve_board
-    from microbuild.device.blob_run import blob_inputs, run_blob
+    from microbuild.device.blob_run import blob_inputs, check_for_firmware, run_blob
     from microbuild.device.timing import duration
 
     if args.model or args.profile:
@@ -200,6 +200,8 @@ def _run_blob(args: argparse.Namespace) -> int:
         else:
             data = path.read_bytes()
     kernel_set = int(note.table["id"], 16)
+    if chosen.build is not None:  # what can be told from the description: before starting it
+        check_for_firmware(chosen.build.rpc_description, data, kernel_set, str(path))
     inputs = blob_inputs(data, args.input, args.seed)
     show = not args.json
 

@@ -32,22 +32,25 @@ class BlobRun:
     ticks: int            # BLOB_RUN's ticks at the device's timer frequency
 
 
-def slot_bytes(dev: Device) -> int:
-    """The firmware's RAM slot: the RPC arena's ALLOC pool."""
-    arena = dev.description["arena"]
+def slot_bytes(description: dict) -> int:
+    """The RAM slot of the RPC firmware ``description`` (<firmware>.rpc.json) tells: the arena's
+    ALLOC pool."""
+    arena = description["arena"]
     return int(arena["arena_bytes"]) - int(arena["pool_offset"])
 
 
-def check_for_device(dev: Device, data: bytes, kernel_set_id: int | None, name: str):
-    """The parsed blob, or a MicrobuildError saying why this firmware cannot run it."""
+def check_for_firmware(description: dict, data: bytes, kernel_set_id: int | None, name: str):
+    """The parsed blob, or a MicrobuildError saying why the RPC firmware ``description`` tells of
+    cannot run it: said before the firmware is even started."""
     try:
         blob = read_blob(data, kernel_set_id)
     except BlobError as err:
         raise MicrobuildError(f"{name} cannot run on this firmware: {err}") from None
-    if blob.board != dev.board.name:
-        raise MicrobuildError(f"{name} was packed for board {blob.board}, not {dev.board.name}: "
+    board = description["board"]
+    if blob.board != board:
+        raise MicrobuildError(f"{name} was packed for board {blob.board}, not {board}: "
                               "pack it with --firmware for this firmware")
-    need, slot = _align(len(data)) + blob.workspace_bytes, slot_bytes(dev)
+    need, slot = _align(len(data)) + blob.workspace_bytes, slot_bytes(description)
     if need > slot:
         raise MicrobuildError(
             f"{name} is too large for the firmware's RAM slot by {need - slot:,} bytes: it needs "
@@ -60,7 +63,7 @@ def run_blob(dev: Device, data: bytes, inputs: list[bytes], kernel_set_id: int |
              name: str = "the blob") -> BlobRun:
     """Upload ``data`` (a .mbm's bytes) into the RAM slot, have the device check it, write
     ``inputs`` (one bytes per blob input) and run it once; the slot is freed afterwards."""
-    blob = check_for_device(dev, data, kernel_set_id, name)
+    blob = check_for_firmware(dev.description, data, kernel_set_id, name)
     if len(inputs) != len(blob.inputs):
         raise MicrobuildError(f"{name} has {len(blob.inputs)} inputs, {len(inputs)} were given")
     for k, ((_, size), x) in enumerate(zip(blob.inputs, inputs)):
