@@ -23,9 +23,14 @@ def cmd_build(args: argparse.Namespace) -> int:
     apply_manifest(args)
     if args.executor == "table":
         return _build_table(args)
+    if args.executor == "rpc" and args.kernels_for:
+        return _build_rpc_blob(args)
     if args.kernels_for:
         raise MicrobuildError("--kernels-for chooses a table firmware's kernels: add "
-                              "--executor table")
+                              "--executor table (or --executor rpc, to upload blobs over RPC)")
+    if args.blob_slot is not None:
+        raise MicrobuildError("--blob-slot sizes the RAM slot of an RPC firmware that runs "
+                              "uploaded blobs: add --executor rpc --kernels-for MODEL...")
     require(args, "board", "model")
     args.executor = args.executor or "aot"
     if args.output and not args.run:
@@ -122,6 +127,38 @@ def _build_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build_rpc_blob(args: argparse.Namespace) -> int:
+    """--executor rpc --kernels-for: an RPC firmware running the --kernels-for models, with their
+    kernel set and a RAM slot for blobs the host uploads (`microbuild run --blob`)."""
+    from microbuild.boards.sizes import parse_size
+    from microbuild.firmware.rpc_blob import build_rpc_blob_firmware
+
+    require(args, "board")
+    if args.model:
+        raise MicrobuildError("with --kernels-for the firmware's models are the --kernels-for "
+                              "ones: drop --model")
+    out_dir = args.out_dir or default_out_dir(args.board, "rpc")
+    try:
+        slot = None if args.blob_slot is None else parse_size(args.blob_slot)
+    except (ValueError, TypeError) as err:
+        raise MicrobuildError(f"--blob-slot {args.blob_slot}: {err}") from None
+    build = build_rpc_blob_firmware(args.board, args.kernels_for, out_dir, slot, args.toolchain,
+                                    args.jobs)
+    slot = build.rpc_description["arena"]["arena_bytes"] - \
+        build.rpc_description["arena"]["pool_offset"]
+    if args.json:
+        print(json.dumps({"board": build.board.name, "executor": "rpc", "elf": str(build.elf),
+                          "blob_slot_bytes": slot, "size": build.size}, indent=2))
+        return 0
+    render_fit(build)
+    elf = shlex.quote(str(build.elf))
+    out.print(f"firmware: {build.elf} (RAM slot for blobs: {slot:,} bytes; pack one with "
+              f"`microbuild pack --firmware {elf} --model M.tflite -o M.mbm`, run it with "
+              f"`microbuild run --board {build.board.name} --firmware {elf} --blob M.mbm`)",
+              soft_wrap=True)
+    return 0
+
+
 def add_parser(commands) -> None:
     p = commands.add_parser("build", help="build a firmware for a board (and run it with --run)")
     p.add_argument("--board", help="board name (see `microbuild boards list`) or a board YAML "
@@ -137,7 +174,12 @@ def add_parser(commands) -> None:
                         "docs/model-blob.md; host board only so far)")
     p.add_argument("--kernels-for", nargs="+", metavar="MODEL",
                    help="with --executor table: the models whose kernels the firmware links "
-                        "(default: the --model models)")
+                        "(default: the --model models); with --executor rpc: also a kernel set "
+                        "and a RAM slot, to run blobs uploaded with `microbuild run --blob`")
+    p.add_argument("--blob-slot", metavar="BYTES",
+                   help="with --executor rpc --kernels-for: bytes of the RAM slot uploaded blobs "
+                        "and their workspaces go in (e.g. 256K; default: room for a model about "
+                        "as large as the largest --kernels-for one)")
     p.add_argument("-o", "--out-dir", help="build folder (default: build/BOARD[-EXECUTOR], "
                                            "under microbuild.yaml's build_dir)")
     p.add_argument("--toolchain", help="one of the board's toolchain families, e.g. clang "

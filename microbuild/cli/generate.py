@@ -40,7 +40,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--executor", default="aot",
                    choices=sorted({*EXECUTORS, *NOT_YET, "table"}),
                    help="aot (default): the standalone firmware that runs the model on an "
-                        "embedded input, prints the outputs and stops; table (make, scons): "
+                        "embedded input, prints the outputs and stops; table (every format): "
                         "links the kernels the models call and runs models packed as data "
                         "(`microbuild pack`, `microbuild update`: docs/model-blob.md)")
     p.add_argument("-o", "--out", metavar="DIR",

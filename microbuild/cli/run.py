@@ -80,6 +80,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   "is: pass --executor rpc or aot for them")
         build = build_incrementally(args, "app", None)
         return run_app(build, args.runner, args.timeout)
+    if args.blob:
+        return _run_blob(args)
     build, executor = _firmware(args)
     if executor == "aot":
         if args.profile:
@@ -163,6 +165,68 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_blob(args: argparse.Namespace) -> int:
+    """--blob: upload a model blob (or a .tflite, packed now for the firmware) into the RAM slot
+    of an RPC firmware with a table runner and run it once, without flashing anything."""
+    import tempfile
+
+    import numpy as np
+
+    from microbuild.boards import resolve_board
+    from microbuild.device.blob_run import blob_inputs, check_for_firmware, run_blob
+    from microbuild.device.timing import duration
+
+    if args.model or args.profile:
+        raise MicrobuildError("--blob runs the blob on --firmware as it is: drop --model and "
+                              "--profile")
+    board = resolve_board(args.board)
+    chosen = choose_firmware(args, board)
+    chosen.check_board(args.force)
+    note = chosen.note
+    if note is None or note.executor != "rpc" or not note.table:
+        raise MicrobuildError(
+            f"{chosen.elf} cannot run blobs uploaded over RPC: it is "
+            + ("not built by microbuild" if note is None else
+               f"an {note.executor} firmware" + ("" if note.executor != "rpc" else
+                                                 " without a table runner"))
+            + f"; build one with `microbuild build --board {board.name} --executor rpc "
+              "--kernels-for MODEL.tflite ...`")
+    path = Path(args.blob)
+    if not path.is_file():
+        raise MicrobuildError(f"--blob {path}: no such file")
+    with tempfile.TemporaryDirectory() as tmp:
+        if path.suffix == ".tflite":
+            data = api.pack(chosen.elf, path, Path(tmp) / f"{path.stem}.mbm").blob
+        else:
+            data = path.read_bytes()
+    kernel_set = int(note.table["id"], 16)
+    if chosen.build is not None:  # what can be told from the description: before starting it
+        check_for_firmware(chosen.build.rpc_description, data, kernel_set, str(path))
+    inputs = blob_inputs(data, args.input, args.seed)
+    show = not args.json
+
+    def log(line: str) -> None:
+        if show:
+            err.print(f"[dim]device:[/] {escape(line)}", highlight=False)
+
+    with api.connect(board, chosen.elf, runner=args.runner, port=args.port,
+                     timeout=args.timeout, on_log=log, flash=not args.no_flash) as dev:
+        result = run_blob(dev, data, inputs, kernel_set, name=str(path))
+        hz = dev.info.timer_hz
+    outputs = [np.frombuffer(o, dtype=np.uint8) for o in result.outputs]
+    if args.output:
+        np.savez(args.output, **{f"output{k}": o for k, o in enumerate(outputs)})
+    if args.json:
+        print(json.dumps({"board": board.name, "executor": "rpc", "elf": str(chosen.elf),
+                          "blob": str(path), "outputs": [o.hex() for o in result.outputs],
+                          "ticks": result.ticks, "timer_hz": hz}, indent=2))
+        return 0
+    render_outputs(path.stem, outputs)
+    out.print(f"{path.name}: {result.ticks:,} timer ticks at {hz:,} Hz = "
+              f"{duration(result.ticks, hz, board)} (uploaded into the RAM slot, not flashed)")
+    return 0
+
+
 def add_parser(commands) -> None:
     p = commands.add_parser("run", help="build if needed, start the firmware on the board and "
                                         "run the model from the host; --profile times each "
@@ -182,6 +246,11 @@ def add_parser(commands) -> None:
                         "console; aot: the standalone firmware runs on an input embedded at "
                         "build time; app: your own main() from microbuild.yaml's sources, run to "
                         "its end (the default when microbuild.yaml has sources)")
+    p.add_argument("--blob", metavar="FILE",
+                   help="upload this model blob (.mbm; a .tflite is packed for the firmware "
+                        "first) into the RAM slot of --firmware (an RPC firmware built with "
+                        "--kernels-for) and run it once, without flashing; its outputs are shown "
+                        "as bytes")
     p.add_argument("--input", help=".npy/.npz input (default: random, seeded by --seed); several "
                    "models: one .npz keyed <model>.input<k>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default: 0)")

@@ -152,10 +152,12 @@ def pack_for_firmware(firmware: str | Path, model: str | Path, out: str | Path,
     """Pack ``model`` into ``out`` (.mbm) for the table firmware ``firmware`` (its ELF), with
     ``sequence`` in its header (of two valid blobs in a board's slots, the higher runs)."""
     note = read_note(firmware)
-    if note is None or note.executor != EXECUTOR or not note.table:
+    # A table firmware, or an RPC firmware with a table runner (firmware/rpc_blob.py).
+    if note is None or not note.table:
         has = "no microbuild note" if note is None else f"the {note.executor} executor"
-        raise MicrobuildError(f"{firmware} is not a table-executor firmware (it has {has}); "
-                              "build one with `microbuild build --executor table`")
+        raise MicrobuildError(f"{firmware} has no table runner (it has {has}); build one with "
+                              "`microbuild build --executor table` (or --executor rpc "
+                              "--kernels-for ...)")
     table = note.table
     kernels = KernelSet(dict(table["functions"]), list(table["headers"]), list(table["sources"]),
                         runtime_dir())

@@ -44,6 +44,8 @@ enum {
     OP_RESET = 0x09,
     OP_RAW_RECEIVE = 0x0A,
     OP_PACKET_SIZE = 0x0B,
+    OP_BLOB_LOAD = 0x0C,
+    OP_BLOB_RUN = 0x0D,
     OP_REPLY = 0x80
 };
 
@@ -54,7 +56,8 @@ enum {
     STATUS_BAD_ADDRESS = 3,
     STATUS_NO_MEMORY = 4,
     STATUS_BAD_FUNCTION = 5,
-    STATUS_TOO_LARGE = 6
+    STATUS_TOO_LARGE = 6,
+    STATUS_BAD_BLOB = 7
 };
 
 #define SESSION_HEADER 3u             /* type u8, session id u16 */
@@ -131,6 +134,17 @@ static uint32_t block_count;
 
 static uint32_t raw_remaining; /* RAW_RECEIVE bytes still to swallow */
 static uint16_t raw_seq;
+
+/* The table runner, when the firmware links one (runtime/table/rpc_runner.c): a weak reference,
+ * so an RPC firmware without a kernel set links without it and reads it as absent (NULL). */
+extern const mb_rpc_table_runner_t mb_rpc_table_runner __attribute__((weak));
+
+/* The model blob BLOB_LOAD checked, until a WRITE into it, a FREE or a RESET unloads it: BLOB_RUN
+ * runs only a blob whose bytes are those that were checked. */
+static uint8_t blob_loaded;
+static uint32_t blob_offset;
+static uint32_t blob_bytes;
+static uint32_t blob_workspace_offset;
 
 /* ---- little-endian fields (byte by byte: the buffers have no alignment) ---- */
 
@@ -296,7 +310,8 @@ static void finish_reply(void)
 static const char *opcode_name(uint8_t opcode)
 {
     static const char *const names[] = {"?",    "INFO",       "ALLOC", "FREE",  "WRITE",      "READ",
-                                        "CALL", "TIMED_CALL", "RUN",   "RESET", "RAW_RECEIVE", "PACKET_SIZE"};
+                                        "CALL", "TIMED_CALL", "RUN",   "RESET", "RAW_RECEIVE", "PACKET_SIZE",
+                                        "BLOB_LOAD", "BLOB_RUN"};
     return opcode < sizeof names / sizeof names[0] ? names[opcode] : "?";
 }
 
@@ -714,6 +729,7 @@ static void handle_free(uint16_t seq, const uint8_t *args, uint32_t argn)
             if (i < block_count) {
                 memmove(&blocks[i], &blocks[i + 1u], (block_count - i) * sizeof blocks[0]);
             }
+            blob_loaded = 0; /* the blob or its workspace may have been this block */
             begin_reply(OP_FREE, seq, STATUS_OK);
             finish_reply();
             return;
@@ -862,6 +878,91 @@ static void handle_run(uint16_t seq, const uint8_t *args, uint32_t argn)
     finish_reply();
 }
 
+/* ---- model blobs (the table runner) ---- */
+
+static int table_runner_linked(uint8_t opcode, uint16_t seq)
+{
+    if (&mb_rpc_table_runner != NULL) {
+        return 1;
+    }
+    begin_reply(opcode, seq, STATUS_UNKNOWN_OPCODE);
+    put_text(opcode_name(opcode));
+    put_text(": this firmware has no table runner (build it with a kernel set: --kernels-for)");
+    finish_reply();
+    return 0;
+}
+
+/* BLOB_LOAD: blob offset u32, blob bytes u32, workspace offset u32, workspace bytes u32 (all in
+ * the arena). Checks the blob as a board's model slot is checked (mb_table_check: CRC-32,
+ * SHA-256, format version, kernel-set id, bounds), then sets its state to the model's start. */
+static void handle_blob_load(uint16_t seq, const uint8_t *args, uint32_t argn)
+{
+    if (!expect_arguments(OP_BLOB_LOAD, seq, argn, 16) || !table_runner_linked(OP_BLOB_LOAD, seq)) {
+        return;
+    }
+    blob_loaded = 0;
+    const uint32_t offset = get_u32(&args[0]);
+    const uint32_t bytes = get_u32(&args[4]);
+    const uint32_t ws_offset = get_u32(&args[8]);
+    const uint32_t ws_bytes = get_u32(&args[12]);
+    if (!range_ok(offset, bytes)) {
+        bad_range(OP_BLOB_LOAD, seq, offset, bytes);
+        return;
+    }
+    if (!range_ok(ws_offset, ws_bytes)) {
+        bad_range(OP_BLOB_LOAD, seq, ws_offset, ws_bytes);
+        return;
+    }
+    if ((uint64_t)offset < (uint64_t)ws_offset + ws_bytes && (uint64_t)ws_offset < (uint64_t)offset + bytes) {
+        begin_reply(OP_BLOB_LOAD, seq, STATUS_BAD_ADDRESS);
+        put_text("the blob and its workspace overlap");
+        finish_reply();
+        return;
+    }
+    int32_t bad_op = -1;
+    const int status = mb_rpc_table_runner.check(mb_rpc_arena + offset, bytes, ws_bytes, &bad_op);
+    if (status != 0) {
+        begin_reply(OP_BLOB_LOAD, seq, STATUS_BAD_BLOB);
+        put_text("model blob refused: ");
+        put_text(mb_rpc_table_runner.status_name(status));
+        if (bad_op >= 0) {
+            put_text(" (op ");
+            put_decimal((uint32_t)bad_op);
+            put_text(")");
+        }
+        finish_reply();
+        return;
+    }
+    mb_rpc_table_runner.reset_state(mb_rpc_arena + offset, mb_rpc_arena + ws_offset);
+    blob_loaded = 1;
+    blob_offset = offset;
+    blob_bytes = bytes;
+    blob_workspace_offset = ws_offset;
+    begin_reply(OP_BLOB_LOAD, seq, STATUS_OK);
+    finish_reply();
+}
+
+/* BLOB_RUN: runs the loaded blob once on its workspace (inputs already written) and times it. */
+static void handle_blob_run(uint16_t seq, uint32_t argn)
+{
+    if (!expect_arguments(OP_BLOB_RUN, seq, argn, 0) || !table_runner_linked(OP_BLOB_RUN, seq)) {
+        return;
+    }
+    if (!blob_loaded) {
+        begin_reply(OP_BLOB_RUN, seq, STATUS_BAD_BLOB);
+        put_text("no model blob loaded (BLOB_LOAD it first; a WRITE into it or a FREE unloads it)");
+        finish_reply();
+        return;
+    }
+    const uint64_t start = mb_timer_now();
+    mb_rpc_table_runner.run(mb_rpc_arena + blob_offset, mb_rpc_arena + blob_workspace_offset);
+    const uint64_t ticks = mb_timer_now() - start;
+    begin_reply(OP_BLOB_RUN, seq, STATUS_OK);
+    put_le(0, 4);
+    put_le(ticks, 8);
+    finish_reply();
+}
+
 static void handle_raw_receive(uint16_t seq, const uint8_t *args, uint32_t argn)
 {
     if (!expect_arguments(OP_RAW_RECEIVE, seq, argn, 4)) {
@@ -935,6 +1036,12 @@ static void handle_rpc(const uint8_t *body, uint32_t length)
     case OP_PACKET_SIZE:
         handle_packet_size(seq, args, argn);
         break;
+    case OP_BLOB_LOAD:
+        handle_blob_load(seq, args, argn);
+        break;
+    case OP_BLOB_RUN:
+        handle_blob_run(seq, argn);
+        break;
     default:
         begin_reply(opcode, seq, STATUS_UNKNOWN_OPCODE);
         put_text("unknown opcode ");
@@ -999,6 +1106,10 @@ static void write_header_received(void)
     } else {
         rx_mode = RX_STREAM;
         stream_offset = write_offset;
+        if (blob_loaded && (uint64_t)write_offset < (uint64_t)blob_offset + blob_bytes &&
+            blob_offset < (uint64_t)write_offset + write_length) {
+            blob_loaded = 0; /* its bytes are no longer those BLOB_LOAD checked */
+        }
     }
 }
 
@@ -1123,6 +1234,7 @@ void mb_rpc_server_init(void)
     session_id = 0;
     packet_limit = MAX_PACKET;
     block_count = 0;
+    blob_loaded = 0;
     raw_remaining = 0;
     const uint64_t now = mb_timer_now();
     nonce_salt = mix32(nonce_salt ^ (uint32_t)now ^ (uint32_t)(now >> 32));

@@ -45,7 +45,14 @@ static void print_hex32(uint32_t value)
     mb_print(text);
 }
 
-int main(void)
+/* A Zephyr application has its own main (project_templates/zephyr/main_table.c), which sets up
+ * the console and calls this one under the name its module gives it (MB_TABLE_MAIN). */
+#ifndef MB_TABLE_MAIN
+#define MB_TABLE_MAIN main
+#endif
+int MB_TABLE_MAIN(void);
+
+int MB_TABLE_MAIN(void)
 {
     int32_t chosen = -1;
     uint32_t chosen_seq = 0;

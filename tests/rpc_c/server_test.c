@@ -770,6 +770,13 @@ static void test_stale_and_noise(void)
     /* Unknown opcode, a body too short for a seq, types the device does not take. */
     uint16_t seq = send_request(0x33, NULL, 0);
     expect_error(0x33, seq, UNKNOWN_OPCODE, "unknown opcode 51");
+    /* BLOB_LOAD and BLOB_RUN in a firmware without the table runner (runtime/table/rpc_runner.c
+     * not linked): refused, saying what the firmware lacks. */
+    const uint8_t blob_args[16] = {0};
+    seq = send_request(0x0C, blob_args, sizeof blob_args);
+    expect_error(0x0C, seq, UNKNOWN_OPCODE, "BLOB_LOAD: this firmware has no table runner");
+    seq = send_request(0x0D, NULL, 0);
+    expect_error(0x0D, seq, UNKNOWN_OPCODE, "BLOB_RUN: this firmware has no table runner");
     const uint8_t short_body[] = {NORMAL, (uint8_t)session, (uint8_t)(session >> 8), CALL, 1};
     send_raw_payload(short_body, sizeof short_body, 0);
     const uint8_t log[] = {LOG, 0, 0, 'h', 'i'};

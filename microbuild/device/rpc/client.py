@@ -466,6 +466,19 @@ class RpcClient:
                                                           timeout=timeout))
         return status, ticks
 
+    def blob_load(self, offset: int, nbytes: int, workspace_offset: int,
+                  workspace_bytes: int) -> None:
+        """Have the device's table runner check the model blob at arena ``offset`` (CRC-32,
+        SHA-256, format version, kernel-set id, bounds) and reset its state; RpcError BAD_BLOB
+        says why it was refused."""
+        self.request(Opcode.BLOB_LOAD, struct.pack("<IIII", offset, nbytes, workspace_offset,
+                                                   workspace_bytes))
+
+    def blob_run(self, timeout: float | None = None) -> tuple[int, int]:
+        """Run the loaded blob once; (return value, ticks)."""
+        status, ticks = struct.unpack("<iQ", self.request(Opcode.BLOB_RUN, timeout=timeout))
+        return status, ticks
+
     def reset(self) -> None:
         """Restart the device's server; the session ends (open a new one)."""
         self.request(Opcode.RESET)

@@ -34,6 +34,8 @@ class Opcode(IntEnum):
     RESET = 0x09
     RAW_RECEIVE = 0x0A
     PACKET_SIZE = 0x0B
+    BLOB_LOAD = 0x0C
+    BLOB_RUN = 0x0D
 
 
 REPLY_FLAG = 0x80
@@ -47,6 +49,7 @@ class Status(IntEnum):
     NO_MEMORY = 4
     BAD_FUNCTION = 5
     TOO_LARGE = 6
+    BAD_BLOB = 7
 
 
 # Bytes of a WRITE payload before its data: session header 3, opcode + seq 3, offset 4,

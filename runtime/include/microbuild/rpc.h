@@ -64,6 +64,19 @@ void mb_rpc_server_run(void);
 void mb_rpc_server_init(void);
 void mb_rpc_server_feed(uint8_t byte);
 
+/* The table runner of an RPC firmware built with a kernel set (`--kernels-for`): BLOB_LOAD and
+ * BLOB_RUN (docs/rpc-protocol.md) check and run a model blob the host uploaded into the ALLOC
+ * pool, the firmware's RAM slot. runtime/table/rpc_runner.c defines mb_rpc_table_runner over
+ * runtime/table/mb_table.c; a firmware without it answers those requests UNKNOWN_OPCODE.
+ * Plain function pointers, so that rpc.h needs nothing from table.h. */
+typedef struct {
+    /* mb_table_check: 0 (valid) or an mb_table_status; *bad_op the model op concerned or -1. */
+    int (*check)(const uint8_t *blob, uint32_t size, uint32_t workspace_bytes, int32_t *bad_op);
+    const char *(*status_name)(int status);
+    void (*reset_state)(const uint8_t *blob, uint8_t *workspace);
+    void (*run)(const uint8_t *blob, uint8_t *workspace);
+} mb_rpc_table_runner_t;
+
 /* Blocks ALLOC can hand out at once (the allocator's fixed table: 8 bytes of RAM each). */
 #ifndef MB_RPC_MAX_ALLOCS
 #define MB_RPC_MAX_ALLOCS 32u
