@@ -354,3 +354,31 @@ def test_float_convolutions_meet_issue_26s_workspace_ratio():
         assert compile_model(MODELS / "float" / f"{name}.tflite").workspace_bytes <= 0.6 * arena
     model = compile_model(MODELS / "float" / "conv_valid_stride2_nobias.tflite")
     assert model.workspace_bytes == 2_304 + 32
+
+
+# ---- UNIDIRECTIONAL_SEQUENCE_LSTM (int8 / 16x8: lstm.c, lstm_dsp.c, lstm_mve.c) ------------------
+@pytest.mark.skipif(not (SHARED / "micro_speech_lstm.tflite").exists(),
+                    reason="../shared/models is absent (a user's clone)")
+@pytest.mark.parametrize("name", ["micro_speech_lstm", "trained_lstm_int8"])
+def test_int8_lstm_output_lies_over_its_input_and_no_step_reads_an_overwritten_byte(name):
+    # A time step's output row goes one row (80 bytes for micro_speech_lstm's 49 x 257 -> 49 x
+    # 80) below the input's start: 12,593 + 3,920 bytes become 12,688. Replayed in the Helium
+    # kernel's order, the finest one (every 4 units re-read the step's whole input row, then
+    # write their 4 outputs; lstm.c reads the row for all gates before writing the step's row),
+    # no read may find an output byte. The bytes: test_ops_lstm.py (host) and
+    # tests/firmware/test_shared_models_qemu.py (Cortex-M7, DSP) run these plans against TFLM.
+    for target in (Target(), M7, M55):
+        model = compile_model(SHARED / f"{name}.tflite", selection=Selection(target))
+        graph, plan = model.graph, model.plan
+        assert verify_plan(graph, plan, model.lowerings) == []
+        (op_index, src, dst, distance, _), = plan.overlaps
+        assert graph.operators[op_index].opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM"
+        x, out = graph.tensor(src), graph.tensor(dst)
+        rows, units = out.shape[0] * out.shape[1], out.shape[2]
+        assert distance == out.nbytes // rows  # one output row
+        gap = plan.locations[src].offset - plan.locations[dst].offset
+        assert gap >= distance
+        steps = Window(1, 1, rows, x.nbytes // rows, 1, rows, out.nbytes // rows)
+        assert not _hazard(steps, 1, 1, gap, group=1, blocks=-(-units // 4))
+        apart = plan_memory(graph, model.lowerings, overlap=False)
+        assert plan.workspace_bytes <= apart.workspace_bytes - out.nbytes + distance + 16
