@@ -92,15 +92,10 @@ def window_distance(window: Window, group: int = 1) -> int:
     return int(max(((index + 1) * window.out_pixel - at_write).max(), 0))
 
 
-def sliding_window_overlap(op, graph, k: int, filter_h: int, filter_w: int,
-                           variant=None) -> Overlap | None:
-    """The Overlap of a CONV_2D, DEPTHWISE_CONV_2D or pooling op's output over its input 0, for
-    the reference kernel (``variant`` None: every reference kernel of these ops walks output
-    pixels in order, one at a time) or the given variant (its ``overlap_group``)."""
-    if k != 0 or not op.inputs or op.inputs[0] < 0:
-        return None
-    group = 1 if variant is None else variant.overlap_group
-    if group <= 0:
+def sliding_window(op, graph, filter_h: int, filter_w: int) -> Window | None:
+    """The Window a CONV_2D, DEPTHWISE_CONV_2D or pooling op's kernel walks from input 0 to its
+    output; None when the shapes are not the NHWC pair the window geometry gives."""
+    if not op.inputs or op.inputs[0] < 0:
         return None
     x, out = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
     if len(x.shape) != 4 or len(out.shape) != 4 or x.shape[0] != out.shape[0]:
@@ -111,14 +106,30 @@ def sliding_window_overlap(op, graph, k: int, filter_h: int, filter_w: int,
         return None
     in_pixel = x.nbytes // max(batches * in_h * in_w, 1)
     out_pixel = out.nbytes // max(batches * win.out_h * win.out_w, 1)
-    window = Window(batches, in_h, in_w, in_pixel, win.out_h, win.out_w, out_pixel,
-                    int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1)),
-                    win.pad_top, win.pad_left)
+    return Window(batches, in_h, in_w, in_pixel, win.out_h, win.out_w, out_pixel,
+                  int(op.options.get("stride_h", 1)), int(op.options.get("stride_w", 1)),
+                  win.pad_top, win.pad_left)
+
+
+def sliding_window_overlap(op, graph, k: int, filter_h: int, filter_w: int,
+                           variant=None) -> Overlap | None:
+    """The Overlap of a CONV_2D, DEPTHWISE_CONV_2D or pooling op's output over its input 0, for
+    the reference kernel (``variant`` None: every reference kernel of these ops, and the exact
+    float32 ones, walks output pixels in order, one at a time) or the given variant (its
+    ``overlap_group``)."""
+    if k != 0:
+        return None
+    group = 1 if variant is None else variant.overlap_group
+    if group <= 0:
+        return None
+    window = sliding_window(op, graph, filter_h, filter_w)
+    if window is None:
+        return None
     distance = window_distance(window, group)
     if variant is not None and variant.overlap_whole_pixels:
-        if in_pixel != out_pixel:
+        if window.in_pixel != window.out_pixel:
             return None
-        return Overlap(-(-distance // in_pixel) * in_pixel, in_pixel)
+        return Overlap(-(-distance // window.in_pixel) * window.in_pixel, window.in_pixel)
     return Overlap(distance)
 
 

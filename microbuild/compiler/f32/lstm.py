@@ -56,7 +56,8 @@ def scratch_bytes(units: int) -> int:
     return 4 * units
 
 
-def overlap(sizes: tuple[int, int, int, int], time_major: bool) -> Overlap | None:
+def overlap(sizes: tuple[int, int, int, int], time_major: bool, itemsize: int = 4
+            ) -> Overlap | None:
     """How far below the input the output may start (microbuild/compiler/overlap.py).
     lstm_f32.c reads a step's whole input row (every gate) before it writes that step's output
     row, and never reads the row again; it walks the rows in memory order, unless the input is
@@ -67,4 +68,5 @@ def overlap(sizes: tuple[int, int, int, int], time_major: bool) -> Overlap | Non
     if time_major and batches > 1:
         return None
     rows = batches * steps
-    return Overlap(window_distance(Window(1, 1, rows, 4 * depth, 1, rows, 4 * units)))
+    return Overlap(window_distance(Window(1, 1, rows, itemsize * depth, 1, rows,
+                                          itemsize * units)))

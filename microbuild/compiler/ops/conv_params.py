@@ -64,9 +64,10 @@ def checked_conv_operands(op: Operator, graph: Graph, depthwise: bool) -> tuple[
 
 def conv_window_overlap(op: Operator, graph: Graph, k: int, variant=None):
     """The output may lie over the dying input, shifted down, as far as the kernel's walk over
-    the filter window allows (microbuild/compiler/overlap.py)."""
-    if is_float32(op, graph):
-        return None  # the float kernel is not analysed for overlapping buffers
+    the filter window allows (microbuild/compiler/overlap.py). The exact float kernels
+    (spatial_f32.c) walk output pixels one at a time too and finish reading a pixel's window
+    before writing that pixel's last channel; a float variant that does not declare an
+    ``overlap_group`` (conv2d_f32_mve.c) is never overlapped."""
     w = graph.tensor(op.inputs[1])
     return sliding_window_overlap(op, graph, k, int(w.shape[1]), int(w.shape[2]), variant)
 

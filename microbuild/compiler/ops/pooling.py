@@ -80,9 +80,8 @@ class _Pool2D(OpLowering):
 
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
         """Every pooling kernel walks output pixels in order, reading only that pixel's window:
-        the output may lie over the dying input, shifted down (microbuild/compiler/overlap.py)."""
-        if is_float32(op, graph):
-            return None  # the float kernel is not analysed for overlapping buffers
+        the output may lie over the dying input, shifted down (microbuild/compiler/overlap.py).
+        The float kernels (spatial_f32.c) walk them the same way, channel by channel."""
         o = op.options
         return sliding_window_overlap(op, graph, k, int(o.get("filter_height", 1)),
                                       int(o.get("filter_width", 1)), variant)
