@@ -4,7 +4,15 @@ constants the calls take the address of (a CONV_2D+ADD's residual struct, a conc
 list). Arguments are workspace and state addresses, null pointers, integer and float literals,
 constant arrays (weights, multipliers), constant parameter structs and those locals. This module
 reads the calls back from the compiled model (``CompiledModel.op_code``) so the packer can store
-them as data; what is not such code (a row-streamed region) is refused by op.
+them as data; what is not such code is refused by op.
+
+A row-streamed region (compiler/emitter.py's ``_emit_region``) is one function, called in its
+first op's code, running the region's ops band by band: a call per band of rows to a small
+static function (a band shape's kernel call on operands at workspace offsets given as
+arguments) and a ``memmove`` keeping the rows still needed. Its schedule is fixed when the model
+is compiled, so it is expanded here into the calls it makes, in order: each band call becomes
+its function's kernel call with the offsets written in, each row move a ``memmove`` call. The
+blob then holds the region's schedule as data and calls the very kernels the AOT code does.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ _WORKSPACE = re.compile(rf"^{_CAST}*\((ws|st) \+ (\d+)\)$")
 _SYMBOL = re.compile(rf"^&?{_CAST}*([A-Za-z_]\w*)$")
 _INT = re.compile(r"^-?\d+[uUlL]*$")
 _FLOAT = re.compile(r"^-?(?:0x[0-9a-fA-F.]+p[+-]?\d+|[\d.]+(?:e[+-]?\d+)?|INFINITY)f$")
+_STREAMED = re.compile(r"^(\w+_streamed_ops_\d+_\d+)\(ws\)$")
 _LOCAL = re.compile(r"^(const\s[^=]*?)\b([A-Za-z_]\w*)\s*((?:\[\s*\d*\s*\])*)\s*=\s*(\{.*\})$",
                     re.S)
 
@@ -109,6 +118,45 @@ def _op_statements(code: str) -> list[str]:
     return _split(text, ";")
 
 
+def _function_body(source: str, header: str) -> str:
+    """The body of the function ``header`` (up to its parameter list's opening parenthesis)
+    defines in generated C, whose closing brace is alone at the start of a line."""
+    m = re.search(rf"^{re.escape(header)}\(.*?\)\n\{{\n(.*?)\n\}}$", source, re.S | re.M)
+    if m is None:
+        raise BlobError(f"generated code: no definition of {header.split()[-1]}")
+    return m.group(1)
+
+
+def _streamed_statements(model: CompiledModel, function: str) -> list[str]:
+    """A row-streamed region's function expanded into the statements it runs, in order: each
+    band call's kernel call(s) with the band's offsets written in (its local constants renamed
+    per call: every band call declares its own), each row move a ``memmove`` on workspace
+    addresses."""
+    source = model.sources[f"{model.prefix}.c"]
+    bands: dict[str, str] = {}
+    statements = []
+    for k, statement in enumerate(_op_statements(
+            _function_body(source, f"static void {function}"))):
+        m = _CALL.match(statement)
+        args = _split_args(m.group(2)) if m else []
+        if m and m.group(1) == "memmove":
+            statements.append("memmove(" + ", ".join(
+                f"({a})" if a.startswith("ws + ") else a for a in args) + ")")
+            continue
+        if m is None or not args or args[0] != "ws":
+            statements.append(statement)  # refused by the caller, quoted
+            continue
+        band = m.group(1)
+        if band not in bands:
+            bands[band] = _function_body(source, f"MB_BAND_FUNCTION {band}")
+        body = re.sub(r"\bat(\d+)\b", lambda a: args[1 + int(a.group(1))], bands[band])
+        for local in (_LOCAL.match(t) for t in _op_statements(body)):
+            if local:
+                body = re.sub(rf"\b{local.group(2)}\b", f"{local.group(2)}_call{k}", body)
+        statements += _op_statements(body)
+    return statements
+
+
 def kernel_calls(model: CompiledModel) -> list[list[KernelCall]]:
     """Per op, its kernel calls (none for an op that needs no code). Raises BlobError naming
     every op whose code is something else."""
@@ -119,10 +167,9 @@ def kernel_calls(model: CompiledModel) -> list[list[KernelCall]]:
     for op, code in zip(model.ops, model.op_code):
         where = f"op {op['index']} {op['opcode']}"
         statements = _op_statements(code)
-        if not statements:
-            if "streamed" in code:
-                problems.append(f"{where}: runs row by row with other ops; pack with row "
-                                "streaming off")
+        if len(statements) == 1 and (streamed := _STREAMED.match(statements[0])):
+            statements = _streamed_statements(model, streamed.group(1))
+        if not statements:  # no code, or streamed within an earlier op's region
             calls.append([])
             continue
         op_calls, local_consts = [], []

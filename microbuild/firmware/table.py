@@ -39,10 +39,11 @@ class TableFirmware:
 
 
 def compile_for_table(board: Board, model: str | Path) -> CompiledModel:
-    """A model compiled as a table firmware for ``board`` runs it: the board's kernel variants,
-    and no row streaming (a streamed region is many calls per op, which blobs do not carry)."""
+    """A model compiled as a table firmware for ``board`` runs it: the board's kernel variants
+    and row streaming as the AOT executor does it (a streamed region's schedule is expanded into
+    the blob's calls: microbuild/blob/calls.py), so both need the same workspace."""
     return compile_model(model, prefix=model_prefix(model),
-                         selection=Selection(Target.of_board(board)), row_stream=False)
+                         selection=Selection(Target.of_board(board)))
 
 
 def _check_board(board: Board) -> None:
@@ -79,8 +80,7 @@ def _build_slots_firmware(board: Board, kernels: KernelSet, kernels_for: Sequenc
     (generated / "mb_table_slots.h").write_text(slots_header(board, workspace))
     runtime = runtime_dir()
     build = build_firmware(
-        board, list(kernels_for), out_dir, executor="app", toolchain=toolchain, row_stream=False,
-        name="mb_table_firmware",
+        board, list(kernels_for), out_dir, executor="app", toolchain=toolchain, name="mb_table_firmware",
         sources=[runtime / "table" / "slots_main.c", runtime / "table" / "mb_table.c",
                  generated / THUNKS],
         include_dirs=[generated])

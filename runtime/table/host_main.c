@@ -1,7 +1,7 @@
 /* The table executor on the host: `runner model.mbm` checks the blob against the linked kernel
  * set, then runs it once per input set read from stdin (the inputs' bytes, one after the other)
  * and writes the outputs' bytes to stdout (a model's state carries over from one set to the
- * next). A refused blob prints
+ * next). The ops' arguments are resolved once, before the first set (mb_table_prepare). A refused blob prints
  *   mb-table refused: <reason> (op <index>)
  * on stderr and exits with 10 + the mb_table_status, so a test or script can tell why. */
 #include <stdio.h>
@@ -47,6 +47,15 @@ int main(int argc, char **argv)
         return 10 + (int)status;
     }
     uint8_t *ws = malloc(mb_table_workspace_bytes(blob) + 1u);
+    /* malloc's blocks are aligned for any type, so for the records' pointers. */
+    const size_t record_bytes = mb_table_prepared_bytes(blob);
+    void *records = malloc(record_bytes > 0u ? record_bytes : 1u);  /* exact: ASan sees overruns */
+    mb_table_prepared prepared;
+    if (ws == NULL || records == NULL ||
+        mb_table_prepare(blob, ws, records, record_bytes, &prepared) != 0) {
+        fprintf(stderr, "cannot allocate the workspace and op records\n");
+        return 2;
+    }
     const uint32_t n_in = mb_table_input_count(blob), n_out = mb_table_output_count(blob);
     /* The input sets are one stream: a model's state (at the workspace's end) starts from its
      * reset values and carries over from one set to the next, as in TFLM's interpreter. */
@@ -58,12 +67,13 @@ int main(int argc, char **argv)
             mb_table_io(blob, k, &offset, &bytes);
             if (fread(ws + offset, 1, bytes, stdin) != bytes) {
                 fflush(stdout);
+                free(records);
                 free(ws);
                 free(blob);
                 return 0;
             }
         }
-        mb_table_run(blob, ws);
+        mb_table_run_prepared(&prepared);
         for (uint32_t k = 0; k < n_out; k++) {
             uint32_t offset, bytes;
             mb_table_io(blob, n_in + k, &offset, &bytes);

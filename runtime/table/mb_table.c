@@ -324,55 +324,136 @@ void mb_table_io(const uint8_t *blob, uint32_t index, uint32_t *offset, uint32_t
     *bytes = u32(entry + 4);
 }
 
+/* Resolve one op's arguments (the op table entry at `op`) into args[], for a workspace at
+ * `workspace`: offsets become addresses, numbers travel in the pointers' bits, and a parameter
+ * block with pointer fields is copied to `copy` and its fields set (one without is passed in
+ * place, in the blob). Returns the bytes of `copy` used (8-aligned). The one resolver behind
+ * both mb_table_run (every run) and mb_table_prepare (once per load). */
+static uint32_t resolve_op(const uint8_t *blob, const uint8_t *op, uint8_t *workspace,
+                           void **args, uint8_t *copy)
+{
+    const uint8_t *params = blob + u32(blob + H_PARAMS);
+    const uint8_t *weights = blob + u32(blob + H_WEIGHTS);
+    const uint32_t n = u16(op + 6);
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const uint8_t *arg = op + OP_BYTES + 8u * k;
+        const uint32_t value = u32(arg + 4);
+        switch (u32(arg)) {
+        case ARG_WORKSPACE: args[k] = workspace + value; break;
+        case ARG_WEIGHTS: args[k] = (void *)(uintptr_t)(weights + value); break;
+        case ARG_PARAMS: {
+            const uint8_t *block = params + value;
+            const uint32_t bytes = u32(block), fields = u32(block + 4);
+            const uint8_t *data = block + 8u + 12u * fields;
+            if (fields == 0u) {  /* no pointers: passed in place, in the blob */
+                args[k] = (void *)(uintptr_t)data;
+                break;
+            }
+            memcpy(copy + used, data, bytes);
+            for (uint32_t f = 0; f < fields; f++) {
+                const uint8_t *field = block + 8u + 12u * f;
+                const uint32_t kind = u32(field + 4), value_at = u32(field + 8);
+                /* A nested block has no pointer fields (checked): its data in place. */
+                const uint8_t *target =
+                    kind == ARG_WEIGHTS ? weights + value_at
+                    : kind == ARG_WORKSPACE ? workspace + value_at
+                    : params + value_at + 8u;
+                memcpy(copy + used + u32(field), &target, sizeof target);
+            }
+            args[k] = copy + used;
+            used += (bytes + 7u) & ~7u;
+            break;
+        }
+        case ARG_INT: args[k] = (void *)(intptr_t)(int32_t)value; break;
+        case ARG_F32: args[k] = (void *)(uintptr_t)value; break;
+        default: args[k] = NULL; break;
+        }
+    }
+    return used;
+}
+
+/* The bytes of the parameter copies an op's resolved arguments take (resolve_op's `used`). */
+static uint32_t op_copy_bytes(const uint8_t *blob, const uint8_t *op)
+{
+    const uint8_t *params = blob + u32(blob + H_PARAMS);
+    uint32_t bytes = 0;
+    for (uint32_t k = 0; k < u16(op + 6); k++) {
+        const uint8_t *arg = op + OP_BYTES + 8u * k;
+        if (u32(arg) == ARG_PARAMS && u32(params + u32(arg + 4) + 4u) != 0u) {
+            bytes += (u32(params + u32(arg + 4)) + 7u) & ~7u;
+        }
+    }
+    return bytes;
+}
+
 /* Parameter structs with pointer fields are copied here, their pointers set, for one op. */
 static uint64_t params_copy[MB_TABLE_PARAMS_BYTES / 8u];
 
 void mb_table_run(const uint8_t *blob, uint8_t *workspace)
 {
-    const uint8_t *params = blob + u32(blob + H_PARAMS);
-    const uint8_t *weights = blob + u32(blob + H_WEIGHTS);
     const uint32_t count = u32(blob + H_OP_COUNT);
     const uint8_t *op = blob + u32(blob + H_OPS);
     void *args[MB_TABLE_MAX_ARGS];
     for (uint32_t i = 0; i < count; i++) {
-        const mb_table_kernel *kernel = &mb_table_kernels[u32(op + 8)];
-        const uint32_t n = u16(op + 6);
-        uint8_t *copy = (uint8_t *)params_copy;
-        for (uint32_t k = 0; k < n; k++) {
-            const uint8_t *arg = op + OP_BYTES + 8u * k;
-            const uint32_t value = u32(arg + 4);
-            switch (u32(arg)) {
-            case ARG_WORKSPACE: args[k] = workspace + value; break;
-            case ARG_WEIGHTS: args[k] = (void *)(uintptr_t)(weights + value); break;
-            case ARG_PARAMS: {
-                const uint8_t *block = params + value;
-                const uint32_t bytes = u32(block), fields = u32(block + 4);
-                const uint8_t *data = block + 8u + 12u * fields;
-                if (fields == 0u) {  /* no pointers: passed in place, in the blob */
-                    args[k] = (void *)(uintptr_t)data;
-                    break;
-                }
-                memcpy(copy, data, bytes);
-                for (uint32_t f = 0; f < fields; f++) {
-                    const uint8_t *field = block + 8u + 12u * f;
-                    const uint32_t kind = u32(field + 4), value_at = u32(field + 8);
-                    /* A nested block has no pointer fields (checked): its data in place. */
-                    const uint8_t *target =
-                        kind == ARG_WEIGHTS ? weights + value_at
-                        : kind == ARG_WORKSPACE ? workspace + value_at
-                        : params + value_at + 8u;
-                    memcpy(copy + u32(field), &target, sizeof target);
-                }
-                args[k] = copy;
-                copy += (bytes + 7u) & ~7u;
-                break;
-            }
-            case ARG_INT: args[k] = (void *)(intptr_t)(int32_t)value; break;
-            case ARG_F32: args[k] = (void *)(uintptr_t)value; break;
-            default: args[k] = NULL; break;
-            }
-        }
-        kernel->call(args);
-        op += OP_BYTES + 8u * n;
+        resolve_op(blob, op, workspace, args, (uint8_t *)params_copy);
+        mb_table_kernels[u32(op + 8)].call(args);
+        op += OP_BYTES + 8u * u16(op + 6);
+    }
+}
+
+/* A prepared model's memory: the op records, then every op's argument array, then (8-aligned)
+ * the parameter copies. */
+static size_t round8(size_t n) { return (n + 7u) & ~(size_t)7u; }
+
+size_t mb_table_prepared_bytes(const uint8_t *blob)
+{
+    const uint32_t count = u32(blob + H_OP_COUNT);
+    const uint8_t *op = blob + u32(blob + H_OPS);
+    size_t args = 0, copies = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        args += u16(op + 6);
+        copies += op_copy_bytes(blob, op);
+        op += OP_BYTES + 8u * u16(op + 6);
+    }
+    return round8(count * sizeof(mb_table_op_record) + args * sizeof(void *)) + copies;
+}
+
+int mb_table_prepare(const uint8_t *blob, uint8_t *workspace, void *memory, size_t bytes,
+                     mb_table_prepared *prepared)
+{
+    if (((uintptr_t)memory & 7u) != 0u || bytes < mb_table_prepared_bytes(blob)) {
+        return -1;
+    }
+    const uint32_t count = u32(blob + H_OP_COUNT);
+    const uint8_t *op = blob + u32(blob + H_OPS);
+    mb_table_op_record *records = (mb_table_op_record *)memory;
+    void **args = (void **)(records + count);
+    size_t arg_count = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        arg_count += u16(op + 6);
+        op += OP_BYTES + 8u * u16(op + 6);
+    }
+    uint8_t *copy = (uint8_t *)memory +
+                    round8(count * sizeof(mb_table_op_record) + arg_count * sizeof(void *));
+    op = blob + u32(blob + H_OPS);
+    for (uint32_t i = 0; i < count; i++) {
+        records[i].call = mb_table_kernels[u32(op + 8)].call;
+        records[i].args = args;
+        copy += resolve_op(blob, op, workspace, args, copy);
+        args += u16(op + 6);
+        op += OP_BYTES + 8u * u16(op + 6);
+    }
+    prepared->ops = records;
+    prepared->op_count = count;
+    return 0;
+}
+
+void mb_table_run_prepared(const mb_table_prepared *prepared)
+{
+    /* Per op: two loads and an indirect call; the thunk loads its ready arguments. */
+    const mb_table_op_record *op = prepared->ops, *const end = op + prepared->op_count;
+    for (; op != end; op++) {
+        op->call(op->args);
     }
 }

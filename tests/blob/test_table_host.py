@@ -28,6 +28,7 @@ from microbuild.blob import KernelSet, pack_model, read_blob, write_blob
 from microbuild.blob.format import (
     ARG_F32, ARG_INT, ARG_PARAMS, ARG_WORKSPACE, CRC_OFFSET, SHA_OFFSET, BlobArg, BlobError,
     BlobOp)
+from microbuild.blob.kernel_set import kernel_id
 from microbuild.blob.pack import blob_workspace_bytes
 from microbuild.boards.loader import ENV_PATH
 from microbuild.compiler import compile_model
@@ -87,8 +88,8 @@ def firmware(tmp_path_factory, boards):
 
 
 def _compile(path: Path):
-    # Row streaming off, as the table firmware compiles (microbuild/firmware/table.py).
-    return compile_model(path, prefix=path.stem, row_stream=False)
+    # Row streaming at its default, as the table firmware compiles (microbuild/firmware/table.py).
+    return compile_model(path, prefix=path.stem)
 
 
 def _run(program: Path, blob: bytes, tmp: Path, stdin: bytes = b"") -> subprocess.CompletedProcess:
@@ -140,12 +141,18 @@ def test_state_fused_ops_and_numbers_are_carried_as_data(firmware):
     packer that dropped the state or inlined something else could not pass unnoticed."""
     kernels = _firmware_kernels(firmware[0])
     resnet = read_blob(pack_model(_compile(KINDS["resnet8"]), kernels, "host-asan"))
-    # op 2 CONV_2D+ADD: its residual struct points at ADD's parameters and into the workspace.
-    fused = next(op for op in resnet.ops if op.model_op == 2)
-    block = next(a.value for a in fused.args if a.kind == ARG_PARAMS and
-                 struct.unpack_from("<I", resnet.params, a.value + 4)[0] == 2)
-    kinds = {struct.unpack_from("<III", resnet.params, block + 8 + 12 * f)[1] for f in range(2)}
-    assert kinds == {ARG_PARAMS, ARG_WORKSPACE}
+    # op 2 CONV_2D+ADD, row-streamed (its band calls are under op 0, the region's first): each
+    # band's residual struct points at ADD's parameters and into the workspace at that band's
+    # rows, so the bands have residual blocks of their own.
+    def field_kinds(block: int) -> set[int]:
+        fields = struct.unpack_from("<I", resnet.params, block + 4)[0]
+        return {struct.unpack_from("<III", resnet.params, block + 8 + 12 * f)[1]
+                for f in range(fields)}
+
+    residuals = {a.value for op in resnet.ops for a in op.args
+                 if a.kind == ARG_PARAMS and ARG_PARAMS in field_kinds(a.value)}
+    assert len(residuals) > 10
+    assert all(field_kinds(block) == {ARG_PARAMS, ARG_WORKSPACE} for block in residuals)
     svdf = _compile(KINDS["svdf_s16_rank1_bias"])
     blob = read_blob(pack_model(svdf, kernels, "host-asan"))
     assert blob.state_bytes == 96 and blob.workspace_bytes == blob_workspace_bytes(svdf)
@@ -186,15 +193,28 @@ def test_a_model_needing_a_missing_kernel_or_more_workspace_is_refused_at_pack_t
     assert "cannot run on this firmware" in message
     assert "kernel mb_maxpool" in message and "is not in the firmware's kernel set" in message
     kernels = _firmware_kernels(elf)
-    with pytest.raises(BlobError, match=r"needs 10304 bytes of workspace, the firmware reserved "
-                                        r"4096 \(6208 over\)"):
+    with pytest.raises(BlobError, match=r"needs 9856 bytes of workspace, the firmware reserved "
+                                        r"4096 \(5760 over\)"):
         pack_model(_compile(MODELS / "ds_cnn.tflite"), kernels, "host-asan", workspace_limit=4096)
 
 
-def test_a_row_streamed_model_is_refused_by_op(firmware):
-    streamed = compile_model(MODELS / "ds_cnn.tflite", prefix="ds_cnn")
-    with pytest.raises(BlobError, match=r"op 1 DEPTHWISE_CONV_2D: runs row by row"):
-        pack_model(streamed, _firmware_kernels(firmware[0]), "host-asan")
+def test_a_row_streamed_region_is_carried_as_its_band_calls(firmware):
+    """ds_cnn's first ops run row by row by default (test_blob_runs_bit_exact_with_tflm runs its
+    blob): the blob holds the region's schedule as calls of the AOT code's band kernels and row
+    moves, all under the region's first op, and needs the AOT code's workspace, less than the
+    same model with every op whole."""
+    streamed = _compile(MODELS / "ds_cnn.tflite")
+    region = [op["index"] for op, code in zip(streamed.ops, streamed.op_code)
+              if "_streamed_ops_" in code]
+    assert len(region) == 1
+    kernels = _firmware_kernels(firmware[0])
+    blob = read_blob(pack_model(streamed, kernels, "host-asan"))
+    band_calls = [op for op in blob.ops if op.model_op == region[0]]
+    ids = {op.kernel_id for op in band_calls}
+    assert len(band_calls) > 10 and len(ids) >= 2  # many bands, more than one op's kernel
+    assert kernel_id("memmove") in ids  # the rows a later band still needs are moved
+    whole = compile_model(MODELS / "ds_cnn.tflite", prefix="ds_cnn", row_stream=False)
+    assert blob.workspace_bytes == blob_workspace_bytes(streamed) < blob_workspace_bytes(whole)
 
 
 def _firmware_kernels(elf: Path) -> KernelSet:

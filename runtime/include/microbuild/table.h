@@ -80,6 +80,31 @@ void mb_table_reset_state(const uint8_t *blob, uint8_t *workspace);
 /* Run a checked blob once: inputs already in their workspace slots, outputs left in theirs. */
 void mb_table_run(const uint8_t *blob, uint8_t *workspace);
 
+/* Running a model many times: resolve every op's arguments once, when the blob is loaded, into
+ * a small record per op (the kernel's thunk and its ready arguments), so that running an op is
+ * one indirect call. mb_table_run resolves them on every run instead and needs no memory.
+ *
+ * mb_table_prepared_bytes(blob) is the memory the records take (a pointer per op and per
+ * argument, two per op for the record, plus copies of the parameter structs with pointer
+ * fields); mb_table_prepare fills `memory` (8-aligned, `bytes` long) for a checked blob and the
+ * workspace at `workspace`, and returns 0, or -1 if the memory is too small or misaligned. The
+ * records hold addresses in the blob and the workspace: prepare again if either moves. */
+typedef struct {
+    void (*call)(void *const *args);
+    void *const *args;
+} mb_table_op_record;
+
+typedef struct {
+    const mb_table_op_record *ops;
+    uint32_t op_count;
+} mb_table_prepared;
+
+size_t mb_table_prepared_bytes(const uint8_t *blob);
+int mb_table_prepare(const uint8_t *blob, uint8_t *workspace, void *memory, size_t bytes,
+                     mb_table_prepared *prepared);
+/* Run a prepared blob once (inputs in their workspace slots, outputs left in theirs). */
+void mb_table_run_prepared(const mb_table_prepared *prepared);
+
 /* A float argument passed by value travels in the bits of the thunk's void * (the blob's
  * float32 bits); the kernel set's thunks (mb_table_kernels.c) turn it back into a float. */
 static inline float mb_table_f32(const void *arg)
