@@ -13,12 +13,17 @@
  * store), so any channel count works. All sums are the reference's products in another order.
  *
  * Each output row is walked as: border pixels, the run of interior pixels in one call
- * (dw_run_interior: no per-pixel window arithmetic or call), border pixels. Interior pixels
+ * (dw_run_interior: no per-pixel tap ranges, no call per pixel), border pixels. In a run each
+ * block of 8 channels visits all its pixels before the next block starts, its initial values,
+ * multipliers and split shifts gathered once into a small table (dw_block_table) and read back
+ * with one load each per pixel instead of gathered and split at every pixel. Interior pixels
  * start from interior_bias (the bias plus input_offset times the filter's sum) and sum plain
- * products; a 3-tap-wide filter gets its own copy with the tap loop unrolled. Border pixels
- * start from bias, visit only the taps inside the input (a clipped tap range, not a test per
- * tap) and add the input offset to the input lanes. Output pixels are written in order, each
- * after its own inputs were read (the op may overlap its output with its input).
+ * products; a 3-tap-wide filter has its tap loop unrolled. Border pixels start from bias,
+ * visit only the taps inside the input (a clipped tap range, not a test per tap) and add the
+ * input offset to the input lanes. Every channel sees its output pixels in order, each written
+ * after its own inputs were read; since a run's blocks do not, an output over its input must
+ * start a whole number of pixels below it (overlap_whole_pixels in depthwise_conv2d.py): a
+ * write then only lands on the same channels of an input pixel no later pixel reads.
  *
  * Requantization on 4 lanes (requantize_mve.h); the compiler only picks this variant when
  * |acc| * 2^left < 2^28 and right <= 28 (depthwise_conv2d.py).
@@ -186,82 +191,126 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
     }
 }
 
-/* A run of interior pixels with exactly 8 channels and a 3x3 filter (the first depthwise of
- * MobileNet VWW / person_detect): one block per pixel, so its initial values, multipliers and
- * split shifts are gathered once per run into a table (`k`) and read back with one load each
- * per pixel (4 gathers and 6 vector operations a pixel saved); the 3 taps of a filter row are
- * unrolled (the rows not: unrolled, GCC loads all 18 vectors first and spills them).
- * The empty asm statements hide that the table and the filter do not change from pixel to
- * pixel: GCC would otherwise hoist all their vectors out of the loop, spill them and reload
- * each with two instructions. */
-static ALWAYS_INLINE void dw_run_interior_8ch_3x3(const dw_walk *w, const int8_t *x,
-                                                  int32_t pixel, int32_t count, const int8_t *f,
-                                                  const int32_t *init,
-                                                  const int32_t *multipliers,
-                                                  const int32_t *shifts, int8_t *out)
+/* The constants of one block of 8 channels, in the order of its accumulators (even lanes, odd
+ * lanes), gathered and split once per call: the walk of the block reads each back with one
+ * VLDRW per pixel. The activation bounds are int16 vectors for requantize8's clamp. */
+enum { INIT_E, INIT_O, MULT_E, MULT_O, LEFT_E, NEG_RIGHT1_E, LEFT_O, NEG_RIGHT1_O, AMIN, AMAX,
+       K_VECTORS };
+typedef struct {
+    int32_t v[K_VECTORS * 4] __attribute__((aligned(16)));
+} dw_block_table;
+
+static ALWAYS_INLINE void block_table_fill(dw_block_table *t, const int32_t *init,
+                                           const int32_t *multipliers, const int32_t *shifts,
+                                           const dw_walk *w)
 {
-    enum { INIT_E, INIT_O, MULT_E, MULT_O, LEFT_E, NEG_RIGHT1_E, LEFT_O, NEG_RIGHT1_O, AMIN,
-           AMAX, K_VECTORS };
-    int32_t table[K_VECTORS * 4] __attribute__((aligned(16)));
     const uint32x4_t even_idx = vidupq_n_u32(0, 2);
     const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
-    vstrwq_s32(table + 4 * INIT_E, vldrwq_gather_shifted_offset_s32(init, even_idx));
-    vstrwq_s32(table + 4 * INIT_O, vldrwq_gather_shifted_offset_s32(init, odd_idx));
-    vstrwq_s32(table + 4 * MULT_E, vldrwq_gather_shifted_offset_s32(multipliers, even_idx));
-    vstrwq_s32(table + 4 * MULT_O, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx));
+    int32_t *k = t->v;
+    vstrwq_s32(k + 4 * INIT_E, vldrwq_gather_shifted_offset_s32(init, even_idx));
+    vstrwq_s32(k + 4 * INIT_O, vldrwq_gather_shifted_offset_s32(init, odd_idx));
+    vstrwq_s32(k + 4 * MULT_E, vldrwq_gather_shifted_offset_s32(multipliers, even_idx));
+    vstrwq_s32(k + 4 * MULT_O, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx));
     const mb_mve_shifts s_even =
         mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx));
     const mb_mve_shifts s_odd =
         mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx));
-    vstrwq_s32(table + 4 * LEFT_E, s_even.left);
-    vstrwq_s32(table + 4 * NEG_RIGHT1_E, s_even.neg_right1);
-    vstrwq_s32(table + 4 * LEFT_O, s_odd.left);
-    vstrwq_s32(table + 4 * NEG_RIGHT1_O, s_odd.neg_right1);
-    vstrhq_s16((int16_t *)(table + 4 * AMIN), vdupq_n_s16((int16_t)w->activation_min));
-    vstrhq_s16((int16_t *)(table + 4 * AMAX), vdupq_n_s16((int16_t)w->activation_max));
+    vstrwq_s32(k + 4 * LEFT_E, s_even.left);
+    vstrwq_s32(k + 4 * NEG_RIGHT1_E, s_even.neg_right1);
+    vstrwq_s32(k + 4 * LEFT_O, s_odd.left);
+    vstrwq_s32(k + 4 * NEG_RIGHT1_O, s_odd.neg_right1);
+    vstrhq_s16((int16_t *)(k + 4 * AMIN), vdupq_n_s16((int16_t)w->activation_min));
+    vstrhq_s16((int16_t *)(k + 4 * AMAX), vdupq_n_s16((int16_t)w->activation_max));
+}
+
+/* Requantize a block's even / odd accumulators with the constants of its table `k` and store
+ * the 8 channels in order (see requantize8). */
+static ALWAYS_INLINE void store8(const int32_t *k, int32x4_t even, int32x4_t odd,
+                                 int16_t out_offset, int8_t *out)
+{
+    const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
+    const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
+    const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
+    const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
+    const int16x8_t v =
+        vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
+    vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
+                              vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
+}
+
+/* `count` interior pixels of one block of 8 channels and a filter 3 taps wide (w->nky rows),
+ * the first window at x, the next `pixel` input bytes further, outputs `out_step` bytes apart.
+ * The filter's taps lie `fstep` bytes apart in order (row after row: a row is 3 taps), so one
+ * pointer walks them all. Per pixel: 2 table loads, per tap 2 VLDRB.S16, VMULLB, VMULLT and
+ * 2 VADD, then the requantization from 8 table loads. fstep is a constant in the copy for 8
+ * channels (immediate offsets). The empty asm statement hides that the table and the filter do
+ * not change from pixel to pixel: GCC would otherwise hoist all their vectors out of the loop,
+ * spill them and reload each with two instructions. */
+static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const dw_block_table *t,
+                                            const int8_t *x, int32_t pixel, int32_t count,
+                                            const int8_t *f, int32_t fstep, int8_t *out,
+                                            int32_t out_step)
+{
     const int32_t row = w->row;
     const int32_t xstep = w->xstep;
+    const int32_t nky = w->nky;
     const int16_t out_offset = (int16_t)w->out_offset;
-    for (int32_t i = 0; i < count; i++, x += pixel, out += 8) {
-        const int32_t *k = table;
+    for (int32_t i = 0; i < count; i++, x += pixel, out += out_step) {
+        const int32_t *k = t->v;
         const int8_t *fr = f;
         __asm__("" : "+r"(k), "+r"(fr));
         int32x4_t even = vldrwq_s32(k + 4 * INIT_E);
         int32x4_t odd = vldrwq_s32(k + 4 * INIT_O);
         const int8_t *xr = x;
-        for (int32_t ky = 0; ky < 3; ky++, xr += row, fr += 24) {
-            mac8(&even, &odd, xr, fr, 0, 0);
-            mac8(&even, &odd, xr + xstep, fr + 8, 0, 0);
-            mac8(&even, &odd, xr + 2 * xstep, fr + 16, 0, 0);
+        for (int32_t ky = 0; ky < nky; ky++, xr += row) {
+            const int8_t *xt = xr;
+#pragma GCC unroll 3
+            for (int32_t kx = 0; kx < 3; kx++, xt += xstep, fr += fstep) {
+                mac8(&even, &odd, xt, fr, 0, 0);
+                /* The next tap's loads wait for this tap's sums: loaded all at once, the 6
+                 * vectors, 2 products and 2 sums overflow the 8 registers (a spill per row). */
+                __asm__("" : "+r"(xt), "+r"(fr) : "w"(even), "w"(odd));
+            }
         }
-        const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
-        const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
-        const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
-        const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
-        const int16x8_t v = vqaddq_n_s16(
-            vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
-        vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
-                                  vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
+        store8(k, even, odd, out_offset, out);
     }
 }
 
 /* `count` consecutive output pixels of one row whose windows lie wholly inside the input, the
  * first window at x, the next `pixel` input bytes further: no offset adds, no window arithmetic
- * per pixel. A filter 3 taps wide gets the copy with the tap loop unrolled. */
+ * per pixel. Each block of 8 channels walks all of them before the next block starts, its
+ * constants gathered once into a table (block_table_fill) instead of at every pixel; a filter 3
+ * taps wide takes dw_run_block8_kw3, others dw_block8 per pixel. The last 1-7 channels then
+ * walk the pixels together. Every channel still sees its output pixels in order, so an output
+ * a whole number of pixels below the input (overlap_whole_pixels) is never read after it was
+ * overwritten. */
 static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const int8_t *x,
                                      int32_t pixel, int32_t count, const int8_t *f,
                                      const int32_t *init, const int32_t *multipliers,
                                      const int32_t *shifts, int8_t *out)
 {
-    if (channels == 8 && w->nkx == 3 && w->nky == 3) {
-        dw_run_interior_8ch_3x3(w, x, pixel, count, f, init, multipliers, shifts, out);
-    } else if (w->nkx == 3) {
-        for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
-            dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 3);
+    int32_t c = 0;
+    for (; c + 8 <= channels; c += 8) {
+        if (w->nkx == 3) {
+            dw_block_table t;
+            block_table_fill(&t, init + c, multipliers + c, shifts + c, w);
+            if (channels == 8) {
+                dw_run_block8_kw3(w, &t, x, pixel, count, f, 8, out, 8);
+            } else {
+                dw_run_block8_kw3(w, &t, x + c, pixel, count, f + c, channels, out + c,
+                                  channels);
+            }
+        } else {
+            for (int32_t i = 0; i < count; i++) {
+                dw_block8(w, x + c + i * pixel, f + c, init + c, multipliers + c, shifts + c,
+                          out + c + i * channels, 0, 0);
+            }
         }
-    } else {
-        for (int32_t i = 0; i < count; i++, x += pixel, out += channels) {
-            dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 0, 0);
+    }
+    if (c < channels) {
+        for (int32_t i = 0; i < count; i++) {
+            dw_pixel(w, channels - c, x + c + i * pixel, f + c, init + c, multipliers + c,
+                     shifts + c, out + c + i * channels, 0, 0);
         }
     }
 }

@@ -135,9 +135,10 @@ VARIANTS = (
         opcode="DEPTHWISE_CONV_2D", name="mve",
         function="mb_depthwise_conv2d_s8_mve", sources=("depthwise_conv2d_mve.c",),
         features=frozenset({"mve"}), rank=30, accepts=_fast_requantize_fits,
-        overlap_group=1,
-        description="Helium: 4 int32 lanes per vector from widening byte loads, "
-                    "tail-predicated, VQRDMULH requantization"),
+        overlap_group=1, overlap_whole_pixels=True,
+        description="Helium: blocks of 8 channels outermost (constants once per block), int16 "
+                    "lanes from widening byte loads, VMULLB/VMULLT, tail-predicated, VQRDMULH "
+                    "requantization"),
 )
 
 
@@ -151,9 +152,9 @@ class DepthwiseConv2D(OpLowering):
     variants = VARIANTS
 
     def overlap(self, op: Operator, graph: Graph, k: int, variant=None):
-        """The reference, portable and Helium kernels walk output pixels in order; the DSP
-        kernel walks them once per block of 4 channels, so its output must start a whole number
-        of pixels below the input (microbuild/compiler/overlap.py)."""
+        """The reference and portable kernels walk output pixels in order; the DSP and Helium
+        kernels walk them once per block of 4 / 8 channels, so their output must start a whole
+        number of pixels below the input (microbuild/compiler/overlap.py)."""
         return conv_window_overlap(op, graph, k, variant)
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

@@ -1,6 +1,7 @@
 """Depthwise layers with exactly 8 channels and a 3x3 filter, stride 1 then stride 2, in one
 model: the shape of MobileNet VWW's and person_detect's first depthwise layers, which the Helium
-variant runs through its own 8-channel path (depthwise_conv2d_mve.c, dw_run_interior_8ch_3x3).
+variant runs through its 8-channel copy with constant strides (depthwise_conv2d_mve.c,
+dw_run_block8_kw3 with fstep 8).
 The Keras sweep's depthwise models have 2-6, 16, 17, 20 and 24 channels, none exactly 8.
 
     .venv/bin/python tests/models/generate/ops_dw_channels.py   (numpy and the tflite-micro wheel)
