@@ -2,6 +2,8 @@
 
 ``prepare_graph`` runs, in order:
 
+0. **WHILE loops unrolled** (:mod:`microbuild.compiler.while_loops`) where their trip count is
+   known at compile time (Keras 3's GRU/LSTM layers).
 0. **Data flow checked** (:mod:`microbuild.compiler.graph_check`): every run-time tensor written
    once, before it is read; variables only where stateful operators keep their state.
 1. **Static shapes.** Converters write the batch dimension as -1 in ``shape_signature`` (a Keras
@@ -47,12 +49,14 @@ from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.quant_check import quantization_problem
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
+from microbuild.compiler.while_loops import unroll_while_loops
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph
 
 
 def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
+    graph = unroll_while_loops(graph)
     check_data_flow(graph)  # the passes below and the planner rely on a well-formed data flow
     graph = _copy_tensors(graph)
     _name_custom_operators(graph)
