@@ -23,6 +23,8 @@
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
+5b. **int8 FULLY_CONNECTED with run-time weights as BATCH_MATMUL**
+   (:mod:`microbuild.compiler.fc_runtime_weights`): litert-torch's attention products.
 6. **Dilated convolutions fused** (:mod:`microbuild.compiler.dilated_conv`): the converter's
    SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND pattern becomes one dilated convolution.
 7. **One-channel depthwise convolutions as convolutions**
@@ -41,6 +43,7 @@ from __future__ import annotations
 import copy
 
 from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
+from microbuild.compiler.fc_runtime_weights import runtime_weight_fully_connected_as_batch_matmul
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.graph_check import check_data_flow
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
@@ -66,6 +69,7 @@ def prepare_graph(graph: Graph) -> Graph:
     graph = fold_constants(graph)
     _drop_unread_inputs(graph)
     graph = fold_transposes_into_weights(graph)
+    graph = runtime_weight_fully_connected_as_batch_matmul(graph)
     graph = fuse_dilated_convolutions(graph)
     graph = depthwise_single_channel_as_conv(graph)
     graph = shrink_pruned_channel_biases(graph)
