@@ -1,7 +1,8 @@
 """QUANTIZE and DEQUANTIZE in every pair TFLM takes, the mixed graph and the stock converter's
 uint8 camera models (keras_camera_uint8 and tests/models/users/mobilenet_v2_uint8), on the
-emulated Cortex-M7 (mps2-an500) in one shared RPC firmware, bit for bit as in TFLM: uint8 and float32 tensors go over RPC both ways, and the inputs cover each input type
-as on the host (tests/compiler/quantize_support.py). These models are left out of the generic
+emulated Cortex-M7 (mps2-an500) in one shared RPC firmware, bit for bit as in TFLM: uint8 and
+float32 tensors go over RPC both ways, and the inputs cover each input type as on the host
+(tests/compiler/quantize_support.py). These models are left out of the generic
 sweep (tests/firmware/test_sweep_qemu.py), whose random inputs would saturate most of an int32
 input, so they are built once, here."""
 
