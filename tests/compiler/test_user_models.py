@@ -1,8 +1,9 @@
-"""Models made the way users make them (tests/models/users/, tests/models/generate/keras_user_zoo.py):
-MobileNetV2/V3-like classifiers, a YOLO-like detector, a landmark regressor, an FC autoencoder, an
-MNIST CNN, Keras 3 GRU/LSTM layers (WHILE loops), LayerNorm, in float32 and in int8 with uint8
-camera boundaries. What TFLM runs, microbuild runs, with the same bytes (on the host).
-benchmarks/user_models.py tabulates them."""
+"""Models made the way users make them (tests/models/users/, made by
+tests/models/generate/keras_user_zoo.py and pytorch_user_zoo.py): MobileNetV2/V3-like
+classifiers, a YOLO-like detector, a landmark regressor, an FC autoencoder, an MNIST CNN, Keras 3
+GRU/LSTM layers (WHILE loops), LayerNorm, in float32 and in int8 with uint8 camera boundaries,
+PyTorch attention and CNN exports. What TFLM runs, microbuild runs, with the same bytes (on the
+host). benchmarks/user_models.py tabulates them."""
 
 from __future__ import annotations
 

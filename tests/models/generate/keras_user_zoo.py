@@ -163,7 +163,8 @@ def mobilenet_v3_like() -> None:
 def yolo_like() -> None:
     """A two-scale YOLO-like detector on 48x48 frames: a strided conv backbone, the coarse map
     upsampled with tf.image.resize's nearest neighbour (RESIZE_NEAREST_NEIGHBOR; Keras 3's
-    UpSampling2D converts to TILE, which TFLM has no kernel for), concatenated with the fine one, 1x1 heads reshaped to (boxes, 4 + 1 + 2 classes), LOGISTIC,
+    UpSampling2D converts to TILE, which TFLM has no kernel for), concatenated with the fine
+    one, 1x1 heads reshaped to (boxes, 4 + 1 + 2 classes), LOGISTIC,
     transposed to (values, boxes) as exported detectors do. int8 with uint8 in and out."""
     tf = _tf()
     L = tf.keras.layers
