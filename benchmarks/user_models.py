@@ -44,6 +44,7 @@ MADE = {
     "layernorm": "Keras Dense + LayerNormalization x2 + residual",
     "dense_hybrid": "Keras MLP, dynamic-range quantization (no representative data)",
     "torch_attention": "PyTorch self-attention + LayerNorm + MLP, litert-torch",
+    "upsampling_tile": "Keras 3 UpSampling2D + Conv2D (untrained)",
     "torch_cnn": "PyTorch conv-BN-ReLU, depthwise + Hardswish, litert-torch",
 }
 CONVERSION = {

@@ -43,28 +43,29 @@ def unroll_while_loops(graph: Graph) -> Graph:
     for op in graph.operators:
         op = copy.copy(op)
         op.inputs = [renamed.get(t, t) for t in op.inputs]
-        if op.opcode != "WHILE":
+        cond = graph.subgraphs.get(op.options.get("cond_subgraph_index"))
+        body = graph.subgraphs.get(op.options.get("body_subgraph_index"))
+        if op.opcode != "WHILE" or cond is None or body is None:
+            # (a WHILE without its subgraphs is left for validate.py to refuse)
             work.operators.append(op)
             continue
-        results, n = _unroll(op, graph, work)
+        results, n = _unroll(op, cond, body, work)
         renamed.update(zip(op.outputs, results))
         unrolled.update((op.options["cond_subgraph_index"], op.options["body_subgraph_index"]))
         steps.append(f"{op.describe()} x{n}")
     work.outputs = [renamed.get(t, t) for t in work.outputs]
+    if not unrolled:
+        return graph
     work.subgraph_count -= len(unrolled)
     work.notes.append(f"WHILE loop(s) unrolled at compile time ({', '.join(steps)} iterations)")
     return work.replace_operators(work.operators)
 
 
-def _unroll(loop: Operator, graph: Graph, work: Graph) -> tuple[list[int], int]:
+def _unroll(loop: Operator, cond: Subgraph, body: Subgraph, work: Graph
+            ) -> tuple[list[int], int]:
     """Append the iterations of ``loop`` to ``work.operators``; the tensors holding the loop's
     results and the number of iterations."""
-    where = f"{graph.source or 'model'}: {loop.describe()}"
-    cond = graph.subgraphs.get(loop.options.get("cond_subgraph_index"))
-    body = graph.subgraphs.get(loop.options.get("body_subgraph_index"))
-    if cond is None or body is None:
-        raise ModelError(f"{where}: its condition or body subgraph index is missing or out of "
-                         "range (a damaged file); convert the model again")
+    where = f"{work.source or 'model'}: {loop.describe()}"
     n_carried = len(loop.inputs)
     if not (len(cond.inputs) == len(body.inputs) == len(body.outputs) == len(loop.outputs)
             == n_carried) or len(cond.outputs) != 1:

@@ -302,8 +302,20 @@ def hybrid() -> None:
     _save("dense_hybrid", converter.convert())
 
 
+def upsampling_tile() -> None:
+    """Keras 3's UpSampling2D as a user's decoder writes it: it converts to TILE, which TFLM has
+    no kernel for, so neither TFLM nor microbuild runs it (microbuild says so, naming TILE).
+    Untrained: only the refusal matters."""
+    tf = _tf()
+    L = tf.keras.layers
+    seed_everything(4900)
+    inputs = tf.keras.Input(shape=(6, 6, 4))
+    model = tf.keras.Model(inputs, L.Conv2D(3, 1)(L.UpSampling2D(2)(inputs)))
+    _save("upsampling_tile_float", _float(model))
+
+
 GENERATORS = (mobilenet_v2_like, mobilenet_v3_like, yolo_like, landmark_regressor,
-              fc_autoencoder, mnist_cnn, recurrent, hybrid)
+              fc_autoencoder, mnist_cnn, recurrent, hybrid, upsampling_tile)
 
 if __name__ == "__main__":
     import sys
