@@ -26,13 +26,7 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import numpy as np  # noqa: E402
 from common import op_names, save, seed_everything  # noqa: E402
-
-
-def _tf():
-    import tensorflow as tf
-
-    tf.config.experimental.enable_op_determinism()
-    return tf
+from keras_uint8 import _tf  # noqa: E402  (TensorFlow with op determinism)
 
 
 def _save(name: str, data: bytes) -> None:
