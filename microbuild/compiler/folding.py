@@ -40,21 +40,29 @@ def fold_constants(graph: Graph) -> Graph:
     kept: list[Operator] = []
     folded: Counter[str] = Counter()
     for op in graph.operators:
-        lowering = REGISTRY.get(op.opcode)
-        values = None
-        if lowering is not None and _may_fold(op, graph) and lowering.can_fold(op, graph):
-            values = _evaluate(lowering, op, graph)
-        if values is None:
+        if fold_operator(op, graph):
+            folded[op.opcode] += 1
+        else:
             kept.append(op)
-            continue
-        for t, value in zip(op.outputs, values):
-            _store(graph, op, t, value)
-        folded[op.opcode] += 1
     if not folded:
         return graph
     what = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in sorted(folded.items()))
     graph.notes.append(f"{sum(folded.values())} operator(s) evaluated at compile time ({what})")
     return graph.replace_operators(kept)
+
+
+def fold_operator(op: Operator, graph: Graph) -> bool:
+    """Evaluate ``op`` now if its result is known at compile time: its outputs become constant
+    tensors of ``graph`` and True is returned; False leaves everything as it was."""
+    lowering = REGISTRY.get(op.opcode)
+    if lowering is None or not _may_fold(op, graph) or not lowering.can_fold(op, graph):
+        return False
+    values = _evaluate(lowering, op, graph)
+    if values is None:
+        return False
+    for t, value in zip(op.outputs, values):
+        _store(graph, op, t, value)
+    return True
 
 
 def _may_fold(op: Operator, graph: Graph) -> bool:

@@ -2,6 +2,8 @@
 
 ``prepare_graph`` runs, in order:
 
+0. **WHILE loops unrolled** (:mod:`microbuild.compiler.while_loops`) where their trip count is
+   known at compile time (Keras 3's GRU/LSTM layers).
 0. **Data flow checked** (:mod:`microbuild.compiler.graph_check`): every run-time tensor written
    once, before it is read; variables only where stateful operators keep their state.
 1. **Static shapes.** Converters write the batch dimension as -1 in ``shape_signature`` (a Keras
@@ -21,6 +23,8 @@
 5. **Layout transposes folded into weights** (:mod:`microbuild.compiler.transpose_folding`): the
    TRANSPOSE a PyTorch export puts before ``flatten`` + ``Linear`` becomes a permutation of the
    FULLY_CONNECTED's weight columns.
+5b. **int8 FULLY_CONNECTED with run-time weights as BATCH_MATMUL**
+   (:mod:`microbuild.compiler.fc_runtime_weights`): litert-torch's attention products.
 6. **Dilated convolutions fused** (:mod:`microbuild.compiler.dilated_conv`): the converter's
    SPACE_TO_BATCH_ND -> CONV_2D -> BATCH_TO_SPACE_ND pattern becomes one dilated convolution.
 7. **One-channel depthwise convolutions as convolutions**
@@ -39,6 +43,7 @@ from __future__ import annotations
 import copy
 
 from microbuild.compiler.dilated_conv import fuse_dilated_convolutions
+from microbuild.compiler.fc_runtime_weights import runtime_weight_fully_connected_as_batch_matmul
 from microbuild.compiler.folding import fold_constants, remove_dead_operators
 from microbuild.compiler.graph_check import check_data_flow
 from microbuild.compiler.pruned_channels import shrink_pruned_channel_biases
@@ -47,12 +52,14 @@ from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.variables import quantize_variables
 from microbuild.compiler.quant_check import quantization_problem
 from microbuild.compiler.transpose_folding import fold_transposes_into_weights
+from microbuild.compiler.while_loops import unroll_while_loops
 from microbuild.errors import ModelError
 from microbuild.model.ir import Graph
 
 
 def prepare_graph(graph: Graph) -> Graph:
     """Static shapes, checked quantization, constants folded, dead operators removed."""
+    graph = unroll_while_loops(graph)
     check_data_flow(graph)  # the passes below and the planner rely on a well-formed data flow
     graph = _copy_tensors(graph)
     _name_custom_operators(graph)
@@ -62,6 +69,7 @@ def prepare_graph(graph: Graph) -> Graph:
     graph = fold_constants(graph)
     _drop_unread_inputs(graph)
     graph = fold_transposes_into_weights(graph)
+    graph = runtime_weight_fully_connected_as_batch_matmul(graph)
     graph = fuse_dilated_convolutions(graph)
     graph = depthwise_single_channel_as_conv(graph)
     graph = shrink_pruned_channel_biases(graph)

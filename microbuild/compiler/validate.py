@@ -57,10 +57,17 @@ def check_graph(graph: Graph) -> None:
     wrong_types: dict[tuple[str, tuple[str, ...]], list[int]] = {}
     op_reasons: list[str] = []
     float_problem = False
+    # Tensors computed from an operator microbuild has no kernel for: their shapes were never
+    # evaluated (an open batch's REDUCE_PROD), so what their readers say of them is noise.
+    unknown: set[int] = set()
     for op in graph.operators:
         lowering = REGISTRY.get(op.opcode)
         if lowering is None or (op.opcode == "CUSTOM"):
             missing.setdefault(_op_name(op), []).append(op.model_index)
+            unknown.update(op.outputs)
+            continue
+        if unknown.intersection(op.inputs):
+            unknown.update(op.outputs)
             continue
         # Inputs a lowering reads only at compile time (sizes, paddings, block shapes) say why
         # they are not constant in its own check, not as a wrong run-time dtype.

@@ -98,6 +98,16 @@ class Operator:
 
 
 @dataclass
+class Subgraph:
+    """A subgraph other than the first, as the file has it: a WHILE loop's condition or body.
+    Tensor indices are the subgraph's own."""
+    tensors: list[Tensor]
+    operators: list[Operator]
+    inputs: list[int]
+    outputs: list[int]
+
+
+@dataclass
 class Graph:
     tensors: list[Tensor]
     operators: list[Operator]
@@ -111,6 +121,9 @@ class Graph:
     # What the compile-time passes changed that a user should know (e.g. "batch fixed to 1"),
     # shown once in the compile summary.
     notes: list[str] = field(default_factory=list)
+    # The subgraphs WHILE operators name, by index (microbuild/compiler/while_loops.py unrolls
+    # the loops into this graph's operators before anything else).
+    subgraphs: dict[int, Subgraph] = field(default_factory=dict)
 
     def replace_operators(self, operators: list[Operator]) -> "Graph":
         """A graph with these operators (renumbered in order) and everything else shared."""

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from microbuild.errors import ModelError
-from microbuild.model.ir import Graph, Operator, Quantization, Tensor
+from microbuild.model.ir import Graph, Operator, Quantization, Subgraph, Tensor
 
 _IDENTIFIER = b"TFL3"
 
@@ -147,9 +147,59 @@ def _parse(data: bytes, at: _Position) -> Graph:
         tensors.append(_read_tensor(subgraph.Tensors(i), i, buffers, data))
     n_tensors = len(tensors)
 
+    operators = _read_operators(subgraph, 0, opcodes, n_tensors, count, at)
+
+    at.part = "subgraph 0's inputs and outputs"
+    graph_inputs = [int(t) for t in _int_vector(subgraph.InputsAsNumpy())]
+    graph_outputs = [int(t) for t in _int_vector(subgraph.OutputsAsNumpy())]
+    for t in graph_inputs + graph_outputs:
+        if not 0 <= t < n_tensors:
+            raise ModelError(f"a graph input/output refers to tensor {t}, the subgraph has "
+                             f"{n_tensors}")
+    at.part = "the model's description"
+    description = model.Description()
+    graph = Graph(tensors=tensors, operators=operators, inputs=graph_inputs, outputs=graph_outputs,
+                  description=description.decode("utf-8", "replace") if description else "",
+                  subgraph_count=model.SubgraphsLength())
+    at.part = "the resource variables' initializer subgraphs"
+    _resolve_resource_variables(graph, model, opcodes, buffers, data)
+    for op in graph.operators:
+        if op.opcode == "WHILE":  # the loop's subgraphs, for the compiler to unroll
+            for key in ("cond_subgraph_index", "body_subgraph_index"):
+                index = op.options.get(key)
+                if isinstance(index, int) and 0 < index < model.SubgraphsLength() \
+                        and index not in graph.subgraphs:
+                    graph.subgraphs[index] = _read_subgraph(model, index, opcodes, buffers,
+                                                            data, count, at)
+    return graph
+
+
+def _read_subgraph(model, index: int, opcodes, buffers, data: bytes, count, at: _Position
+                   ) -> Subgraph:
+    """Subgraph ``index`` (a WHILE loop's condition or body): its own tensors and operators."""
+    at.part = f"subgraph {index}"
+    sub = model.Subgraphs(index)
+    tensors = []
+    for i in range(count(sub.TensorsLength(), "tensors")):
+        at.part = f"subgraph {index} tensor {i}"
+        tensors.append(_read_tensor(sub.Tensors(i), i, buffers, data))
+    operators = _read_operators(sub, index, opcodes, len(tensors), count, at)
+    at.part = f"subgraph {index}'s inputs and outputs"
+    inputs = [int(t) for t in _int_vector(sub.InputsAsNumpy())]
+    outputs = [int(t) for t in _int_vector(sub.OutputsAsNumpy())]
+    for t in inputs + outputs:
+        if not 0 <= t < len(tensors):
+            raise ModelError(f"subgraph {index}'s input/output refers to tensor {t}, the "
+                             f"subgraph has {len(tensors)}")
+    return Subgraph(tensors=tensors, operators=operators, inputs=inputs, outputs=outputs)
+
+
+def _read_operators(subgraph, number: int, opcodes, n_tensors: int, count, at: _Position
+                    ) -> list[Operator]:
+    """The operators of one subgraph, their tensor references checked."""
     operators = []
     for i in range(count(subgraph.OperatorsLength(), "operators")):
-        at.part = f"subgraph 0 operator {i}"
+        at.part = f"subgraph {number} operator {i}"
         op = subgraph.Operators(i)
         code_index = op.OpcodeIndex()
         if not 0 <= code_index < len(opcodes):
@@ -171,22 +221,7 @@ def _parse(data: bytes, at: _Position) -> Graph:
                 options["custom_options"] = op.CustomOptionsAsNumpy().tobytes()
         operators.append(Operator(index=i, opcode=opcode, version=version, inputs=inputs,
                                   outputs=outputs, options=options))
-
-    at.part = "subgraph 0's inputs and outputs"
-    graph_inputs = [int(t) for t in _int_vector(subgraph.InputsAsNumpy())]
-    graph_outputs = [int(t) for t in _int_vector(subgraph.OutputsAsNumpy())]
-    for t in graph_inputs + graph_outputs:
-        if not 0 <= t < n_tensors:
-            raise ModelError(f"a graph input/output refers to tensor {t}, the subgraph has "
-                             f"{n_tensors}")
-    at.part = "the model's description"
-    description = model.Description()
-    graph = Graph(tensors=tensors, operators=operators, inputs=graph_inputs, outputs=graph_outputs,
-                  description=description.decode("utf-8", "replace") if description else "",
-                  subgraph_count=model.SubgraphsLength())
-    at.part = "the resource variables' initializer subgraphs"
-    _resolve_resource_variables(graph, model, opcodes, buffers, data)
-    return graph
+    return operators
 
 
 def _variable_key(options: dict[str, Any]) -> str:

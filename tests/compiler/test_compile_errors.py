@@ -98,10 +98,15 @@ def test_a_negative_dimension_in_shape_is_refused():
     assert "tensor 0 'x' has shape [-1, 8]: a negative dimension" in message
 
 
-def test_several_subgraphs_are_refused():
-    message = _message(OPS_DIR / "while_loop.tflite")
-    assert "3 subgraphs" in message
-    assert len(message.splitlines()) == 2  # the subgraphs are the reason; nothing else
+def test_a_while_loop_with_a_compile_time_trip_count_is_unrolled(tmp_path):
+    # tf.while_loop(i < 3, v * 2.0): three MULs, bit-exact with TFLM's WHILE
+    from compiler_support import random_inputs
+    from test_float_models import assert_same_bytes
+
+    model = OPS_DIR / "while_loop.tflite"
+    compiled = compile_model(model)
+    assert [op.opcode for op in compiled.graph.operators] == ["MUL"] * 3
+    assert_same_bytes(model, random_inputs(model, 2, seed=3), "gcc", tmp_path)
 
 
 @pytest.mark.parametrize("prefix", ["", "1model", "my-model", "int", "a b"])

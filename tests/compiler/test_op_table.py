@@ -25,7 +25,10 @@ def test_every_tflm_builtin_has_a_row_with_its_status():
     assert TFLM_BUILTIN_OPS <= set(rows)
     assert rows["CONV_2D"].status == "kernel" and "dsp" in rows["CONV_2D"].variants
     assert rows["SHAPE"].status == "compile time"
-    assert all(r.status == "not yet" for name, r in rows.items() if name not in REGISTRY)
+    # WHILE has no lowering: loops with a compile-time trip count are unrolled before lowering
+    assert rows["WHILE"].status == "compile time"
+    assert all(r.status == "not yet" for name, r in rows.items()
+               if name not in REGISTRY and name != "WHILE")
     assert "| SHAPE | compile time |" in markdown_table()
 
 

@@ -1,6 +1,8 @@
 """Float32 FULLY_CONNECTED (``runtime/kernels/fully_connected_f32.c``), bit-exact with TFLM's
-reference_ops::FullyConnected on float: float32 input, constant float32 weights
-[output_depth, input_depth], optional float32 bias, float32 output, NONE/RELU/RELU6/RELU_N1_TO_1.
+reference_ops::FullyConnected on float: float32 input, float32 weights [output_depth, input_depth],
+optional float32 bias, float32 output, NONE/RELU/RELU6/RELU_N1_TO_1. Weights and bias may be
+computed at run time, as TFLM's float kernel reads them like any tensor: litert-torch exports
+attention's ``q @ k.T`` as a FULLY_CONNECTED whose weights are ``k``.
 Int8 weights on float activations are a dynamic-range ("hybrid") model, which TFLM refuses and
 microbuild/compiler/validate.py names before this is reached."""
 
@@ -22,12 +24,6 @@ def reasons(op: Operator, graph: Graph) -> list[str]:
         return found
     x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
     bias = graph.tensor(op.inputs[2]) if len(op.inputs) > 2 and op.inputs[2] >= 0 else None
-    if not w.is_constant:
-        found.append(f"weights (tensor {w.index}) are computed at run time; only constant "
-                     "weights are supported")
-    if bias is not None and not bias.is_constant:
-        found.append(f"bias (tensor {bias.index}) is computed at run time; only a constant bias "
-                     "is supported")
     if len(w.shape) != 2:
         return found + [f"weights have shape {list(w.shape)}; expected "
                         "[output_depth, input_depth]"]
