@@ -186,16 +186,14 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
 
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:
-    """Unless the pixels are read in place (a 1x1 filter: the kernel reads a depth that is not
-    a multiple of 16 with tail predication): 4 pixels' int8 columns (run_columns). The other
-    terms are what the kernel's former 2-pixel path (a dummy output row) took: kept so that the
-    planner's workspace and row-streaming choices stay as they were (to shrink separately)."""
-    oc, k, _ = _dims(op, graph)
+    """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
+    filter, whose pixels the kernel reads in place (TFLite never pads a 1x1 filter, and a depth
+    that is not a multiple of 16 is read with tail predication)."""
     w = graph.tensor(op.inputs[1])
     if w.shape[1] == 1 and w.shape[2] == 1:
-        return _round_up(oc, 4)
-    kp = _round_up(k, 16)
-    return max(4 * kp, 2 * kp + _round_up(oc, 4))
+        return 0
+    _, k, _ = _dims(op, graph)
+    return 4 * _round_up(k, 16)
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
