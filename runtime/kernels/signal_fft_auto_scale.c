@@ -54,10 +54,12 @@ static uint32_t max_abs_top_bits(const int16_t *input, int32_t size)
 }
 
 /* output = input << bits kept to 16 bits, two samples per word: each half times 2^bits (SMLABB,
- * SMLATB with 0 added: GCC 12 has no __smulbb), the low 16 bits of both packed back (PKHBT); two words per pass. */
+ * SMLATB with 0 added: GCC 12 has no __smulbb), the low 16 bits of both packed back; two words
+ * per pass. */
 static inline uint32_t shift_pair(int32_t pair, int32_t scale)
 {
-    return ((uint32_t)__smlabb(pair, scale, 0) & 0xFFFFu) | ((uint32_t)__smlatb(pair, scale, 0) << 16);
+    const uint32_t low = (uint32_t)__smlabb(pair, scale, 0) & 0xFFFFu;
+    return low | ((uint32_t)__smlatb(pair, scale, 0) << 16);
 }
 
 static void shift_left(const int16_t *input, int32_t size, int32_t bits, int16_t *output)

@@ -57,7 +57,8 @@ static inline void store_word(int16_t *c, int32_t w)
 static inline int32_t pack_rounded(int32_t re, int32_t im)
 {
     int32_t packed;
-    __asm__("pkhtb %0, %1, %2, asr #15" : "=r"(packed) : "r"((int32_t)((uint32_t)im << 1)), "r"(re));
+    const int32_t doubled = (int32_t)((uint32_t)im << 1);
+    __asm__("pkhtb %0, %1, %2, asr #15" : "=r"(packed) : "r"(doubled), "r"(re));
     return packed;
 }
 
