@@ -51,10 +51,15 @@
             : MB_DOT_F32_CLOBBERS)
 #endif
 
-void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], float sums[4])
+/* The sums from 0 (mb_f32_dot4) or from sums[] (mb_f32_dot4_add): inlined into each, so the
+ * former reads no sums from memory and costs what it did before the latter existed. */
+static inline __attribute__((always_inline)) void dot4(const float *x, int32_t depth,
+                                                       const float *const rows[4], float sums[4],
+                                                       int from_sums)
 {
     const float *w0 = rows[0], *w1 = rows[1], *w2 = rows[2], *w3 = rows[3];
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    float s0 = from_sums ? sums[0] : 0.0f, s1 = from_sums ? sums[1] : 0.0f;
+    float s2 = from_sums ? sums[2] : 0.0f, s3 = from_sums ? sums[3] : 0.0f;
     int32_t d = 0;
 #if MB_DOT_F32_VLDM
     for (; d + 8 <= depth; d += 8) {
@@ -80,9 +85,18 @@ void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], floa
     sums[3] = s3;
 }
 
-float mb_f32_dot1(const float *x, int32_t depth, const float *w)
+void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], float sums[4])
 {
-    float s = 0.0f;
+    dot4(x, depth, rows, sums, 0);
+}
+
+void mb_f32_dot4_add(const float *x, int32_t depth, const float *const rows[4], float sums[4])
+{
+    dot4(x, depth, rows, sums, 1);
+}
+
+float mb_f32_dot1_add(float s, const float *x, int32_t depth, const float *w)
+{
     int32_t d = 0;
 #if MB_DOT_F32_VLDM
     for (; d + 8 <= depth; d += 8) {
@@ -103,4 +117,9 @@ float mb_f32_dot1(const float *x, int32_t depth, const float *w)
         s = MB_F32_MULADD(s, x[d], w[d]);
     }
     return s;
+}
+
+float mb_f32_dot1(const float *x, int32_t depth, const float *w)
+{
+    return mb_f32_dot1_add(0.0f, x, depth, w);
 }

@@ -51,10 +51,23 @@ static inline void store_word(int16_t *c, int32_t w)
     memcpy(c, &w, 4);
 }
 
-/* sround of both halves: the low 16 bits of re >> 15 and of im >> 15. */
+/* sround of both halves: the low 16 bits of re >> 15 and of im >> 15. The top half of im << 1
+ * is the latter, so one PKHTB packs them (GCC spells the masks out in three instructions and
+ * the 0xFFFF0000 mask keeps a register busy). */
 static inline int32_t pack_rounded(int32_t re, int32_t im)
 {
-    return (int32_t)((((uint32_t)re >> 15) & 0xFFFFu) | (((uint32_t)im << 1) & 0xFFFF0000u));
+    int32_t packed;
+    const int32_t doubled = (int32_t)((uint32_t)im << 1);
+    __asm__("pkhtb %0, %1, %2, asr #15" : "=r"(packed) : "r"(doubled), "r"(re));
+    return packed;
+}
+
+/* The low half of `low` and the high half of `high` (one PKHBT; GCC spells the masks out). */
+static inline int32_t pack_halves(int32_t low, int32_t high)
+{
+    int32_t packed;
+    __asm__("pkhbt %0, %1, %2" : "=r"(packed) : "r"(low), "r"(high));
+    return packed;
 }
 
 static inline int32_t fixdiv_word(int32_t c, int32_t scale)
@@ -82,7 +95,10 @@ static void radix2(int16_t *out, int32_t fstride, const int16_t *tw, int32_t m)
     }
 }
 
-static void radix4(int16_t *out, int32_t fstride, const int16_t *tw, int32_t m)
+/* Always inlined: in a last stage (m = 1, a constant there) its loop and its loads of what
+ * last_stage has just stored fold away. */
+static inline __attribute__((always_inline)) void radix4(int16_t *out, int32_t fstride,
+                                                         const int16_t *tw, int32_t m)
 {
     for (int32_t k = 0; k < m; k++) {
         int32_t f0 = fixdiv_word(load_word(&out[2 * k]), 32767 / 4);
@@ -111,16 +127,13 @@ static void untangle(const int16_t *spectrum, int16_t *y, const int16_t *st, int
         const int32_t fpk = fixdiv_word(load_word(&spectrum[2 * k]), 32767 / 2);
         const int32_t mirrored = load_word(&spectrum[2 * (ncfft - k)]);
         /* Its conjugate: the imaginary half negated, wrapping as TFLM's int16. */
-        const int32_t conjugate = (int32_t)(((uint32_t)mirrored & 0xFFFFu)
-                                            | ((uint32_t)__ssub16(0, mirrored) & 0xFFFF0000u));
+        const int32_t conjugate = pack_halves(mirrored, __ssub16(0, mirrored));
         const int32_t fpnk = fixdiv_word(conjugate, 32767 / 2);
         const int32_t f1k = __sadd16(fpk, fpnk);
         const int32_t tw = cmul_word(__ssub16(fpk, fpnk), &st[2 * (k - 1)]);
         store_word(&y[2 * k], __shadd16(f1k, tw));
         /* ((f1k.r - tw.r) >> 1, (tw.i - f1k.i) >> 1) */
-        const int32_t left = (int32_t)(((uint32_t)f1k & 0xFFFFu) | ((uint32_t)tw & 0xFFFF0000u));
-        const int32_t right = (int32_t)(((uint32_t)tw & 0xFFFFu) | ((uint32_t)f1k & 0xFFFF0000u));
-        store_word(&y[2 * (ncfft - k)], __shsub16(left, right));
+        store_word(&y[2 * (ncfft - k)], __shsub16(pack_halves(f1k, tw), pack_halves(tw, f1k)));
     }
 }
 
@@ -222,10 +235,45 @@ static void untangle(const int16_t *spectrum, int16_t *y, const int16_t *st, int
 
 #endif
 
+/* The butterflies of one stage: radix-p recombination of p transforms of length m in `out`. */
+static void recombine(int16_t *out, int32_t p, int32_t fstride, const int16_t *tw, int32_t m)
+{
+    if (p == 4) {
+        radix4(out, fstride, tw, m);
+    } else {
+        radix2(out, fstride, tw, m);
+    }
+}
+
+/* A last stage (length p, m = 1): its inputs are p complex samples of the frame, from int16 index
+ * `first` every 2 * fstride, each read as one (re, im) pair where it is all inside the frame's
+ * `length` samples; past them (the zero padding up to fft_length) a value is 0, so no padded
+ * copy of the frame is needed. */
+static void last_stage(int16_t *out, const int16_t *frame, int32_t length, int32_t first,
+                       int32_t fstride, int32_t p, const int16_t *tw)
+{
+    if (first + 2 * fstride * (p - 1) + 1 < length) { /* all inside: no test per sample */
+        for (int32_t q = 0; q < p; q++, first += 2 * fstride) {
+            memcpy(&out[2 * q], &frame[first], 2 * sizeof(int16_t));
+        }
+        recombine(out, p, fstride, tw, 1);
+        return;
+    }
+    for (int32_t q = 0; q < p; q++, first += 2 * fstride) {
+        if (first + 1 < length) {
+            memcpy(&out[2 * q], &frame[first], 2 * sizeof(int16_t));
+        } else {
+            out[2 * q] = first < length ? frame[first] : 0;
+            out[2 * q + 1] = 0;
+        }
+    }
+    recombine(out, p, fstride, tw, 1);
+}
+
 /* One stage of kiss_fft's decimation in time: the radix-p split of the input (stride fstride,
  * from int16 index `at` of the frame) into p transforms of length m, each done recursively, then
- * recombined. The frame's samples are read where they are: past its `length` samples (the zero
- * padding up to fft_length) a value is 0, so no padded copy of the frame is needed. */
+ * recombined. The stage above the last runs the last stages itself (no call per group of p
+ * samples: that call cost as much as the group's butterfly). */
 static void fft_stage(int16_t *out, const int16_t *frame, int32_t length, int32_t at,
                       int32_t fstride, const int32_t *factors, const int16_t *tw)
 {
@@ -236,15 +284,13 @@ static void fft_stage(int16_t *out, const int16_t *frame, int32_t length, int32_
         if (m == 1) {
             out[2 * q] = first < length ? frame[first] : 0;
             out[2 * q + 1] = first + 1 < length ? frame[first + 1] : 0;
+        } else if (factors[3] == 1) {
+            last_stage(out + 2 * q * m, frame, length, first, fstride * p, factors[2], tw);
         } else {
             fft_stage(out + 2 * q * m, frame, length, first, fstride * p, factors + 2, tw);
         }
     }
-    if (p == 4) {
-        radix4(out, fstride, tw, m);
-    } else {
-        radix2(out, fstride, tw, m);
-    }
+    recombine(out, p, fstride, tw, m);
 }
 
 void mb_signal_rfft(const mb_signal_rfft_params *p, const int16_t *input, int16_t *output,

@@ -1,5 +1,8 @@
 #include "microbuild/kernels/spatial_f32.h"
 
+#include "microbuild/kernels/depthwise_conv2d_taps.h"
+#include "microbuild/kernels/dot_f32.h"
+
 #include <math.h>
 #include <stddef.h>
 
@@ -57,9 +60,71 @@ static void conv_four(const mb_spatial_f32_params *p, const float *image, const 
     sums[0] = t0, sums[1] = t1, sums[2] = t2, sums[3] = t3;
 }
 
+/* CONV_2D without groups and with columns one apart: at one output position, the taps of a
+ * filter row that lie inside the input are contiguous in the input (columns x channels) and in
+ * each filter, so a row is one run of the dot products of dot_f32.h, which continue the sums
+ * row after row: each output's sum has conv_one's terms in conv_one's order. Four output
+ * channels per pass share the input loads (and the eight-float loads of dot_f32.c). */
+static void conv_rows(const mb_spatial_f32_params *p, const float *input, const float *filter,
+                      const float *bias, float *output)
+{
+    const int32_t filter_size = p->filter_h * p->filter_w * p->filter_c;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const float *image = input + b * p->input_h * p->input_w * p->input_c;
+        for (int32_t oy = 0; oy < p->output_h; oy++) {
+            const int32_t y0 = oy * p->stride_h - p->pad_top;
+            int32_t fy_first, fy_last;
+            mb_dw_tap_range(y0, p->filter_h, p->dilation_h, p->input_h, &fy_first, &fy_last);
+            for (int32_t ox = 0; ox < p->output_w; ox++) {
+                const int32_t x0 = ox * p->stride_w - p->pad_left;
+                int32_t fx_first, fx_last;
+                mb_dw_tap_range(x0, p->filter_w, 1, p->input_w, &fx_first, &fx_last);
+                const int32_t run = (fx_last - fx_first) * p->input_c;
+                /* the run of filter row fy: at filter offset fy * row + skip */
+                const int32_t row = p->filter_w * p->filter_c;
+                const int32_t skip = fx_first * p->filter_c;
+                int32_t oc = 0;
+                for (; oc + 4 <= p->output_c; oc += 4) {
+                    float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    for (int32_t fy = fy_first; fy < fy_last; fy++) {
+                        const int32_t y = y0 + p->dilation_h * fy;
+                        const float *x = image + (y * p->input_w + x0 + fx_first) * p->input_c;
+                        const float *w = filter + oc * filter_size + fy * row + skip;
+                        const float *const rows[4] = {w, w + filter_size, w + 2 * filter_size,
+                                                      w + 3 * filter_size};
+                        mb_f32_dot4_add(x, run, rows, sums);
+                    }
+                    for (int32_t k = 0; k < 4; k++) {
+                        const float bias_value = bias != NULL ? bias[oc + k] : 0.0f;
+                        *output++ = mb_f32_clamp(sums[k] + bias_value, p->activation_min,
+                                                 p->activation_max);
+                    }
+                }
+                for (; oc < p->output_c; oc++) {
+                    float sum = 0.0f;
+                    for (int32_t fy = fy_first; fy < fy_last; fy++) {
+                        const int32_t y = y0 + p->dilation_h * fy;
+                        const float *x = image + (y * p->input_w + x0 + fx_first) * p->input_c;
+                        const float *w = filter + oc * filter_size + fy * row + skip;
+                        sum = mb_f32_dot1_add(sum, x, run, w);
+                    }
+                    const float bias_value = bias != NULL ? bias[oc] : 0.0f;
+                    *output++ = mb_f32_clamp(sum + bias_value, p->activation_min,
+                                             p->activation_max);
+                }
+            }
+        }
+    }
+}
+
 void mb_conv2d_f32(const mb_spatial_f32_params *p, const float *input, const float *filter,
                    const float *bias, float *output)
 {
+    if (p->filter_c == p->input_c && p->dilation_w == 1) {
+        conv_rows(p, input, filter, bias, output);
+        return;
+    }
+
     const int32_t groups = p->input_c / p->filter_c;
     const int32_t per_group = p->output_c / groups;
     const int32_t filter_size = p->filter_h * p->filter_w * p->filter_c;
@@ -93,55 +158,94 @@ void mb_conv2d_f32(const mb_spatial_f32_params *p, const float *input, const flo
     }
 }
 
+/* The taps of one output position that lie inside the input: rows [fy_first, fy_last) and
+ * columns [fx_first, fx_last) of the filter, from input position (y0, x0). */
+typedef struct {
+    int32_t y0, x0;
+    int32_t fy_first, fy_last, fx_first, fx_last;
+} window_taps;
+
+/* Four depthwise channels oc..oc+3 side by side, each summed over the window's taps in the
+ * reference's order (row by row, inside the image only). Their input channels are
+ * ic + i0..i3: inlined with constant offsets for multipliers 1 and 2, so each tap is four
+ * loads at fixed offsets and four multiply-adds. */
+static inline __attribute__((always_inline)) void depthwise_four(
+    const mb_spatial_f32_params *p, const float *image, const float *filter, const window_taps *t,
+    int32_t oc, int32_t ic, int32_t i0, int32_t i1, int32_t i2, int32_t i3, float sums[4])
+{
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    for (int32_t fy = t->fy_first; fy < t->fy_last; fy++) {
+        const int32_t y = t->y0 + p->dilation_h * fy;
+        const float *in_row = image + y * p->input_w * p->input_c + ic;
+        const float *w_row = filter + fy * p->filter_w * p->output_c + oc;
+        for (int32_t fx = t->fx_first; fx < t->fx_last; fx++) {
+            const float *in = in_row + (t->x0 + p->dilation_w * fx) * p->input_c;
+            const float *w = w_row + fx * p->output_c;
+            s0 = MB_F32_MULADD(s0, in[i0], w[0]);
+            s1 = MB_F32_MULADD(s1, in[i1], w[1]);
+            s2 = MB_F32_MULADD(s2, in[i2], w[2]);
+            s3 = MB_F32_MULADD(s3, in[i3], w[3]);
+        }
+    }
+    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
+}
+
+/* One depthwise channel, in the same order. */
+static float depthwise_one(const mb_spatial_f32_params *p, const float *image, const float *filter,
+                           const window_taps *t, int32_t oc)
+{
+    const int32_t ic = oc / p->depth_multiplier;
+    float sum = 0.0f;
+    for (int32_t fy = t->fy_first; fy < t->fy_last; fy++) {
+        const int32_t y = t->y0 + p->dilation_h * fy;
+        for (int32_t fx = t->fx_first; fx < t->fx_last; fx++) {
+            const int32_t x = t->x0 + p->dilation_w * fx;
+            sum = MB_F32_MULADD(sum, image[(y * p->input_w + x) * p->input_c + ic],
+                                filter[(fy * p->filter_w + fx) * p->output_c + oc]);
+        }
+    }
+    return sum;
+}
+
 void mb_depthwise_conv2d_f32(const mb_spatial_f32_params *p, const float *input,
                              const float *filter, const float *bias, float *output)
 {
     const int32_t channels = p->output_c;
+    const int32_t multiplier = p->depth_multiplier;
     for (int32_t b = 0; b < p->batches; b++) {
         const float *image = input + b * p->input_h * p->input_w * p->input_c;
         for (int32_t oy = 0; oy < p->output_h; oy++) {
-            const int32_t y0 = oy * p->stride_h - p->pad_top;
+            window_taps t;
+            t.y0 = oy * p->stride_h - p->pad_top;
+            mb_dw_tap_range(t.y0, p->filter_h, p->dilation_h, p->input_h, &t.fy_first,
+                            &t.fy_last);
             for (int32_t ox = 0; ox < p->output_w; ox++) {
-                const int32_t x0 = ox * p->stride_w - p->pad_left;
-                /* Four output channels at once, each summed over the taps in the reference's
-                 * order (row by row, inside the image only); their input channels are
-                 * oc / depth_multiplier. */
-                for (int32_t oc = 0; oc < channels; oc += 4) {
-                    const int32_t count = channels - oc < 4 ? channels - oc : 4;
-                    int32_t ic[4];
+                t.x0 = ox * p->stride_w - p->pad_left;
+                mb_dw_tap_range(t.x0, p->filter_w, p->dilation_w, p->input_w, &t.fx_first,
+                            &t.fx_last);
+                int32_t oc = 0;
+                for (; oc + 4 <= channels; oc += 4) {
+                    float sums[4];
+                    const int32_t ic = oc / multiplier;
+                    if (multiplier == 1) {
+                        depthwise_four(p, image, filter, &t, oc, ic, 0, 1, 2, 3, sums);
+                    } else if (multiplier == 2) { /* oc even: channels ic, ic, ic + 1, ic + 1 */
+                        depthwise_four(p, image, filter, &t, oc, ic, 0, 0, 1, 1, sums);
+                    } else {
+                        depthwise_four(p, image, filter, &t, oc, ic, 0, (oc + 1) / multiplier - ic,
+                                       (oc + 2) / multiplier - ic, (oc + 3) / multiplier - ic,
+                                       sums);
+                    }
                     for (int32_t k = 0; k < 4; k++) {
-                        ic[k] = (oc + (k < count ? k : 0)) / p->depth_multiplier;
-                    }
-                    float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    for (int32_t fy = 0; fy < p->filter_h; fy++) {
-                        const int32_t y = y0 + p->dilation_h * fy;
-                        if (y < 0 || y >= p->input_h) {
-                            continue;
-                        }
-                        for (int32_t fx = 0; fx < p->filter_w; fx++) {
-                            const int32_t x = x0 + p->dilation_w * fx;
-                            if (x < 0 || x >= p->input_w) {
-                                continue;
-                            }
-                            const float *in = image + (y * p->input_w + x) * p->input_c;
-                            const float *w = filter + (fy * p->filter_w + fx) * channels + oc;
-                            if (count == 4) {
-                                t[0] = MB_F32_MULADD(t[0], in[ic[0]], w[0]);
-                                t[1] = MB_F32_MULADD(t[1], in[ic[1]], w[1]);
-                                t[2] = MB_F32_MULADD(t[2], in[ic[2]], w[2]);
-                                t[3] = MB_F32_MULADD(t[3], in[ic[3]], w[3]);
-                            } else {
-                                for (int32_t k = 0; k < count; k++) {
-                                    t[k] = MB_F32_MULADD(t[k], in[ic[k]], w[k]);
-                                }
-                            }
-                        }
-                    }
-                    for (int32_t k = 0; k < count; k++) {
                         const float bias_value = bias != NULL ? bias[oc + k] : 0.0f;
-                        *output++ = mb_f32_clamp(t[k] + bias_value, p->activation_min,
+                        *output++ = mb_f32_clamp(sums[k] + bias_value, p->activation_min,
                                                  p->activation_max);
                     }
+                }
+                for (; oc < channels; oc++) {
+                    const float bias_value = bias != NULL ? bias[oc] : 0.0f;
+                    *output++ = mb_f32_clamp(depthwise_one(p, image, filter, &t, oc) + bias_value,
+                                             p->activation_min, p->activation_max);
                 }
             }
         }

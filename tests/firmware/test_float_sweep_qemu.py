@@ -24,13 +24,25 @@ from microbuild import api
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "compiler"))
-from compiler_support import random_inputs  # noqa: E402
+from compiler_support import random_inputs, run_tflm_many  # noqa: E402
 
 ANCHORS = HERE.parents[2] / "shared" / "anchors" / "tflm"
 SHARED = HERE.parents[2] / "shared" / "models"
 SWEEP = sorted((HERE.parent / "models" / "float").glob("*.tflite")) + [
     HERE.parent / "models" / "ops" / "float_dense.tflite"]
 TFLM_FLOAT_EXAMPLES = ["hello_world_float", "audio_preprocessor_float", "trained_lstm"]
+OPS = HERE.parent / "models" / "ops"
+# The audio front end's integer signal kernels have DSP-extension paths on these cores; integer,
+# so TFLM on the host gives their bits. Seeded random samples rarely reach -32768, where
+# FftAutoScale falls back to TFLM's wrapping scan and every butterfly wraps: these do.
+_QUIET = (np.arange(480) % 7 - 3).astype(np.int16)
+SIGNAL_EDGES = {
+    "signal_fft_auto_scale": [np.full(480, -32768, np.int16),
+                              np.concatenate([_QUIET[:100], [-32768], np.full(379, 300)])
+                              .astype(np.int16), _QUIET],
+    "signal_rfft_512": [np.full(480, -32768, np.int16),
+                        np.where(np.arange(480) % 3 == 0, -32768, 32767).astype(np.int16)],
+}
 # Boards with a single-precision FPU, and their anchor firmware.
 BOARDS = ["mps2-an386", "mps2-an500", "mps3-an547"]
 
@@ -51,11 +63,21 @@ def test_float_models_are_bit_exact_with_tflm_on_the_arm_board(board, tmp_path):
     models = {f"f_{p.stem}": p for p in SWEEP}
     models.update({f"t_{name}": SHARED / f"{name}.tflite" for name in TFLM_FLOAT_EXAMPLES
                    if (SHARED / f"{name}.tflite").is_file()})
+    models.update({f"s_{name}": OPS / f"{name}.tflite" for name in SIGNAL_EDGES})
     build = api.build_firmware(board, {p: str(m) for p, m in models.items()}, tmp_path / "fw",
                                executor="rpc")
     problems, compared = [], 0
     with api.connect(board, build, timeout=120) as dev:
+        for name, samples in SIGNAL_EDGES.items():
+            sets = [[x.reshape(-1)] for x in samples]
+            for i, (x, want) in enumerate(zip(sets, run_tflm_many(OPS / f"{name}.tflite", sets))):
+                for k, (g, w) in enumerate(zip(dev.run(f"s_{name}", x), want)):
+                    compared += 1
+                    if not np.array_equal(g, np.asarray(w).reshape(g.shape)):
+                        problems.append(f"{name} edge input {i} output {k} differs from TFLM")
         for prefix, model in models.items():
+            if prefix.startswith("s_"):
+                continue
             # TFLM's examples on two inputs (for audio: int16 samples over the whole range).
             for x in random_inputs(model, 2 if prefix.startswith("t_") else 1, seed=23):
                 dev.reset(prefix)

@@ -13,7 +13,7 @@ from microbuild.compiler.spatial import (
 )
 from microbuild.model.ir import Graph, Operator
 
-KERNEL_SOURCES = ("spatial_f32.c",)
+KERNEL_SOURCES = ("spatial_f32.c", "dot_f32.c")
 HEADER = "microbuild/kernels/spatial_f32.h"
 
 

@@ -20,4 +20,10 @@ void mb_f32_dot4(const float *x, int32_t depth, const float *const rows[4], floa
 /* dot(x, w) over `depth` floats. */
 float mb_f32_dot1(const float *x, int32_t depth, const float *w);
 
+/* The same sums continued: sums[k] (s) on entry is the sum so far, the terms are added to it in
+ * order of d. A sum over several runs of contiguous terms (CONV_2D's filter rows) is then the
+ * one sum, bit for bit. */
+void mb_f32_dot4_add(const float *x, int32_t depth, const float *const rows[4], float sums[4]);
+float mb_f32_dot1_add(float s, const float *x, int32_t depth, const float *w);
+
 #endif
