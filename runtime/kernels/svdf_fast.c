@@ -285,7 +285,8 @@ static inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
 }
 
 /* Rows first .. first + n - 1 (n <= 4) of w . x, lanes >= n zero. */
-static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
+static inline __attribute__((always_inline)) int32x4_t
+feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
 {
     int32_t a[4] = {0, 0, 0, 0};
     const int8_t *r1 = w + (n > 1 ? cols : 0), *r2 = w + (n > 2 ? 2 * cols : 0);
