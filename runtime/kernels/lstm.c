@@ -14,9 +14,11 @@
 #define MB_LSTM_SATURATE(v, LO, HI, BITS) mb_clamp_i32((v), (LO), (HI))
 #endif
 
-static int16_t saturate_s16(int32_t v)
+/* v clamped to int16's range, kept as int32: the values only feed more arithmetic, and an int16
+ * type would cost a sign extension (SXTH) after every SSAT. */
+static int32_t saturate_16(int32_t v)
 {
-    return (int16_t)MB_LSTM_SATURATE(v, -32768, 32767, 16);
+    return MB_LSTM_SATURATE(v, -32768, 32767, 16);
 }
 
 /* acc[r] = bias[r] + row first + r of the matrix m . v for r < n <= MB_LSTM_BLOCK (rows of
@@ -62,9 +64,9 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
  * the table's input is 3 x the sum. */
 #define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)                                  \
     for (int32_t k = 0; k < n; k++) {                                                            \
-        const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, IN_SHIFT));             \
-        const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));         \
-        const int32_t sum = saturate_s16((int32_t)from_input + (int32_t)from_hidden);           \
+        const int32_t from_input = saturate_16(REQUANT(acc_in[k], in_m, IN_SHIFT));              \
+        const int32_t from_hidden = saturate_16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));          \
+        const int32_t sum = saturate_16(from_input + from_hidden);                               \
         gate[u + k] = SQUASH(3 * sum);                                                           \
     }
 
@@ -129,11 +131,11 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
     const int32_t units = p->units;
 #define MB_LSTM_CELL_LOOP(FORGET_SHIFT, UPDATE_SHIFT)                                            \
     for (int32_t u = 0; u < units; u++) {                                                        \
-        const int16_t kept = saturate_s16(mb_requantize_fast32(                                  \
+        const int32_t kept = saturate_16(mb_requantize_fast32(                                   \
             (int32_t)forget[u] * (int32_t)cell[u], forget_m, FORGET_SHIFT));                     \
-        const int16_t added = saturate_s16(mb_requantize_fast32(                                 \
+        const int32_t added = saturate_16(mb_requantize_fast32(                                  \
             (int32_t)input_gate[u] * (int32_t)cell_gate[u], update_m, UPDATE_SHIFT));            \
-        const int32_t sum = saturate_s16((int32_t)kept + (int32_t)added);                       \
+        const int32_t sum = saturate_16(kept + added);                                           \
         cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);                                            \
     }
     if (forget_s <= 0 && update_s <= 0) { /* the usual case, as in the gates */
