@@ -235,6 +235,44 @@ static void dw_row_any(const mb_depthwise_conv2d_s8_params *p, const int32_t *co
     }
 }
 
+/* 1-D temporal depthwise (W = 1, an H x 1 filter, every tap inside the input: the valid
+ * padding of a streaming audio model's time convolutions, e.g. 1x28x1x128 -> 1x24x1x128 with a
+ * 5x1 filter). The band would hold one entry per row, filled and rotated for every output
+ * pixel (about 30 instructions a MAC); here each tap reads the 4 channels' input word straight
+ * from its row, SXTB16 splits it into channels (0, 2) and (1, 3), and SMLABB / SMLATB multiply
+ * them by the consts' taps (low halves): the same int32 sums from interior_bias. */
+static int dw_is_temporal(const mb_depthwise_conv2d_s8_params *p)
+{
+    return p->input_w == 1 && p->output_w == 1 && p->filter_w == 1 && p->pad_left == 0 &&
+           p->pad_top == 0 && (p->output_h - 1) * p->stride_h + p->filter_h <= p->input_h;
+}
+
+/* The output column of channels c0 .. c0 + 3 of one batch: in and out at its first pixel's c0. */
+static void dw_temporal_block(const mb_depthwise_conv2d_s8_params *p, const int8_t *in,
+                              const int32_t *consts, int8_t *out)
+{
+    const int32_t channels = p->input_c, kh = p->filter_h;
+    const int32_t step = p->stride_h * channels;
+    const int32_t *const q = consts + 4 + 4 * kh;
+    for (int32_t oy = 0; oy < p->output_h; oy++, in += step, out += channels) {
+        /* four locals, not an array: dw_finish4 takes the array's address, and sums kept in
+         * it were stored back to the stack on every tap */
+        int32_t a0 = consts[0], a1 = consts[1], a2 = consts[2], a3 = consts[3];
+        const int32_t *f = consts + 4;
+        const int8_t *x = in;
+        for (int32_t k = 0; k < kh; k++, x += channels, f += 4) {
+            const uint32_t v = dw_load32(x);
+            const int32_t even = __sxtb16(v), odd = dw_odd(v);
+            a0 = __smlabb(even, f[0], a0);
+            a1 = __smlabb(odd, f[1], a1);
+            a2 = __smlatb(even, f[2], a2);
+            a3 = __smlatb(odd, f[3], a3);
+        }
+        const int32_t acc[4] = {a0, a1, a2, a3};
+        dw_finish4(acc, q, out, p->activation_min, p->activation_max);
+    }
+}
+
 /* ---- the block's constants and band rows --------------------------------------------------- */
 /* The consts of channels c0 .. c0 + 3 (layout at the top of the file). */
 static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
@@ -434,10 +472,17 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
         rows[ky] = band + ky * 4 * entries;
     }
     const int32_t shift = p->stride_h < kh ? p->stride_h : kh;
+    const int temporal = dw_is_temporal(p);
     int32_t c0 = 0;
     for (; c0 + 4 <= channels; c0 += 4) {
         dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, fast3, consts);
         int8_t *out = output + c0;
+        if (temporal) {
+            for (int32_t b = 0; b < p->batches; b++, out += p->output_h * channels) {
+                dw_temporal_block(p, input + b * p->input_h * channels + c0, consts, out);
+            }
+            continue;
+        }
         for (int32_t b = 0; b < p->batches; b++) {
             const int8_t *in_batch = input + (b * p->input_h * p->input_w) * channels + c0;
             for (int32_t oy = 0; oy < p->output_h; oy++, out += p->output_w * channels) {

@@ -14,9 +14,11 @@
 #define MB_LSTM_SATURATE(v, LO, HI, BITS) mb_clamp_i32((v), (LO), (HI))
 #endif
 
-static int16_t saturate_s16(int32_t v)
+/* v clamped to int16's range, kept as int32: the values only feed more arithmetic, and an int16
+ * type would cost a sign extension (SXTH) after every SSAT. */
+static int32_t saturate_16(int32_t v)
 {
-    return (int16_t)MB_LSTM_SATURATE(v, -32768, 32767, 16);
+    return MB_LSTM_SATURATE(v, -32768, 32767, 16);
 }
 
 /* acc[r] = bias[r] + row first + r of the matrix m . v for r < n <= MB_LSTM_BLOCK (rows of
@@ -62,16 +64,39 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
  * the table's input is 3 x the sum. */
 #define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)                                  \
     for (int32_t k = 0; k < n; k++) {                                                            \
-        const int16_t from_input = saturate_s16(REQUANT(acc_in[k], in_m, IN_SHIFT));             \
-        const int16_t from_hidden = saturate_s16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));         \
-        const int32_t sum = saturate_s16((int32_t)from_input + (int32_t)from_hidden);           \
+        const int32_t from_input = saturate_16(REQUANT(acc_in[k], in_m, IN_SHIFT));              \
+        const int32_t from_hidden = saturate_16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));          \
+        const int32_t sum = saturate_16(from_input + from_hidden);                               \
         gate[u + k] = SQUASH(3 * sum);                                                           \
     }
 
-/* The usual case first: both scales shift right only. Shifts the compiler can see are <= 0 drop
- * the left shift and free registers for the loop's constants. */
-#define MB_LSTM_GATE_SQUASHED(REQUANT, SQUASH)                                                   \
-    if (in_s <= 0 && rec_s <= 0) {                                                               \
+/* mb_requantize_fast32(x, m, -right) wherever the result is then clamped to int16, for right
+ * from 1 to 16 (int32 sums only). Its rounding shift adds half (minus one below zero) with a
+ * saturating QADD and shifts: one constant where the mask-and-threshold form needs two, which
+ * keeps a gate loop's constants in registers. The add saturates only when high + half passes
+ * INT32_MAX, giving INT32_MAX >> right = 2^(31 - right) - 1 instead of 2^(31 - right): both
+ * >= 32767 for right <= 16, so the int16 clamp makes them the same. */
+#if defined(__ARM_FEATURE_DSP)
+#define MB_LSTM_QADD_ROUNDS(shift) ((shift) <= -1 && (shift) >= -16)
+static inline int32_t requantize_qadd(int32_t x, int32_t multiplier, int32_t right)
+{
+    const int64_t product = (int64_t)x * multiplier;
+    const int32_t high = (int32_t)((product + ((int64_t)1 << 30)) >> 31);
+    const int32_t half = (int32_t)1 << (right - 1);
+    return __qadd(high, half + (high >> 31)) >> right;
+}
+#else
+#define MB_LSTM_QADD_ROUNDS(shift) 0
+#define requantize_qadd mb_requantize_fast32
+#endif
+
+/* The usual cases first: both scales shift right only (by 1 to 16, QADD: int32 sums only).
+ * Shifts the compiler can see are <= 0 drop the left shift and free registers for the loop's
+ * constants. */
+#define MB_LSTM_GATE_SQUASHED(REQUANT, QADD, SQUASH)                                             \
+    if (QADD && MB_LSTM_QADD_ROUNDS(in_s) && MB_LSTM_QADD_ROUNDS(rec_s)) {                       \
+        MB_LSTM_GATE_SUMS(requantize_qadd, -in_s, -rec_s, SQUASH);                               \
+    } else if (in_s <= 0 && rec_s <= 0) {                                                        \
         const int32_t in_r = in_s < 0 ? in_s : 0, rec_r = rec_s < 0 ? rec_s : 0;                \
         MB_LSTM_GATE_SUMS(REQUANT, in_r, rec_r, SQUASH);                                         \
     } else {                                                                                     \
@@ -81,8 +106,8 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
 /* Both fully connected layers of one gate, each rescaled to Q3.12 and clamped to int16 as TFLM
  * does, their saturated sum squashed into gate[]. T is the activation type, B
  * the bias/accumulator type, DOT the type of its row product (the reference's above or a
- * variant's), REQUANT the rescaling of an accumulator. */
-#define MB_LSTM_GATE(T, B, DOT, REQUANT)                                                         \
+ * variant's), REQUANT the rescaling of an accumulator, QADD 1 where the accumulator is int32.  */
+#define MB_LSTM_GATE(T, B, DOT, REQUANT, QADD)                                                   \
     static void gate_##T(const mb_lstm_params *p, int32_t g, const void *x, const void *h,      \
                          const int8_t *const weights[8], const B *bias, int16_t *gate, DOT *dot)  \
     {                                                                                            \
@@ -100,9 +125,9 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
             dot(w_in, u, depth, x, n, b_in + u, acc_in);                                         \
             dot(w_rec, u, units, h, n, b_rec + u, acc_rec);                                      \
             if (g == MB_LSTM_CELL) {                                                             \
-                MB_LSTM_GATE_SQUASHED(REQUANT, mb_tanh_s16_of)                                   \
+                MB_LSTM_GATE_SQUASHED(REQUANT, QADD, mb_tanh_s16_of)                             \
             } else {                                                                             \
-                MB_LSTM_GATE_SQUASHED(REQUANT, mb_logistic_s16_of)                               \
+                MB_LSTM_GATE_SQUASHED(REQUANT, QADD, mb_logistic_s16_of)                         \
             }                                                                                    \
         }                                                                                        \
     }
@@ -113,8 +138,8 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
 #define MB_REQUANT_S32(acc, m, s) mb_requantize_fast32((acc), (m), (s))
 #define MB_REQUANT_S64(acc, m, s) mb_mul_by_quantized_multiplier_s64((acc), (m), (int)(s))
 
-MB_LSTM_GATE(int8_t, int32_t, mb_lstm_dot_s8, MB_REQUANT_S32)
-MB_LSTM_GATE(int16_t, int64_t, mb_lstm_dot_s16, MB_REQUANT_S64)
+MB_LSTM_GATE(int8_t, int32_t, mb_lstm_dot_s8, MB_REQUANT_S32, 1)
+MB_LSTM_GATE(int16_t, int64_t, mb_lstm_dot_s16, MB_REQUANT_S64, 0)
 
 /* The cell state update of one batch row from its forget, input and cell gates: two int16
  * multiplications (each requantized and clamped as TFLM's Mul does), a saturating add, the clip. */
@@ -129,11 +154,11 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
     const int32_t units = p->units;
 #define MB_LSTM_CELL_LOOP(FORGET_SHIFT, UPDATE_SHIFT)                                            \
     for (int32_t u = 0; u < units; u++) {                                                        \
-        const int16_t kept = saturate_s16(mb_requantize_fast32(                                  \
+        const int32_t kept = saturate_16(mb_requantize_fast32(                                   \
             (int32_t)forget[u] * (int32_t)cell[u], forget_m, FORGET_SHIFT));                     \
-        const int16_t added = saturate_s16(mb_requantize_fast32(                                 \
+        const int32_t added = saturate_16(mb_requantize_fast32(                                  \
             (int32_t)input_gate[u] * (int32_t)cell_gate[u], update_m, UPDATE_SHIFT));            \
-        const int32_t sum = saturate_s16((int32_t)kept + (int32_t)added);                       \
+        const int32_t sum = saturate_16(kept + added);                                           \
         cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);                                            \
     }
     if (forget_s <= 0 && update_s <= 0) { /* the usual case, as in the gates */

@@ -46,12 +46,14 @@ static inline __attribute__((always_inline)) int32x4_t rows4_s8(const int8_t *w,
             a3 = vmladavaq_s8(a3, x, vldrbq_s8(w + 48));
         }
         if (tail > 0) {
+            /* The loads zero the lanes past the tail, so the sums need no predicate: the
+             * products there are 0 (each predicated VMLADAVA costs a VPST of its own). */
             const mve_pred16_t p = vctp8q((uint32_t)tail);
             const int8x16_t x = vldrbq_z_s8(v, p);
-            a0 = vmladavaq_p_s8(a0, x, vldrbq_z_s8(w, p), p);
-            a1 = vmladavaq_p_s8(a1, x, vldrbq_z_s8(w + tail, p), p);
-            a2 = vmladavaq_p_s8(a2, x, vldrbq_z_s8(w + 2 * tail, p), p);
-            a3 = vmladavaq_p_s8(a3, x, vldrbq_z_s8(w + 3 * tail, p), p);
+            a0 = vmladavaq_s8(a0, x, vldrbq_z_s8(w, p));
+            a1 = vmladavaq_s8(a1, x, vldrbq_z_s8(w + tail, p));
+            a2 = vmladavaq_s8(a2, x, vldrbq_z_s8(w + 2 * tail, p));
+            a3 = vmladavaq_s8(a3, x, vldrbq_z_s8(w + 3 * tail, p));
         }
     } else {
         int32_t sums[4] = {0, 0, 0, 0};
@@ -82,23 +84,31 @@ static inline int32x4_t clamp_s16(int32x4_t x)
 
 /* sigmoid16.c on 4 lanes: the magnitude of the rescaled input interpolated between two entries
  * of mb_sigmoid_table_u16 (two gathers), entry = magnitude >> bits (9: logistic, 8: tanh),
- * `saturated` past the table's last entry. */
-static inline uint32x4_t table_lerp(uint32x4_t magnitude, int32_t bits, uint32_t saturated)
+ * `saturated` past the table's last entry. `bounded` (a constant): the caller knows every
+ * entry is below 255, and the test, the clamp of the index and the select go. */
+static inline uint32x4_t table_lerp(uint32x4_t magnitude, int32_t bits, uint32_t saturated,
+                                    int bounded)
 {
     const uint32x4_t entry = vshlq_r_u32(magnitude, -bits);
-    const mve_pred16_t past = vcmpcsq_n_u32(entry, 255);
-    const uint32x4_t index = vminq_u32(entry, vdupq_n_u32(254)); /* past: a valid dummy read */
+    /* past the table: a valid dummy read, replaced by `saturated` below */
+    const uint32x4_t index = bounded ? entry : vminq_u32(entry, vdupq_n_u32(254));
     const uint32x4_t a = vldrhq_gather_shifted_offset_u32(mb_sigmoid_table_u16, index);
     const uint32x4_t b = vldrhq_gather_shifted_offset_u32(mb_sigmoid_table_u16 + 1, index);
     const uint32x4_t fraction = vandq_u32(magnitude, vdupq_n_u32(((uint32_t)1 << bits) - 1));
     const uint32x4_t value = vaddq_u32(vshlq_r_u32(a, bits), vmulq_u32(fraction, vsubq_u32(b, a)));
-    return vpselq_u32(vdupq_n_u32(saturated), value, past);
+    if (bounded) {
+        return value;
+    }
+    return vpselq_u32(vdupq_n_u32(saturated), value, vcmpcsq_n_u32(entry, 255));
 }
 
-/* mb_logistic_s16 / mb_tanh_s16 of one lane each, the input already rescaled. */
+/* mb_logistic_s16 / mb_tanh_s16 of one lane each, the input already rescaled. The logistic is
+ * only given a gate's 3 x (an int16 sum): |x| <= 98304, so its entry (|x| >> 9) is at most 192
+ * and never past the table (tanh's input, the cell state rescaled, can be). */
 static inline int32x4_t logistic_lanes(int32x4_t x)
 {
-    const uint32x4_t r = table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 9, (uint32_t)0x7FFF << 10);
+    const uint32x4_t r =
+        table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 9, (uint32_t)0x7FFF << 10, 1);
     const uint32x4_t positive = vaddq_n_u32(r, (uint32_t)1 << 9);
     const uint32x4_t negative =
         vsubq_u32(vdupq_n_u32(((uint32_t)1 << 25) + ((uint32_t)1 << 9) - 1), r);
@@ -109,7 +119,7 @@ static inline int32x4_t logistic_lanes(int32x4_t x)
 static inline int32x4_t tanh_lanes(int32x4_t x)
 {
     const int32x4_t r = vreinterpretq_s32_u32(
-        table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 8, (uint32_t)0xFFFF << 8));
+        table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 8, (uint32_t)0xFFFF << 8, 0));
     const int32x4_t positive = vaddq_n_s32(r, -((int32_t)1 << 23) + ((int32_t)1 << 7));
     const int32x4_t negative =
         vsubq_s32(vdupq_n_s32(((int32_t)1 << 23) + ((int32_t)1 << 7) - 1), r);

@@ -272,7 +272,8 @@ MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp_wide, int8_t, 8, feature_group_dsp_wide,
  *   VMLADAVA sharing each load of the input, the folds added, rescaled, clamped and offset on
  *   4 lanes, stored with one scatter (the four filters' slots are `memory` apart);
  * - four units' outputs: each unit's run of rank x memory state values . its time weights
- *   (VMLADAVA over 8 int16 or 16 int8 lanes), rescaled and clamped on 4 lanes. */
+ *   (VMLADAVA over 8 int16 or 16 int8 lanes, the four units' dots in one loop), rescaled and
+ *   clamped on 4 lanes. */
 
 /* The four lanes of a vector from four sums. */
 static inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
@@ -284,7 +285,8 @@ static inline int32x4_t lanes4(int32_t a0, int32_t a1, int32_t a2, int32_t a3)
 }
 
 /* Rows first .. first + n - 1 (n <= 4) of w . x, lanes >= n zero. */
-static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
+static inline __attribute__((always_inline)) int32x4_t
+feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
 {
     int32_t a[4] = {0, 0, 0, 0};
     const int8_t *r1 = w + (n > 1 ? cols : 0), *r2 = w + (n > 2 ? 2 * cols : 0);
@@ -308,24 +310,38 @@ static int32x4_t feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols
     return lanes4(a[0], a[1], a[2], a[3]);
 }
 
-/* A unit's run of n state values . its time weights, added to acc: whole vectors of LANES
- * values (LOAD the load, LOAD_Z its zeroing form, VCTP the tail predicate), then the rest. */
-#define MB_SVDF_TIME_DOT_MVE(NAME, T, LANES, LOAD, LOAD_Z, VCTP)                                 \
-    static int32_t time_dot_##NAME##_mve(const T *w, const T *s, int32_t n, int32_t acc)         \
+/* Four units' sums at once (units first .. first + n - 1, n <= 4; lanes >= n zero): each unit's
+ * run of `run` state values . its time weights, the four runs consecutive in both (one load of
+ * each per LANES values, four VMLADAVA accumulators kept in registers: one call a unit with its
+ * own loop setup and the sums gathered through the stack cost about 20 instructions a unit
+ * where this costs about 4 for run = LANES). LOAD / LOAD_Z / VCTP: the whole-vector load, its
+ * zeroing form and the tail predicate of T. */
+#define MB_SVDF_TIME_ROWS_MVE(NAME, T, LANES, LOAD, LOAD_Z, VCTP)                                \
+    static inline int32x4_t time_rows_##NAME##_mve(const T *w, const T *s, int32_t run,         \
+                                                   int32_t n)                                    \
     {                                                                                            \
+        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                                  \
+        /* units past n: unit 0's run again, its lane dropped by the caller's predicate */       \
+        const int32_t o1 = n > 1 ? run : 0, o2 = n > 2 ? 2 * run : 0, o3 = n > 3 ? 3 * run : 0; \
         int32_t m = 0;                                                                           \
-        for (; m + LANES <= n; m += LANES) {                                                     \
-            acc = vmladavaq(acc, LOAD(w + m), LOAD(s + m));                                      \
+        for (; m + LANES <= run; m += LANES) {                                                   \
+            a0 = vmladavaq(a0, LOAD(w + m), LOAD(s + m));                                        \
+            a1 = vmladavaq(a1, LOAD(w + o1 + m), LOAD(s + o1 + m));                              \
+            a2 = vmladavaq(a2, LOAD(w + o2 + m), LOAD(s + o2 + m));                              \
+            a3 = vmladavaq(a3, LOAD(w + o3 + m), LOAD(s + o3 + m));                              \
         }                                                                                        \
-        if (m < n) {                                                                             \
-            const mve_pred16_t p = VCTP((uint32_t)(n - m));                                      \
-            acc = vmladavaq_p(acc, LOAD_Z(w + m, p), LOAD_Z(s + m, p), p);                       \
+        if (m < run) {                                                                           \
+            const mve_pred16_t p = VCTP((uint32_t)(run - m));                                    \
+            a0 = vmladavaq_p(a0, LOAD_Z(w + m, p), LOAD_Z(s + m, p), p);                         \
+            a1 = vmladavaq_p(a1, LOAD_Z(w + o1 + m, p), LOAD_Z(s + o1 + m, p), p);               \
+            a2 = vmladavaq_p(a2, LOAD_Z(w + o2 + m, p), LOAD_Z(s + o2 + m, p), p);               \
+            a3 = vmladavaq_p(a3, LOAD_Z(w + o3 + m, p), LOAD_Z(s + o3 + m, p), p);               \
         }                                                                                        \
-        return acc;                                                                              \
+        return lanes4(a0, a1, a2, a3);                                                           \
     }
 
-MB_SVDF_TIME_DOT_MVE(s16, int16_t, 8, vldrhq_s16, vldrhq_z_s16, vctp16q)
-MB_SVDF_TIME_DOT_MVE(s8, int8_t, 16, vldrbq_s8, vldrbq_z_s8, vctp8q)
+MB_SVDF_TIME_ROWS_MVE(s16, int16_t, 8, vldrhq_s16, vldrhq_z_s16, vctp16q)
+MB_SVDF_TIME_ROWS_MVE(s8, int8_t, 16, vldrbq_s8, vldrbq_z_s8, vctp8q)
 
 /* The state one value (`step` bytes) down, as bytes: four vectors per pass (their loads before
  * their stores), whole vectors, then the predicated rest; each load reads ahead of the stores. */
@@ -397,14 +413,10 @@ static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v
         for (int32_t u = 0; u < units; u += 4) {                                                \
             const int32_t n = units - u < 4 ? units - u : 4;                                    \
             const mve_pred16_t keep = vctp32q((uint32_t)n);                                     \
-            int32_t a[4] = {0, 0, 0, 0};                                                        \
-            for (int32_t k = 0; k < n; k++) {                                                   \
-                const int32_t at = (u + k) * run;                                               \
-                a[k] = time_dot_##NAME##_mve(weights_time + at, rows + at, run,                 \
-                                             unit_folds[u + k]);                                \
-            }                                                                                   \
-            const int32x4_t acc = vaddq_s32(lanes4(a[0], a[1], a[2], a[3]),                     \
-                                            vldrwq_z_s32(bias + u, keep));                      \
+            const int32_t at = u * run;                                                         \
+            const int32x4_t acc = vaddq_s32(                                                    \
+                time_rows_##NAME##_mve(weights_time + at, rows + at, run, n),                   \
+                vaddq_s32(vldrwq_z_s32(unit_folds + u, keep), vldrwq_z_s32(bias + u, keep)));   \
             const int32x4_t y = vaddq_n_s32(mb_mve_requantize_any(acc, scale2), output_zp);     \
             vstrbq_p_s32(out + u, vminq_s32(vmaxq_s32(y, vdupq_n_s32(-128)),                    \
                                             vdupq_n_s32(127)), keep);                           \

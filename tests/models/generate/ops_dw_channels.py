@@ -4,6 +4,11 @@ variant runs through its 8-channel copy with constant strides (depthwise_conv2d_
 dw_run_block8_kw3 with fstep 8).
 The Keras sweep's depthwise models have 2-6, 16, 17, 20 and 24 channels, none exactly 8.
 
+Also a 1-D temporal depthwise pair (W = 1, 5x1 filters, VALID: 1x28x1x18 -> 1x24x1x18 stride 1,
+then -> 1x10x1x18 stride 2), the shape of streaming audio models' time convolutions, which the
+dsp variant runs through its own path (depthwise_conv2d_dsp.c, dw_temporal_block); 18 channels:
+four blocks of 4 and two left over.
+
     .venv/bin/python tests/models/generate/ops_dw_channels.py   (numpy and the tflite-micro wheel)
 
 Built with tflite_builder under the converter's quantization conventions (per-channel symmetric
@@ -42,6 +47,28 @@ def _depthwise(b: ModelBuilder, rng, x: int, x_scale: float, x_zp: int, shape, s
     return y, out_scale, out_zp, out_shape
 
 
+def _temporal(b: ModelBuilder, rng, x: int, x_scale: float, x_zp: int, h: int, c: int,
+              stride: int, activation: int) -> tuple[int, float, int, int]:
+    """A 5x1 VALID depthwise layer over time (W = 1) after tensor x; returns its output
+    tensor, scale, zero point and height."""
+    taps = 5
+    filter_scales = rng.uniform(0.004, 0.03, c)
+    filters = rng.integers(-127, 128, (1, taps, 1, c), dtype=np.int8)
+    bias = rng.integers(-3000, 3000, c).astype(np.int32)
+    xs = rng.integers(-128, 128, (256, taps, c)).astype(np.int64) - x_zp
+    acc = (xs * filters.reshape(taps, c).astype(np.int64)).sum(axis=1) + bias
+    out_scale, out_zp = _output_quantization(acc, x_scale * filter_scales)
+    out_h = (h - taps) // stride + 1
+    f = b.constant(f"time_filter{stride}", filters, scale=filter_scales, axis=3)
+    bb = b.constant(f"time_bias{stride}", bias, scale=x_scale * filter_scales, axis=0)
+    y = b.tensor(f"time_output{stride}", (1, out_h, 1, c), "int8", out_scale, out_zp)
+    # Padding code 1: VALID.
+    b.operator("DEPTHWISE_CONV_2D", [x, f, bb], [y], "DepthwiseConv2DOptions", version=3,
+               padding=1, strideW=1, strideH=stride, depthMultiplier=1,
+               fusedActivationFunction=activation, dilationWFactor=1, dilationHFactor=1)
+    return y, out_scale, out_zp, out_h
+
+
 def models() -> None:
     rng = np.random.default_rng(2201)
     b = ModelBuilder()
@@ -51,6 +78,12 @@ def models() -> None:
     y1, s1, z1, shape1 = _depthwise(b, rng, x, 0.025, -9, shape, 1, 3)
     y2, _, _, _ = _depthwise(b, rng, y1, s1, z1, shape1, 2, 0)
     save("ops/dw_3x3_same_s1_s2_c8_pc.tflite", b.build([x], [y2]))
+
+    b = ModelBuilder()
+    x = b.tensor("input", (1, 28, 1, 18), "int8", 0.03, 5)
+    t1, s1, z1, h1 = _temporal(b, rng, x, 0.03, 5, 28, 18, 1, 1)
+    t2, _, _, _ = _temporal(b, rng, t1, s1, z1, h1, 18, 2, 0)
+    save("ops/dw_5x1_valid_time_s1_s2_c18_pc.tflite", b.build([x], [t2]))
 
 
 if __name__ == "__main__":

@@ -84,7 +84,7 @@ void mb_lstm_s8_dsp_wide(const mb_lstm_params *params, const int8_t *input,
  * dot: acc[r] = bias[r] + row first + r of matrix m (one of the 8 weight matrices, as the variant
  * has them arranged) . the prepared vector, for r < n <= MB_LSTM_BLOCK; first is a multiple of 4. Sums are
  * exact (the compiler bounds them), so any order gives the reference's result. */
-#define MB_LSTM_BLOCK 16
+#define MB_LSTM_BLOCK 32
 typedef const void *mb_lstm_prepare(const void *vector, int32_t cols, void *buffer);
 typedef void mb_lstm_dot_s8(const void *m, int32_t first, int32_t cols, const void *vector,
                             int32_t n, const int32_t *bias, int32_t *acc);
