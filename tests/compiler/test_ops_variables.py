@@ -1,7 +1,7 @@
 """Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE, initialized by CALL_ONCE):
 tf.Variable state in tf.Modules through the stock converter, kept in the model's state buffer
 and streaming bit-exact with TFLM invoked the same way; the float32 variables the converter
-keeps around int8 graphs are stored as int8; refusals."""
+keeps around int8 graphs are stored as int8; float32 state in a float model; refusals."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ def test_the_variable_sweep_is_there():
 def test_variables_stream_bit_exact_with_tflm(model, cc, tmp_path):
     # 12 consecutive invocations: each reads what the one before assigned.
     assert_bit_exact(model, n=12, seed=30, cc=cc, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_float_variables_stream_bit_exact_with_tflm(cc, tmp_path):
+    # A tf.Module's float32 state left unquantized (the stock converter, no optimizations):
+    # READ/ASSIGN_VARIABLE copy float32 state, the MUL/ADD around them are float kernels.
+    model = MODELS / "float" / "var_two_stage_float.tflite"
+    compiled = compile_model(model, prefix="m")
+    assert compiled.state_bytes == 2 * 32  # two float32[1, 6] variables, each 16-byte aligned
+    assert_bit_exact(model, n=12, seed=31, cc=cc, tmp_path=tmp_path)
 
 
 def test_variables_live_in_the_state_buffer_as_int8():

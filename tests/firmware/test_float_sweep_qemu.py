@@ -43,6 +43,12 @@ SIGNAL_EDGES = {
     "signal_rfft_512": [np.full(480, -32768, np.int16),
                         np.where(np.arange(480) % 3 == 0, -32768, 32767).astype(np.int16)],
 }
+# Resource variables initialized by CALL_ONCE: the anchor's Reset() after its warm-up zeroes them
+# and CALL_ONCE does not run again, so its timed Invoke starts from zero state, not from the
+# initial values a fresh interpreter (and microbuild's reset) starts from. These are compared with
+# TFLM on the host, fresh; their float MUL and ADD are separate kernels (nothing to contract into
+# a VFMA), so the host's bits are the Arm core's.
+FRESH_STATE_ON_HOST = {"var_two_stage_float"}
 # Boards with a single-precision FPU, and their anchor firmware.
 BOARDS = ["mps2-an386", "mps2-an500", "mps3-an547"]
 
@@ -82,7 +88,10 @@ def test_float_models_are_bit_exact_with_tflm_on_the_arm_board(board, tmp_path):
             for x in random_inputs(model, 2 if prefix.startswith("t_") else 1, seed=23):
                 dev.reset(prefix)
                 got = dev.run(prefix, x)
-                want = anchor.run(str(model), board, "ref", inputs=x)["outputs"]
+                if model.stem in FRESH_STATE_ON_HOST:
+                    want = run_tflm_many(model, [x])[0]
+                else:
+                    want = anchor.run(str(model), board, "ref", inputs=x)["outputs"]
                 for k, (g, w) in enumerate(zip(got, want)):
                     w = np.ascontiguousarray(np.asarray(w).reshape(g.shape))
                     compared += 1

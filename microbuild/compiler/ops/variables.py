@@ -21,7 +21,7 @@ from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant_check import quantization_problem
 from microbuild.model.ir import Graph, Operator
 
-_DTYPES = frozenset({"int8", "int16", "int32"})
+_DTYPES = frozenset({"float32", "int8", "int16", "int32"})
 
 
 def _quantize_like_tflm(values: np.ndarray, scale: float, zero_point: int, dtype: str

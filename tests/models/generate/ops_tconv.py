@@ -330,6 +330,18 @@ def variable_models() -> None:
             raise SystemExit(f"{name}: expected resource variables, the converter emitted {ops}")
         print(f"{name}: {ops}")
         _save(name, data, ops)
+    # Left in float32 (no optimizations): the variables stay float32 state, read and assigned
+    # as they are; tests/models/float/var_two_stage_float.tflite.
+    module = TwoStage((1, 6))
+    converter = tf.lite.TFLiteConverter.from_concrete_functions(
+        [module.call.get_concrete_function()], module)
+    converter.experimental_enable_resource_variables = True
+    data = converter.convert()
+    ops = op_names(data)
+    if ops[:1] != ["CALL_ONCE"] or ops.count("ASSIGN_VARIABLE") != 2:
+        raise SystemExit(f"var_two_stage_float: expected resource variables, got {ops}")
+    print(f"var_two_stage_float: {ops}")
+    save("float/var_two_stage_float.tflite", data)
 
 
 def models() -> None:
