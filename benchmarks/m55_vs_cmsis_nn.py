@@ -136,7 +136,7 @@ def ours_per_operator(name: str, path: Path, board: str, work: Path,
     extra, tag = (["--no-row-stream"], "-whole") if whole else ([], "")
     out = subprocess.run([str(ROOT / ".venv/bin/microbuild"), "run", "--board", board,
                           "--model", str(path), "--profile", *extra,
-                          "-o", str(work / f"prof-{name}{tag}")],
+                          "-o", str(work / f"prof-{board}-{name}{tag}")],
                          capture_output=True, text=True, check=True).stdout
     return parse_profile(out)
 
