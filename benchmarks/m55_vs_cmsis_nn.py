@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests" / "models" / "generate"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from tflite_builder import _schema  # noqa: E402
-from tflm_anchor import ANCHORS  # noqa: E402
+from tflm_anchor import ANCHOR_BOARDS, ANCHORS  # noqa: E402
 
 MODELS = {
     "ds_cnn": ROOT / "tests/models/ds_cnn.tflite",
@@ -216,7 +216,7 @@ def write_markdown(board: str, results: dict) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--board", default="mps3-an547")
+    ap.add_argument("--board", default="mps3-an547", choices=ANCHOR_BOARDS)
     ap.add_argument("models", nargs="*", default=list(MODELS))
     args = ap.parse_args(argv)
     unknown = [m for m in args.models if m not in MODELS]
@@ -224,7 +224,9 @@ def main(argv=None) -> None:
         raise SystemExit(f"unknown model(s) {unknown}; choose from {list(MODELS)}")
     work = ROOT / "build" / "m55_vs_cmsis_nn"
     work.mkdir(parents=True, exist_ok=True)
-    results = {}
+    out = RESULTS / f"m55_vs_cmsis_nn_{args.board}.json"
+    # A run of some of the models keeps the others' earlier figures in the file and the note.
+    results = json.loads(out.read_text())["models"] if out.exists() else {}
     for name in args.models:
         path = MODELS[name]
         tflm = tflm_per_operator(name, path, args.board, work)
@@ -236,7 +238,6 @@ def main(argv=None) -> None:
             whole = layers(name, path, tflm, ours_per_operator(name, path, args.board, work, True))
             results[name + " (--no-row-stream)"] = whole
             print("\n".join(table(name, whole, " (--no-row-stream)")))
-    out = RESULTS / f"m55_vs_cmsis_nn_{args.board}.json"
     out.write_text(json.dumps({"board": args.board, "models": results}, indent=1) + "\n")
     write_markdown(args.board, results)
 
