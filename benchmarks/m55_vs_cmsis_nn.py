@@ -4,9 +4,9 @@ mps3-an547), for the CNNs of issue 27: where each whole-model ratio comes from.
 The anchor firmware (../shared/anchors/tflm) counts one figure per inference, not per operator.
 So each model is cut into its prefixes: the first k operators, the subgraph's output set to the
 k-th operator's output (the rest of the model is dropped, the tensors and buffers are kept).
-TFLM's cost of operator k is then prefix(k) - prefix(k-1), exact to the instruction apart from
-what a longer graph changes in TFLM's per-inference bookkeeping (the operator loop: a few dozen
-instructions per operator, under 1 % of any layer below). microbuild's per-operator figures come
+TFLM's cost of operator k is then prefix(k) - prefix(k-1), exact to one timer tick (31.25
+instructions on the an547, 40 on the an500) apart from what one more operator adds to TFLM's
+per-inference loop, which is part of that operator's cost anyway. microbuild's per-operator figures come
 from `microbuild run --profile` of the whole model on the same board and seed-0 input; where
 microbuild runs several operators as one row-streamed region, the region is compared with the
 sum of TFLM's operators in it.
