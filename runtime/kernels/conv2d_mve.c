@@ -92,6 +92,12 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             vstrbq_p_s8(dst, vldrbq_z_s8(src, w->in_row), w->in_row);
         }
+    } else if (row % 16 == 0) { /* resnet8's 3x3x16 and 3x3x32: whole chunks, no predicate */
+        for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
+            for (int32_t b = 0; b < row; b += 16) {
+                vstrbq_s8(dst + b, vldrbq_s8(src + b));
+            }
+        }
     } else {
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             for (int32_t b = 0; b < row; b += 16) {
