@@ -92,6 +92,12 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             vstrbq_p_s8(dst, vldrbq_z_s8(src, w->in_row), w->in_row);
         }
+    } else if (row % 16 == 0) { /* resnet8's 3x3x16 and 3x3x32: whole chunks, no predicate */
+        for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
+            for (int32_t b = 0; b < row; b += 16) {
+                vstrbq_s8(dst + b, vldrbq_s8(src + b));
+            }
+        }
     } else {
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             for (int32_t b = 0; b < row; b += 16) {
@@ -144,6 +150,10 @@ typedef struct {
     int32_t with_tail; /* the depth is not a multiple of 16: its last k % 16 taps, predicated */
     mve_pred16_t tail;
     const fused_add *add; /* 0: none */
+    /* p's output zero point and activation bounds, copied here: p is reached through a pointer
+     * every int8 output store may alias, so GCC reloaded them per block and per pixel; run_direct
+     * and run_columns read them from their local copy of this struct, which no store reaches. */
+    int32_t output_offset, activation_min, activation_max;
 } direct_conv;
 
 /* The fused residual ADD on 4 channels of one pixel: the conv's requantized values v by the
@@ -183,15 +193,15 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
-    const int32x4_t amin = vdupq_n_s32(p->activation_min);
-    const int32x4_t amax = vdupq_n_s32(p->activation_max);
+    const int32x4_t amin = vdupq_n_s32(d->activation_min);
+    const int32x4_t amax = vdupq_n_s32(d->activation_max);
     const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
     const int32x4_t ib = vldrwq_z_s32(d->interior_bias + c, pred);
     const int32x4_t m = vldrwq_z_s32(d->multipliers + c, pred);
     const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(d->shifts + c, pred));
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
-        int32x4_t v = mb_mve_requantize(acc, m, s, p->output_offset, amin, amax);
+        int32x4_t v = mb_mve_requantize(acc, m, s, d->output_offset, amin, amax);
         if (fused) {
             v = residual_add(d->add, v, other + q * oc + c, pred);
         }
@@ -478,7 +488,8 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
     }
     const direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
                            direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,
-                           vctp8q((uint32_t)(k % 16)), residual != 0 ? &add : 0};
+                           vctp8q((uint32_t)(k % 16)), residual != 0 ? &add : 0,
+                           p->output_offset, p->activation_min, p->activation_max};
     const int fixed_chunks = !d.with_tail && (d.chunks == 2 || d.chunks == 3);
     if (fixed_chunks && residual == 0 && direct) {
         run_direct_chunks(&d, input, output);
