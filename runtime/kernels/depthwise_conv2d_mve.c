@@ -5,7 +5,8 @@
  * give the int32 products of the even and of the odd lanes: per tap and 8 channels 2 loads,
  * 2 widening multiplies and 2 VADD (MVE has no lane-by-lane integer multiply-accumulate). The
  * accumulators thus hold channels 0,2,4,6 and 1,3,5,7 of a block; their initial values, the
- * multipliers and the shifts are read in that order by gather loads (one instruction each), and
+ * multipliers and the split shifts are read in that order from the block's table, laid out at
+ * compile time (enum dw_table; one VLDRW each, nothing gathered or split at run time), and
  * the two requantized halves are put back in channel order by VMOVNB / VMOVNT before one
  * narrowing store. int16 lanes are exact: an input byte plus the input offset lies in
  * [-255, 256] and the products are int32. A block of 4 channels uses int32 lanes (VLDRB.S32,
@@ -14,9 +15,7 @@
  *
  * Each output row is walked as: border pixels, the run of interior pixels in one call
  * (dw_run_interior: no per-pixel tap ranges, no call per pixel), border pixels. In a run each
- * block of 8 channels visits all its pixels before the next block starts, its initial values,
- * multipliers and split shifts gathered once into a small table (dw_block_table) and read back
- * with one load each per pixel instead of gathered and split at every pixel. Interior pixels
+ * block of 8 channels visits all its pixels before the next block starts. Interior pixels
  * start from interior_bias (the bias plus input_offset times the filter's sum) and sum plain
  * products; a 3-tap-wide filter has its tap loop unrolled. Border pixels start from bias,
  * visit only the taps inside the input (a clipped tap range, not a test per tap) and add the
@@ -89,50 +88,46 @@ static ALWAYS_INLINE void finish4(int32x4_t acc, const int32_t *multipliers,
     vstrbq_s32(out, requantize4(acc, vldrwq_s32(multipliers), vldrwq_s32(shifts), w));
 }
 
-/* Requantize 8 channels held as even / odd lanes (the multipliers and shifts in the same order)
- * into channel order: VQMOVNB / VQMOVNT interleave the two halves back into 8 int16 lanes,
+/* The constants of one block of 8 channels, laid out at compile time by depthwise_conv2d.py
+ * (mve_block_tables) in the order of the block's accumulators (even lanes, odd lanes), each a
+ * vector read with one VLDRW: initial values of interior and of border pixels, multipliers,
+ * split shifts (mb_mve_split_shifts), and the activation bounds as 8 int16 lanes for
+ * store8's clamp. The tables follow the interior biases (rounded up to 4 channels) in the
+ * interior_bias array, one per whole block of 8 channels. */
+enum dw_table { INIT_E, INIT_O, BIAS_E, BIAS_O, MULT_E, MULT_O, LEFT_E, LEFT_O, NEG_RIGHT1_E,
+                NEG_RIGHT1_O, AMIN, AMAX, K_VECTORS };
+#define DW_TABLE_INT32 (K_VECTORS * 4)
+
+/* Requantize a block's even / odd accumulators with the constants of its table `k` and store
+ * the 8 channels in order: VQMOVNB / VQMOVNT interleave the two halves back into 8 int16 lanes,
  * saturating, and the zero point (saturating) and clamp follow on 8 lanes at once. Exact: a
  * value saturated at +-32767 stays beyond any int8 clamp bound after a zero point in
  * [-128, 127] is added. */
-static ALWAYS_INLINE int16x8_t requantize8(int32x4_t even, int32x4_t odd, int32x4_t mult_even,
-                                           int32x4_t mult_odd, mb_mve_shifts s_even,
-                                           mb_mve_shifts s_odd, const dw_walk *w)
+static ALWAYS_INLINE void store8(const int32_t *k, int32x4_t even, int32x4_t odd,
+                                 int16_t out_offset, int8_t *out)
 {
-    const int32x4_t e = mb_mve_scale(even, mult_even, s_even);
-    const int32x4_t o = mb_mve_scale(odd, mult_odd, s_odd);
-    const int16x8_t v = vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o),
-                                     (int16_t)w->out_offset);
-    return vminq_s16(vmaxq_s16(v, vdupq_n_s16((int16_t)w->activation_min)),
-                     vdupq_n_s16((int16_t)w->activation_max));
-}
-
-/* Requantize 8 channels held as even / odd lanes and store them in channel order, the
- * per-channel values gathered in the same order. */
-static ALWAYS_INLINE void finish8(int32x4_t even, int32x4_t odd, const int32_t *multipliers,
-                                  const int32_t *shifts, const dw_walk *w, int8_t *out)
-{
-    const uint32x4_t even_idx = vidupq_n_u32(0, 2);
-    const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
-    vstrbq_s16(out, requantize8(
-                        even, odd, vldrwq_gather_shifted_offset_s32(multipliers, even_idx),
-                        vldrwq_gather_shifted_offset_s32(multipliers, odd_idx),
-                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx)),
-                        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx)),
-                        w));
+    const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
+    const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
+    const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
+    const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
+    const int16x8_t v =
+        vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
+    vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
+                              vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
 }
 
 /* 8 channels of one output pixel, 2 int32 accumulators (even and odd lanes) in registers, the
  * taps walked once: per tap 1 input and 1 filter load, VMULLB, VMULLT and 2 VADD (1 VADD more of
  * the offset at the border). Blocks of 16 channels would need 4 accumulators and 4 loaded
  * vectors plus the products: more than the 8 vector registers, GCC spills an accumulator on
- * every tap. kw is the filter width when a constant (3: the tap loop unrolled), else 0. */
+ * every tap. The initial values are the table's vectors `init` (INIT_E: interior, BIAS_E:
+ * border). kw is the filter width when a constant (3: the tap loop unrolled), else 0. */
 static ALWAYS_INLINE void dw_block8(const dw_walk *w, const int8_t *x, const int8_t *f,
-                                    const int32_t *init, const int32_t *multipliers,
-                                    const int32_t *shifts, int8_t *out, const int with_offset,
-                                    const int kw)
+                                    const int32_t *k, const int init, int8_t *out,
+                                    const int with_offset, const int kw)
 {
-    int32x4_t even = vldrwq_gather_shifted_offset_s32(init, vidupq_n_u32(0, 2));
-    int32x4_t odd = vldrwq_gather_shifted_offset_s32(init, vidupq_n_u32(1, 2));
+    int32x4_t even = vldrwq_s32(k + 4 * init);
+    int32x4_t odd = vldrwq_s32(k + 4 * (init + 1));
     const int16_t offset = (int16_t)w->offset;
     const int32_t nkx = kw ? kw : w->nkx;
     for (int32_t ky = 0; ky < w->nky; ky++, x += w->row, f += w->frow) {
@@ -143,20 +138,20 @@ static ALWAYS_INLINE void dw_block8(const dw_walk *w, const int8_t *x, const int
             mac8(&even, &odd, xt, ft, offset, with_offset);
         }
     }
-    finish8(even, odd, multipliers, shifts, w, out);
+    store8(k, even, odd, (int16_t)w->out_offset, out);
 }
 
 /* One output pixel of `channels` channels: blocks of 8 channels (dw_block8), then one of 4
  * (int32 lanes), then the last 1-3 channels tail-predicated (VCTP32). */
 static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int8_t *x,
-                                   const int8_t *f, const int32_t *init,
-                                   const int32_t *multipliers, const int32_t *shifts,
-                                   int8_t *out, const int with_offset, const int kw)
+                                   const int8_t *f, const int32_t *tables, const int table_init,
+                                   const int32_t *init, const int32_t *multipliers,
+                                   const int32_t *shifts, int8_t *out, const int with_offset,
+                                   const int kw)
 {
     int32_t c = 0;
-    for (; c + 8 <= channels; c += 8) {
-        dw_block8(w, x + c, f + c, init + c, multipliers + c, shifts + c, out + c, with_offset,
-                  kw);
+    for (; c + 8 <= channels; c += 8, tables += DW_TABLE_INT32) {
+        dw_block8(w, x + c, f + c, tables, table_init, out + c, with_offset, kw);
     }
     if (c + 4 <= channels) {
         int32x4_t acc = vldrwq_s32(init + c);
@@ -191,53 +186,6 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
     }
 }
 
-/* The constants of one block of 8 channels, in the order of its accumulators (even lanes, odd
- * lanes), gathered and split once per call: the walk of the block reads each back with one
- * VLDRW per pixel. The activation bounds are int16 vectors for requantize8's clamp. */
-enum { INIT_E, INIT_O, MULT_E, MULT_O, LEFT_E, NEG_RIGHT1_E, LEFT_O, NEG_RIGHT1_O, AMIN, AMAX,
-       K_VECTORS };
-typedef struct {
-    int32_t v[K_VECTORS * 4] __attribute__((aligned(16)));
-} dw_block_table;
-
-static ALWAYS_INLINE void block_table_fill(dw_block_table *t, const int32_t *init,
-                                           const int32_t *multipliers, const int32_t *shifts,
-                                           const dw_walk *w)
-{
-    const uint32x4_t even_idx = vidupq_n_u32(0, 2);
-    const uint32x4_t odd_idx = vidupq_n_u32(1, 2);
-    int32_t *k = t->v;
-    vstrwq_s32(k + 4 * INIT_E, vldrwq_gather_shifted_offset_s32(init, even_idx));
-    vstrwq_s32(k + 4 * INIT_O, vldrwq_gather_shifted_offset_s32(init, odd_idx));
-    vstrwq_s32(k + 4 * MULT_E, vldrwq_gather_shifted_offset_s32(multipliers, even_idx));
-    vstrwq_s32(k + 4 * MULT_O, vldrwq_gather_shifted_offset_s32(multipliers, odd_idx));
-    const mb_mve_shifts s_even =
-        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, even_idx));
-    const mb_mve_shifts s_odd =
-        mb_mve_split_shifts(vldrwq_gather_shifted_offset_s32(shifts, odd_idx));
-    vstrwq_s32(k + 4 * LEFT_E, s_even.left);
-    vstrwq_s32(k + 4 * NEG_RIGHT1_E, s_even.neg_right1);
-    vstrwq_s32(k + 4 * LEFT_O, s_odd.left);
-    vstrwq_s32(k + 4 * NEG_RIGHT1_O, s_odd.neg_right1);
-    vstrhq_s16((int16_t *)(k + 4 * AMIN), vdupq_n_s16((int16_t)w->activation_min));
-    vstrhq_s16((int16_t *)(k + 4 * AMAX), vdupq_n_s16((int16_t)w->activation_max));
-}
-
-/* Requantize a block's even / odd accumulators with the constants of its table `k` and store
- * the 8 channels in order (see requantize8). */
-static ALWAYS_INLINE void store8(const int32_t *k, int32x4_t even, int32x4_t odd,
-                                 int16_t out_offset, int8_t *out)
-{
-    const mb_mve_shifts se = {vldrwq_s32(k + 4 * LEFT_E), vldrwq_s32(k + 4 * NEG_RIGHT1_E)};
-    const mb_mve_shifts so = {vldrwq_s32(k + 4 * LEFT_O), vldrwq_s32(k + 4 * NEG_RIGHT1_O)};
-    const int32x4_t e = mb_mve_scale(even, vldrwq_s32(k + 4 * MULT_E), se);
-    const int32x4_t o = mb_mve_scale(odd, vldrwq_s32(k + 4 * MULT_O), so);
-    const int16x8_t v =
-        vqaddq_n_s16(vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(e), e), o), out_offset);
-    vstrbq_s16(out, vminq_s16(vmaxq_s16(v, vldrhq_s16((const int16_t *)(k + 4 * AMIN))),
-                              vldrhq_s16((const int16_t *)(k + 4 * AMAX))));
-}
-
 /* `count` interior pixels of one block of 8 channels and a filter 3 taps wide (w->nky rows),
  * the first window at x, the next `pixel` input bytes further, outputs `out_step` bytes apart.
  * The filter's taps lie `fstep` bytes apart in order (row after row: a row is 3 taps), so one
@@ -246,7 +194,7 @@ static ALWAYS_INLINE void store8(const int32_t *k, int32x4_t even, int32x4_t odd
  * channels (immediate offsets). The empty asm statement hides that the table and the filter do
  * not change from pixel to pixel: GCC would otherwise hoist all their vectors out of the loop,
  * spill them and reload each with two instructions. */
-static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const dw_block_table *t,
+static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const int32_t *table,
                                             const int8_t *x, int32_t pixel, int32_t count,
                                             const int8_t *f, int32_t fstep, int8_t *out,
                                             int32_t out_step)
@@ -256,7 +204,7 @@ static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const dw_block_tab
     const int32_t nky = w->nky;
     const int16_t out_offset = (int16_t)w->out_offset;
     for (int32_t i = 0; i < count; i++, x += pixel, out += out_step) {
-        const int32_t *k = t->v;
+        const int32_t *k = table;
         const int8_t *fr = f;
         __asm__("" : "+r"(k), "+r"(fr));
         int32x4_t even = vldrwq_s32(k + 4 * INIT_E);
@@ -279,49 +227,57 @@ static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const dw_block_tab
 /* `count` consecutive output pixels of one row whose windows lie wholly inside the input, the
  * first window at x, the next `pixel` input bytes further: no offset adds, no window arithmetic
  * per pixel. Each block of 8 channels walks all of them before the next block starts, its
- * constants gathered once into a table (block_table_fill) instead of at every pixel; a filter 3
- * taps wide takes dw_run_block8_kw3, others dw_block8 per pixel. The last 1-7 channels then
+ * constants read from its table; a filter 3 taps wide takes dw_run_block8_kw3, others dw_block8 per pixel. The last 1-7 channels then
  * walk the pixels together. Every channel still sees its output pixels in order, so an output
  * a whole number of pixels below the input (overlap_whole_pixels) is never read after it was
  * overwritten. */
 static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const int8_t *x,
                                      int32_t pixel, int32_t count, const int8_t *f,
-                                     const int32_t *init, const int32_t *multipliers,
-                                     const int32_t *shifts, int8_t *out)
+                                     const int32_t *tables, const int32_t *init,
+                                     const int32_t *multipliers, const int32_t *shifts,
+                                     int8_t *out)
 {
     int32_t c = 0;
-    for (; c + 8 <= channels; c += 8) {
+    for (; c + 8 <= channels; c += 8, tables += DW_TABLE_INT32) {
         if (w->nkx == 3) {
-            dw_block_table t;
-            block_table_fill(&t, init + c, multipliers + c, shifts + c, w);
             if (channels == 8) {
-                dw_run_block8_kw3(w, &t, x, pixel, count, f, 8, out, 8);
+                dw_run_block8_kw3(w, tables, x, pixel, count, f, 8, out, 8);
             } else {
-                dw_run_block8_kw3(w, &t, x + c, pixel, count, f + c, channels, out + c,
+                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, channels, out + c,
                                   channels);
             }
         } else {
             for (int32_t i = 0; i < count; i++) {
-                dw_block8(w, x + c + i * pixel, f + c, init + c, multipliers + c, shifts + c,
-                          out + c + i * channels, 0, 0);
+                dw_block8(w, x + c + i * pixel, f + c, tables, INIT_E, out + c + i * channels,
+                          0, 0);
             }
         }
     }
-    if (c < channels) {
+    if (c < channels) { /* fewer than 8 channels left: no table */
         for (int32_t i = 0; i < count; i++) {
-            dw_pixel(w, channels - c, x + c + i * pixel, f + c, init + c, multipliers + c,
-                     shifts + c, out + c + i * channels, 0, 0);
+            dw_pixel(w, channels - c, x + c + i * pixel, f + c, tables, INIT_E, init + c,
+                     multipliers + c, shifts + c, out + c + i * channels, 0, 0);
         }
     }
 }
 
-/* A pixel at the border: only the taps inside, the input offset added to each input value. */
+/* A pixel at the border: only the taps inside, the input offset added to each input value.
+ * Windows of 2 or 3 taps inside a row (a 3-wide filter's left and right edges, its top and
+ * bottom rows) take copies with the tap loop of a block unrolled: the counted loop of a
+ * variable width costs a test, set-up and a branch per row and block. Most border pixels are
+ * such: ds_cnn's 3x3 layers on 25x5 have 56 border pixels, 46 of them 2 taps wide. */
 static NOINLINE void dw_pixel_border(const dw_walk *w, int32_t channels, const int8_t *x,
-                                     const int8_t *f, const int32_t *init,
-                                     const int32_t *multipliers, const int32_t *shifts,
-                                     int8_t *out)
+                                     const int8_t *f, const int32_t *tables,
+                                     const int32_t *init, const int32_t *multipliers,
+                                     const int32_t *shifts, int8_t *out)
 {
-    dw_pixel(w, channels, x, f, init, multipliers, shifts, out, 1, 0);
+    if (w->nkx == 3) {
+        dw_pixel(w, channels, x, f, tables, BIAS_E, init, multipliers, shifts, out, 1, 3);
+    } else if (w->nkx == 2) {
+        dw_pixel(w, channels, x, f, tables, BIAS_E, init, multipliers, shifts, out, 1, 2);
+    } else {
+        dw_pixel(w, channels, x, f, tables, BIAS_E, init, multipliers, shifts, out, 1, 0);
+    }
 }
 
 /* The output columns [*lo, *hi) whose windows lie wholly inside the input (an empty range when
@@ -352,6 +308,8 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
     int32_t ox_in_lo, ox_in_hi;
     interior_columns(p, &ox_in_lo, &ox_in_hi);
     int8_t *out = output;
+    /* The block tables (see enum dw_table) follow the interior biases. */
+    const int32_t *tables = interior_bias + ((channels + 3) & ~3);
     (void)scratch;
 
     for (int32_t b = 0; b < p->batches; b++) {
@@ -369,8 +327,8 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
                     w.nky = p->filter_h;
                     w.nkx = p->filter_w;
                     dw_run_interior(&w, channels, in_batch + in_y0 * row + in_x0 * channels,
-                                    p->stride_w * channels, count, filter, interior_bias,
-                                    multipliers, shifts, out);
+                                    p->stride_w * channels, count, filter, tables,
+                                    interior_bias, multipliers, shifts, out);
                     ox += count;
                     out += count * channels;
                     continue;
@@ -387,7 +345,7 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
                 }
                 w.nky = ky_hi - ky_lo;
                 w.nkx = kx_hi - kx_lo;
-                dw_pixel_border(&w, channels, x, f, bias, multipliers, shifts, out);
+                dw_pixel_border(&w, channels, x, f, tables, bias, multipliers, shifts, out);
                 ox++;
                 out += channels;
             }

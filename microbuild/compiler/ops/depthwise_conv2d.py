@@ -16,6 +16,7 @@ from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.conv_params import (
     checked_conv_operands,
+    conv_fields,
     conv_window_overlap,
     emit_conv_params,
     emit_s16,
@@ -102,6 +103,32 @@ def _dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
             return Refusal(f"channel {c}: shift {shift} is outside the -22..7 the int16 taps "
                            "and the folded zero point allow")
     return True
+
+
+def mve_block_tables(op: Operator, graph: Graph, interior: np.ndarray,
+                     bias: np.ndarray) -> np.ndarray:
+    """The Helium variant's constants per block of 8 channels, laid out as its kernel reads them
+    (depthwise_conv2d_mve.c, enum dw_table): the block's 2 accumulators hold the even and the
+    odd channels, so each constant comes as 4 even then 4 odd lanes: interior biases, biases,
+    multipliers, left shifts, -(right shift + 1) (mb_mve_split_shifts), then the activation
+    bounds as 8 int16 lanes. 48 int32 per block; the last 1-7 channels have none."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    out_c = int(w.shape[3])
+    multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+    shifts = np.asarray(shifts, dtype=np.int64)
+    fields = dict(conv_fields(op, graph, True))
+    bounds = [np.full(8, int(fields[name]), dtype=np.int16).view(np.int32).astype(np.int64)
+              for name in ("activation_min", "activation_max")]
+    per_channel = (np.asarray(interior, dtype=np.int64), np.asarray(bias, dtype=np.int64),
+                   np.asarray(multipliers, dtype=np.int64), np.maximum(shifts, 0),
+                   np.minimum(shifts, 0) - 1)
+    blocks = []
+    for c0 in range(0, out_c - 7, 8):
+        for values in per_channel:
+            blocks += [values[c0:c0 + 8:2], values[c0 + 1:c0 + 8:2]]
+        blocks += bounds
+    return np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
 
 
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
@@ -198,7 +225,15 @@ class DepthwiseConv2D(OpLowering):
                                                depthwise=True)
         bias = (ctx.ptr(op.inputs[2]) if has_bias
                 else ctx.const_array(ctx.symbol("bias"), zero_bias.astype(np.int32), "int32_t"))
-        interior = ctx.const_array(ctx.symbol("interior_bias"), interior_bias.astype(np.int32),
+        interior_values = interior_bias
+        variant = getattr(ctx, "variant", None)
+        if variant is not None and variant.name == "mve":
+            # The Helium kernel finds its block tables after the interior biases, padded to a
+            # whole vector (so a 16-byte aligned array gives 16-byte aligned tables).
+            pad = np.zeros(-len(interior_bias) % 4, dtype=np.int64)
+            interior_values = np.concatenate([
+                interior_bias, pad, mve_block_tables(op, graph, interior_bias, zero_bias)])
+        interior = ctx.const_array(ctx.symbol("interior_bias"), interior_values.astype(np.int32),
                                    "int32_t")
         return self.kernel_call(op, graph, ctx, "mb_depthwise_conv2d_s8", [
             f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]), bias, interior, mult,

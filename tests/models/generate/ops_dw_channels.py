@@ -9,6 +9,10 @@ then -> 1x10x1x18 stride 2), the shape of streaming audio models' time convoluti
 dsp variant runs through its own path (depthwise_conv2d_dsp.c, dw_temporal_block); 18 channels:
 four blocks of 4 and two left over.
 
+And a 5x3 SAME pair (5 rows high, 3 taps wide) on 20 channels, stride 1 then 2: the Helium
+variant's interior runs of a 3-wide filter with 5 filter rows (dw_run_block8_kw3 with nky 5) over
+two blocks of 8 channels, each reading its own compile-time constant table, then a block of 4.
+
     .venv/bin/python tests/models/generate/ops_dw_channels.py   (numpy and the tflite-micro wheel)
 
 Built with tflite_builder under the converter's quantization conventions (per-channel symmetric
@@ -27,15 +31,17 @@ CHANNELS = 8
 
 
 def _depthwise(b: ModelBuilder, rng, x: int, x_scale: float, x_zp: int, shape, stride: int,
-               activation: int) -> tuple[int, float, int, tuple[int, int, int]]:
-    """A 3x3 SAME depthwise layer after tensor x; returns its output tensor, scale, zero point
-    and shape (h, w, c)."""
+               activation: int, kernel: tuple[int, int] = (3, 3)
+               ) -> tuple[int, float, int, tuple[int, int, int]]:
+    """A SAME depthwise layer (kernel: filter height, width) after tensor x; returns its output
+    tensor, scale, zero point and shape (h, w, c)."""
     h, w, c = shape
+    taps = kernel[0] * kernel[1]
     filter_scales = rng.uniform(0.004, 0.03, c)
-    filters = rng.integers(-127, 128, (1, 3, 3, c), dtype=np.int8)
+    filters = rng.integers(-127, 128, (1, *kernel, c), dtype=np.int8)
     bias = rng.integers(-3000, 3000, c).astype(np.int32)
-    xs = rng.integers(-128, 128, (256, 9, c)).astype(np.int64) - x_zp
-    acc = (xs * filters.reshape(9, c).astype(np.int64)).sum(axis=1) + bias
+    xs = rng.integers(-128, 128, (256, taps, c)).astype(np.int64) - x_zp
+    acc = (xs * filters.reshape(taps, c).astype(np.int64)).sum(axis=1) + bias
     out_scale, out_zp = _output_quantization(acc, x_scale * filter_scales)
     out_shape = (-(-h // stride), -(-w // stride), c)
     f = b.constant(f"filter{stride}", filters, scale=filter_scales, axis=3)
@@ -84,6 +90,14 @@ def models() -> None:
     t1, s1, z1, h1 = _temporal(b, rng, x, 0.03, 5, 28, 18, 1, 1)
     t2, _, _, _ = _temporal(b, rng, t1, s1, z1, h1, 18, 2, 0)
     save("ops/dw_5x1_valid_time_s1_s2_c18_pc.tflite", b.build([x], [t2]))
+
+    rng = np.random.default_rng(2202)  # its own generator: the models above stay as they were
+    b = ModelBuilder()
+    shape = (9, 11, 20)  # rows 2-6 have all 5 filter rows inside, columns 1-9 all 3 taps
+    x = b.tensor("input", (1, *shape), "int8", 0.02, 3)
+    y1, s1, z1, shape1 = _depthwise(b, rng, x, 0.02, 3, shape, 1, 1, (5, 3))
+    y2, _, _, _ = _depthwise(b, rng, y1, s1, z1, shape1, 2, 0, (5, 3))
+    save("ops/dw_5x3_same_s1_s2_c20_pc.tflite", b.build([x], [y2]))
 
 
 if __name__ == "__main__":
