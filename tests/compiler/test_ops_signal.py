@@ -1,7 +1,7 @@
 """The audio front end's operators: TFLM's signal-library custom operators (SignalWindow,
 SignalFftAutoScale, SignalRfft, SignalEnergy, SignalFilterBank, SignalFilterBankSquareRoot,
 SignalFilterBankSpectralSubtraction, SignalPCAN, SignalFilterBankLog; the streaming SignalDelay,
-SignalFramer, SignalStacker) and the int32 run-time
+SignalFramer, SignalStacker, SignalOverlapAdd) and the int32 run-time
 operators it needs (CAST, STRIDED_SLICE, CONCATENATION, MUL, ADD, DIV, MINIMUM, MAXIMUM): the
 sweep bit-exact with TFLM under gcc and clang, inputs that reach the paths full-range random ones
 miss (quiet audio, the 32-bit square root, the int16 maximum that wraps), state kept between
@@ -24,6 +24,7 @@ MODELS = Path(__file__).resolve().parent.parent / "models"
 # The stateful streaming operators run as their own sweep (test_streaming_ops_stream_like_tflm);
 # the framers and stackers are outside ops/ (their frames are undefined when not valid).
 STREAMING = sorted((MODELS / "ops").glob("signal_delay*.tflite")) + \
+    sorted((MODELS / "ops").glob("signal_overlap_add*.tflite")) + \
     sorted((MODELS / "streaming").glob("signal_*.tflite"))
 SIGNAL = sorted(set((MODELS / "ops").glob("signal_*.tflite")) - set(STREAMING))
 INT32 = [MODELS / "ops" / f"{name}.tflite" for name in (
@@ -43,7 +44,8 @@ def test_the_signal_sweep_is_there():
     assert {p.stem for p in STREAMING} == {
         "signal_delay_3", "signal_delay_0", "signal_delay_longer_than_frame",
         "signal_framer_prefill", "signal_framer_fills_first", "signal_framer_step_over_frame",
-        "signal_stacker", "signal_stacker_stride"}
+        "signal_stacker", "signal_stacker_stride", "signal_overlap_add_s16",
+        "signal_overlap_add_f32", "signal_overlap_add_f32_no_overlap"}
     assert all(p.is_file() for p in INT32)
 
 
@@ -218,7 +220,7 @@ def test_streaming_ops_keep_their_state_in_the_state_buffer():
     """Every held sample is in the state buffer (zeroed by <prefix>_reset, TFLM's Reset)."""
     sizes = {}
     for name in ("signal_delay_3", "signal_delay_0", "signal_framer_fills_first",
-                 "signal_framer_prefill", "signal_stacker_stride"):
+                 "signal_framer_prefill", "signal_stacker_stride", "signal_overlap_add_f32"):
         [path] = [p for p in STREAMING if p.stem == name]
         compiled = compile_model(path)
         assert all(s["fill"] == 0 for s in compiled.state_tensors())
@@ -229,6 +231,7 @@ def test_streaming_ops_keep_their_state_in_the_state_buffer():
     assert sorted(sizes["signal_framer_fills_first"]) == [2, 2 * 16]
     assert sorted(sizes["signal_framer_prefill"]) == [2, 2 * 2 * 8]  # 2 rows of 12 - 4
     assert sorted(sizes["signal_stacker_stride"]) == [2 * 2, 2 * 16]  # count and first-frame flag
+    assert sizes["signal_overlap_add_f32"] == [4 * 6]  # one float frame being summed
 
 
 # ---- compile-time evaluation -----------------------------------------------------------------
@@ -361,6 +364,15 @@ def _streaming(custom: str, options: dict, x_shape: tuple, y_shape: tuple,
     return b.build([x], outs)
 
 
+def _streaming_overlap_add(step: int, out: tuple = (6,)) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 8), "int16")
+    y = b.tensor("y", out, "int16")
+    b.operator("CUSTOM", [x], [y], custom="SignalOverlapAdd",
+               custom_options={"T": 7, "frame_step": step})
+    return b.build([x], [y])
+
+
 def test_refuses_streaming_options_tflm_would_misrun(tmp_path):
     assert "op 0 SignalDelay: delay_length -1 is negative" in _refusal(
         _streaming("SignalDelay", {"delay_length": -1}, (8,), (8,), valid=False), tmp_path)
@@ -378,6 +390,10 @@ def test_refuses_streaming_options_tflm_would_misrun(tmp_path):
         _streaming("SignalStacker", stacker, (4,), (8,)), tmp_path)
     assert "output 0 has 12 values; a stack of 2 frames of 4 has 8" in _refusal(
         _streaming("SignalStacker", dict(stacker, stacker_step=1), (4,), (12,)), tmp_path)
+    assert "frame_step 9 is outside 1..8 (frame_size)" in _refusal(
+        _streaming_overlap_add(9), tmp_path)
+    assert "2 frames of 3 new samples per row make [6]" in _refusal(
+        _streaming_overlap_add(3, out=(8,)), tmp_path)
     assert "expects 2 output(s), has 1" in _refusal(
         _streaming("SignalStacker", dict(stacker, stacker_step=1), (4,), (8,), valid=False),
         tmp_path)
@@ -443,7 +459,7 @@ def test_the_operator_table_lists_the_signal_operators_as_tflm_custom_kernels():
 
     rows = {r.opcode: r for r in operator_rows()}
     for name in ("SignalWindow", "SignalRfft", "SignalFilterBankSpectralSubtraction",
-                 "SignalDelay", "SignalFramer", "SignalStacker"):
+                 "SignalDelay", "SignalFramer", "SignalStacker", "SignalOverlapAdd"):
         assert rows[name].status == "kernel" and rows[name].in_tflm, rows[name]
     assert rows["CAST"].status == "kernel" and rows["DIV"].status == "kernel"
     assert rows["SHAPE"].status == "compile time"

@@ -173,6 +173,16 @@ def streaming_signal_models() -> None:
                              "stacker_right_context": right, "stacker_step": step}),
               ["CUSTOM"], "streaming")
 
+    # Overlap-add, the inverse of the framer: int16 (saturating) with frames overlapping by
+    # half, float32 with no overlap (step == frame) and with a step of one sample.
+    for name, shape, step, dtype, folder in (
+            ("signal_overlap_add_s16", (2, 3, 8), 4, "int16", "ops"),
+            ("signal_overlap_add_f32", (3, 6), 2, "float32", "streaming"),
+            ("signal_overlap_add_f32_no_overlap", (2, 2, 5), 5, "float32", "streaming")):
+        out = shape[:-2] + (shape[-2] * step,)
+        _save(name, _single("SignalOverlapAdd", [("x", shape, dtype)], [("y", out, dtype)],
+                            {"T": 7 if dtype == "int16" else 0, "frame_step": step}),
+              ["CUSTOM"], folder)
 
 # ---- int32 operators through the converter ---------------------------------------------------
 def _convert(fn, specs) -> bytes:
