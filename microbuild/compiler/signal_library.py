@@ -151,3 +151,30 @@ def log_lut() -> np.ndarray:
     values = [int(math.floor(65536 * (math.log2(1 + i / LOG_SEGMENTS) - i / LOG_SEGMENTS) + 0.5))
               for i in range(LOG_SEGMENTS + 1)]
     return np.array(values + [0], dtype=np.uint16)
+
+
+# ---- state TFLM's stateful signal kernels keep inside the kernel ------------------------------
+def append_state(op: Operator, graph: Graph, suffix: str, elements: int, dtype: str) -> None:
+    """Give ``op`` a variable tensor of ``elements`` (at least 1) ``dtype`` values for state its
+    TFLM kernel keeps between invocations in persistent memory: it lives in the model's state
+    buffer and ``<prefix>_reset`` zeroes it, so a zero state must mean "as after Reset"."""
+    from microbuild.model.ir import Tensor
+
+    base = graph.tensor(op.outputs[0]).name if op.outputs else f"op{op.model_index}"
+    state = Tensor(index=len(graph.tensors), name=base + suffix, shape=(max(elements, 1),),
+                   dtype=dtype, is_variable=True)
+    graph.tensors.append(state)
+    op.inputs = list(op.inputs) + [state.index]
+
+
+def state_reasons(op: Operator, graph: Graph, suffixes: tuple[str, ...], n_inputs: int
+                  ) -> list[str]:
+    """Why ``op`` lacks the state tensors ``append_state`` gave it (its own inputs are the first
+    ``n_inputs``): a model whose op has a different input count than TFLM's kernel takes."""
+    states = op.inputs[n_inputs:]
+    if len(op.inputs) == n_inputs + len(suffixes) and all(
+            t >= 0 and graph.tensor(t).is_variable and graph.tensor(t).name.endswith(suffix)
+            for t, suffix in zip(states, suffixes)):
+        return []
+    # add_state appends nothing to an op whose own input count is wrong: they are all its own.
+    return [f"expects {n_inputs} input(s), has {len(op.inputs)}"]

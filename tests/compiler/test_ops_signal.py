@@ -1,6 +1,7 @@
 """The audio front end's operators: TFLM's signal-library custom operators (SignalWindow,
 SignalFftAutoScale, SignalRfft, SignalEnergy, SignalFilterBank, SignalFilterBankSquareRoot,
-SignalFilterBankSpectralSubtraction, SignalPCAN, SignalFilterBankLog) and the int32 run-time
+SignalFilterBankSpectralSubtraction, SignalPCAN, SignalFilterBankLog; the streaming SignalDelay,
+SignalFramer, SignalStacker, SignalOverlapAdd) and the int32 run-time
 operators it needs (CAST, STRIDED_SLICE, CONCATENATION, MUL, ADD, DIV, MINIMUM, MAXIMUM): the
 sweep bit-exact with TFLM under gcc and clang, inputs that reach the paths full-range random ones
 miss (quiet audio, the 32-bit square root, the int16 maximum that wraps), state kept between
@@ -13,14 +14,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from compiler_support import assert_bit_exact, run_on_host, run_tflm_many
+from compiler_support import assert_bit_exact, random_inputs, run_on_host, run_tflm_many
 
 from microbuild.compiler import compile_model
 from microbuild.compiler.signal_library import kiss_factors, log_lut
 from microbuild.errors import ModelError
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-SIGNAL = sorted((MODELS / "ops").glob("signal_*.tflite"))
+# The stateful streaming operators run as their own sweep (test_streaming_ops_stream_like_tflm);
+# the framers and stackers are outside ops/ (their frames are undefined when not valid).
+STREAMING = sorted((MODELS / "ops").glob("signal_delay*.tflite")) + \
+    sorted((MODELS / "ops").glob("signal_overlap_add*.tflite")) + \
+    sorted((MODELS / "streaming").glob("signal_*.tflite"))
+SIGNAL = sorted(set((MODELS / "ops").glob("signal_*.tflite")) - set(STREAMING))
 INT32 = [MODELS / "ops" / f"{name}.tflite" for name in (
     "cast_s16_to_s32", "cast_s32_to_s8", "cast_u32_to_s32", "cast_s32_to_u32", "mul_s32_const",
     "add_s32_broadcast", "div_s32_const", "minimum_s32", "maximum_s32_const",
@@ -35,6 +41,11 @@ def test_the_signal_sweep_is_there():
         "signal_rfft_512", "signal_rfft_16", "signal_rfft_8", "signal_energy",
         "signal_filter_bank", "signal_filter_bank_square_root", "signal_spectral_subtraction",
         "signal_spectral_subtraction_clamping", "signal_pcan", "signal_filter_bank_log"}
+    assert {p.stem for p in STREAMING} == {
+        "signal_delay_3", "signal_delay_0", "signal_delay_longer_than_frame",
+        "signal_framer_prefill", "signal_framer_fills_first", "signal_framer_step_over_frame",
+        "signal_stacker", "signal_stacker_stride", "signal_overlap_add_s16",
+        "signal_overlap_add_f32", "signal_overlap_add_f32_no_overlap"}
     assert all(p.is_file() for p in INT32)
 
 
@@ -178,6 +189,51 @@ def test_spectral_subtraction_streams_like_tflm(cc, tmp_path):
         assert_same(MODELS / "ops" / f"{name}.tflite", sets, cc, tmp_path / name)
 
 
+@pytest.mark.parametrize("model", STREAMING, ids=lambda p: p.stem)
+def test_streaming_ops_stream_like_tflm(model, tmp_path):
+    """12 invocations of one interpreter: the delay line, the framer's held samples and the
+    stacker's frames carry over. A framer or stacker leaves its frames as they were when its
+    'valid' output is false (TFLM's then hold whatever its arena held), so those are compared
+    only when TFLM says they are valid; the flag itself always."""
+    sets = random_inputs(model, 12, seed=41)
+    want = run_tflm_many(model, sets)
+    got = run_on_host(model, sets, cc="gcc", workdir=tmp_path)
+    flags = []
+    for i, (w, g) in enumerate(zip(want, got)):
+        valid = len(g) == 1 or bool(np.asarray(w[1]))
+        flags.append(valid)
+        for k, (a, b) in enumerate(zip(w, g)):
+            if k == 0 and not valid:
+                continue
+            a = np.asarray(a).reshape(b.shape)
+            assert a.dtype == b.dtype and np.array_equal(a, b), \
+                f"{model.name} invocation {i} output {k}: C {b.reshape(-1)[:8]} vs TFLM " \
+                f"{a.reshape(-1)[:8]}"
+    # Each model's warm-up: how many stacks or framings are incomplete, as TFLM's own count.
+    assert flags == {"signal_framer_fills_first": [False] + [True] * 11,
+                     "signal_stacker": [False] + [True] * 11,
+                     "signal_stacker_stride": [False, False, False] + [True, False] * 4 + [True]
+                     }.get(model.stem, [True] * 12), flags
+
+
+def test_streaming_ops_keep_their_state_in_the_state_buffer():
+    """Every held sample is in the state buffer (zeroed by <prefix>_reset, TFLM's Reset)."""
+    sizes = {}
+    for name in ("signal_delay_3", "signal_delay_0", "signal_framer_fills_first",
+                 "signal_framer_prefill", "signal_stacker_stride", "signal_overlap_add_f32"):
+        [path] = [p for p in STREAMING if p.stem == name]
+        compiled = compile_model(path)
+        assert all(s["fill"] == 0 for s in compiled.state_tensors())
+        sizes[name] = [s["bytes"] for s in compiled.state_tensors()]
+    assert sizes["signal_delay_3"] == [2 * 2 * 3]  # 2 rows, 3 samples each
+    assert sizes["signal_delay_0"] == [2]  # nothing held; one placeholder sample
+    # frame 20, step 8: TFLM's 24-sample buffer less one step; then the held-sample count
+    assert sorted(sizes["signal_framer_fills_first"]) == [2, 2 * 16]
+    assert sorted(sizes["signal_framer_prefill"]) == [2, 2 * 2 * 8]  # 2 rows of 12 - 4
+    assert sorted(sizes["signal_stacker_stride"]) == [2 * 2, 2 * 16]  # count and first-frame flag
+    assert sizes["signal_overlap_add_f32"] == [4 * 6]  # one float frame being summed
+
+
 # ---- compile-time evaluation -----------------------------------------------------------------
 def _constant_int32_op(opcode: str, a: np.ndarray, b: np.ndarray | None = None,
                        **options) -> bytes:
@@ -299,6 +355,50 @@ def test_refuses_a_short_pcan_table_and_run_time_filter_bank_tables(tmp_path):
         b.build([x, weights], [y]), tmp_path)
 
 
+def _streaming(custom: str, options: dict, x_shape: tuple, y_shape: tuple,
+               valid: bool = True) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", x_shape, "int16")
+    outs = [b.tensor("y", y_shape, "int16")] + ([b.tensor("valid", (), "bool")] if valid else [])
+    b.operator("CUSTOM", [x], outs, custom=custom, custom_options=options)
+    return b.build([x], outs)
+
+
+def _streaming_overlap_add(step: int, out: tuple = (6,)) -> bytes:
+    b = ModelBuilder()
+    x = b.tensor("x", (2, 8), "int16")
+    y = b.tensor("y", out, "int16")
+    b.operator("CUSTOM", [x], [y], custom="SignalOverlapAdd",
+               custom_options={"T": 7, "frame_step": step})
+    return b.build([x], [y])
+
+
+def test_refuses_streaming_options_tflm_would_misrun(tmp_path):
+    assert "op 0 SignalDelay: delay_length -1 is negative" in _refusal(
+        _streaming("SignalDelay", {"delay_length": -1}, (8,), (8,), valid=False), tmp_path)
+    framer = {"frame_size": 8, "frame_step": 3, "prefill": False}
+    assert "needs its last dimension to be a positive multiple of frame_step 3" in _refusal(
+        _streaming("SignalFramer", framer, (10,), (3, 8)), tmp_path)
+    assert "3 frames of 8 per row make [3, 8]" in _refusal(
+        _streaming("SignalFramer", framer, (9,), (3, 9)), tmp_path)
+    assert "TFLM would prefill a negative number of zeros" in _refusal(
+        _streaming("SignalFramer", dict(framer, frame_size=2, prefill=True), (9,), (3, 2)),
+        tmp_path)
+    stacker = {"num_channels": 4, "stacker_left_context": 1, "stacker_right_context": 0,
+               "stacker_step": 3}
+    assert "stacker_step 3 is outside 1..2" in _refusal(
+        _streaming("SignalStacker", stacker, (4,), (8,)), tmp_path)
+    assert "output 0 has 12 values; a stack of 2 frames of 4 has 8" in _refusal(
+        _streaming("SignalStacker", dict(stacker, stacker_step=1), (4,), (12,)), tmp_path)
+    assert "frame_step 9 is outside 1..8 (frame_size)" in _refusal(
+        _streaming_overlap_add(9), tmp_path)
+    assert "2 frames of 3 new samples per row make [6]" in _refusal(
+        _streaming_overlap_add(3, out=(8,)), tmp_path)
+    assert "expects 2 output(s), has 1" in _refusal(
+        _streaming("SignalStacker", dict(stacker, stacker_step=1), (4,), (8,), valid=False),
+        tmp_path)
+
+
 def test_refuses_division_by_a_constant_zero(tmp_path):
     b = ModelBuilder()
     x = b.tensor("x", (4,), "int32")
@@ -358,7 +458,8 @@ def test_the_operator_table_lists_the_signal_operators_as_tflm_custom_kernels():
     from microbuild.compiler.op_table import operator_rows
 
     rows = {r.opcode: r for r in operator_rows()}
-    for name in ("SignalWindow", "SignalRfft", "SignalFilterBankSpectralSubtraction"):
+    for name in ("SignalWindow", "SignalRfft", "SignalFilterBankSpectralSubtraction",
+                 "SignalDelay", "SignalFramer", "SignalStacker", "SignalOverlapAdd"):
         assert rows[name].status == "kernel" and rows[name].in_tflm, rows[name]
     assert rows["CAST"].status == "kernel" and rows["DIV"].status == "kernel"
     assert rows["SHAPE"].status == "compile time"

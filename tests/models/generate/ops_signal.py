@@ -24,10 +24,10 @@ from tflite_builder import ModelBuilder  # noqa: E402
 CHANNELS = 40
 
 
-def _save(name: str, data: bytes, expected: list[str]) -> None:
+def _save(name: str, data: bytes, expected: list[str], folder: str = "ops") -> None:
     if op_names(data) != expected:
         raise SystemExit(f"{name}: expected {expected}, got {op_names(data)}")
-    save(f"ops/{name}.tflite", data)
+    save(f"{folder}/{name}.tflite", data)
 
 
 # ---- signal-library custom operators (hand-built) --------------------------------------------
@@ -143,6 +143,47 @@ def signal_models() -> None:
         ["CUSTOM"])
 
 
+# ---- streaming signal operators (stateful, hand-built) ----------------------------------------
+def streaming_signal_models() -> None:
+    """The delay line, framer and stacker of streaming front ends, each with an edge option:
+    delay 0 and a delay longer than the frame, a framer step smaller and larger than the frame
+    with and without prefill, a stacker with a stride and with left context. The framers and
+    stackers go to streaming/, outside the ops/ sweep: when their 'valid' output is false they
+    leave their frames as they were, which TFLM's are then whatever its arena held."""
+    for name, shape, delay in (("signal_delay_3", (2, 16), 3), ("signal_delay_0", (1, 10), 0),
+                               ("signal_delay_longer_than_frame", (3, 4), 10)):
+        _save(name, _single("SignalDelay", [("x", shape, "int16")], [("y", shape, "int16")],
+                            {"delay_length": delay}), ["CUSTOM"])
+    for name, shape, size, step, prefill in (
+            ("signal_framer_prefill", (2, 8), 12, 4, True),
+            ("signal_framer_fills_first", (16,), 20, 8, False),
+            ("signal_framer_step_over_frame", (12,), 3, 4, False)):
+        frames = shape[-1] // step
+        _save(name, _single("SignalFramer", [("x", shape, "int16")],
+                            [("frames", shape[:-1] + (frames, size), "int16"),
+                             ("valid", (), "bool")],
+                            {"frame_size": size, "frame_step": step, "prefill": prefill}),
+              ["CUSTOM"], "streaming")
+    for name, channels, left, right, step in (("signal_stacker", 5, 2, 1, 1),
+                                              ("signal_stacker_stride", 4, 0, 3, 2)):
+        _save(name, _single("SignalStacker", [("x", (channels,), "int16")],
+                            [("stack", (channels * (left + 1 + right),), "int16"),
+                             ("valid", (), "bool")],
+                            {"num_channels": channels, "stacker_left_context": left,
+                             "stacker_right_context": right, "stacker_step": step}),
+              ["CUSTOM"], "streaming")
+
+    # Overlap-add, the inverse of the framer: int16 (saturating) with frames overlapping by
+    # half, float32 with no overlap (step == frame) and with a step of one sample.
+    for name, shape, step, dtype, folder in (
+            ("signal_overlap_add_s16", (2, 3, 8), 4, "int16", "ops"),
+            ("signal_overlap_add_f32", (3, 6), 2, "float32", "streaming"),
+            ("signal_overlap_add_f32_no_overlap", (2, 2, 5), 5, "float32", "streaming")):
+        out = shape[:-2] + (shape[-2] * step,)
+        _save(name, _single("SignalOverlapAdd", [("x", shape, dtype)], [("y", out, dtype)],
+                            {"T": 7 if dtype == "int16" else 0, "frame_step": step}),
+              ["CUSTOM"], folder)
+
 # ---- int32 operators through the converter ---------------------------------------------------
 def _convert(fn, specs) -> bytes:
     import tensorflow as tf
@@ -183,4 +224,5 @@ def int32_models() -> None:
 
 if __name__ == "__main__":
     signal_models()
+    streaming_signal_models()
     int32_models()

@@ -82,4 +82,13 @@ static inline uint32_t mb_sig_msb64(uint64_t x)
     return mb_sig_msb32((uint32_t)x);
 }
 
+/* Sample i of a stream's held samples (n of them, oldest first) followed by new ones: the
+ * delay line and the framer read their outputs and their next held samples this way, without
+ * a buffer joining the two. */
+static inline int16_t mb_sig_held_then_new(const int16_t *held, int32_t n, const int16_t *in,
+                                           int32_t i)
+{
+    return i < n ? held[i] : in[i - n];
+}
+
 #endif
