@@ -190,35 +190,56 @@ static ALWAYS_INLINE void dw_pixel(const dw_walk *w, int32_t channels, const int
  * the first window at x, the next `pixel` input bytes further, outputs `out_step` bytes apart.
  * The filter's taps lie `fstep` bytes apart in order (row after row: a row is 3 taps), so one
  * pointer walks them all. Per pixel: 2 table loads, per tap 2 VLDRB.S16, VMULLB, VMULLT and
- * 2 VADD, then the requantization from 8 table loads. fstep is a constant in the copy for 8
- * channels (immediate offsets). The empty asm statement hides that the table and the filter do
+ * 2 VADD, then the requantization from 8 table loads. steps_constant: xstep and fstep are
+ * constants of the copy (8-64 channels, no dilation). The empty asm statement hides that the table and the filter do
  * not change from pixel to pixel: GCC would otherwise hoist all their vectors out of the loop,
  * spill them and reload each with two instructions. */
 static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const int32_t *table,
                                             const int8_t *x, int32_t pixel, int32_t count,
                                             const int8_t *f, int32_t xstep, int32_t fstep,
-                                            int8_t *out, int32_t out_step)
+                                            int8_t *out, int32_t out_step,
+                                            const int steps_constant)
 {
     const int32_t row = w->row;
     const int32_t nky = w->nky;
     const int16_t out_offset = (int16_t)w->out_offset;
     for (int32_t i = 0; i < count; i++, x += pixel, out += out_step) {
         const int32_t *k = table;
-        /* A row's taps are addressed from its middle one: [p, #-step], [p], [p, #step] are
-         * immediate offsets (7 bits) for every constant step up to 127, and the pointers move
-         * once per row. */
-        const int8_t *xm = x + xstep;
-        const int8_t *fm = f + fstep;
-        __asm__("" : "+r"(k), "+r"(fm));
-        int32x4_t even = vldrwq_s32(k + 4 * INIT_E);
-        int32x4_t odd = vldrwq_s32(k + 4 * INIT_O);
-        for (int32_t ky = 0; ky < nky; ky++, xm += row, fm += 3 * fstep) {
+        int32x4_t even, odd;
+        if (steps_constant) {
+            /* A row's taps addressed from its middle one: [p, #-step], [p], [p, #step] are
+             * immediate offsets (7 bits) for every step up to 127, and the pointers move once
+             * per row: 21 instructions per row of 3 taps. */
+            const int8_t *xm = x + xstep;
+            const int8_t *fm = f + fstep;
+            __asm__("" : "+r"(k), "+r"(fm));
+            even = vldrwq_s32(k + 4 * INIT_E);
+            odd = vldrwq_s32(k + 4 * INIT_O);
+            for (int32_t ky = 0; ky < nky; ky++, xm += row, fm += 3 * fstep) {
 #pragma GCC unroll 3
-            for (int32_t kx = -1; kx <= 1; kx++) {
-                mac8(&even, &odd, xm + kx * xstep, fm + kx * fstep, 0, 0);
-                /* The next tap's loads wait for this tap's sums: loaded all at once, the 6
-                 * vectors, 2 products and 2 sums overflow the 8 registers (a spill per row). */
-                __asm__("" : "+r"(xm), "+r"(fm) : "w"(even), "w"(odd));
+                for (int32_t kx = -1; kx <= 1; kx++) {
+                    mac8(&even, &odd, xm + kx * xstep, fm + kx * fstep, 0, 0);
+                    /* The next tap's loads wait for this tap's sums: loaded all at once, the
+                     * 6 vectors, 2 products and 2 sums overflow the 8 registers (a spill per
+                     * row). */
+                    __asm__("" : "+r"(xm), "+r"(fm) : "w"(even), "w"(odd));
+                }
+            }
+        } else {
+            /* Steps in registers: the pointers step from tap to tap (26 per row; addressed
+             * from the middle tap as above, GCC adds register moves: 29). */
+            const int8_t *fr = f;
+            __asm__("" : "+r"(k), "+r"(fr));
+            even = vldrwq_s32(k + 4 * INIT_E);
+            odd = vldrwq_s32(k + 4 * INIT_O);
+            const int8_t *xr = x;
+            for (int32_t ky = 0; ky < nky; ky++, xr += row) {
+                const int8_t *xt = xr;
+#pragma GCC unroll 3
+                for (int32_t kx = 0; kx < 3; kx++, xt += xstep, fr += fstep) {
+                    mac8(&even, &odd, xt, fr, 0, 0);
+                    __asm__("" : "+r"(xt), "+r"(fr) : "w"(even), "w"(odd));
+                }
             }
         }
         store8(k, even, odd, out_offset, out);
@@ -242,24 +263,23 @@ static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const i
     for (; c + 8 <= channels; c += 8, tables += DW_TABLE_INT32) {
         if (w->nkx == 3) {
             /* Channel counts whose tap step fits a load's 7-bit immediate get a copy with the
-             * steps constant: each load then steps its pointer itself (post-increment), no
-             * address adds between the taps. */
+             * steps constant: the taps of a row are immediate offsets from one pointer. */
             switch (w->xstep == channels ? channels : 0) {
             case 8:
-                dw_run_block8_kw3(w, tables, x, pixel, count, f, 8, 8, out, 8);
+                dw_run_block8_kw3(w, tables, x, pixel, count, f, 8, 8, out, 8, 1);
                 break;
             case 16:
-                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 16, 16, out + c, 16);
+                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 16, 16, out + c, 16, 1);
                 break;
             case 32:
-                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 32, 32, out + c, 32);
+                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 32, 32, out + c, 32, 1);
                 break;
             case 64:
-                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 64, 64, out + c, 64);
+                dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 64, 64, out + c, 64, 1);
                 break;
             default:
                 dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, w->xstep, channels,
-                                  out + c, channels);
+                                  out + c, channels, 0);
                 break;
             }
         } else {
