@@ -265,8 +265,8 @@ static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const i
             /* Channel counts whose tap step fits a load's 7-bit immediate get a copy with the
              * steps constant: the taps of a row are immediate offsets from one pointer. */
             switch (w->xstep == channels ? channels : 0) {
-            case 8:
-                dw_run_block8_kw3(w, tables, x, pixel, count, f, 8, 8, out, 8, 1);
+            case 8: /* GCC does not fold +-8 into the loads (register moves): step per tap */
+                dw_run_block8_kw3(w, tables, x, pixel, count, f, 8, 8, out, 8, 0);
                 break;
             case 16:
                 dw_run_block8_kw3(w, tables, x + c, pixel, count, f + c, 16, 16, out + c, 16, 1);
