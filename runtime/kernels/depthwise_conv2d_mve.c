@@ -226,8 +226,9 @@ static ALWAYS_INLINE void dw_run_block8_kw3(const dw_walk *w, const int32_t *tab
                 }
             }
         } else {
-            /* Steps in registers: the pointers step from tap to tap (26 per row; addressed
-             * from the middle tap as above, GCC adds register moves: 29). */
+            /* Steps in registers (128 or more channels, dilation): the pointers step from tap
+             * to tap, 26-28 per row as GCC allocates registers; addressed from the middle tap
+             * as above, GCC adds register moves (29). */
             const int8_t *fr = f;
             __asm__("" : "+r"(k), "+r"(fr));
             even = vldrwq_s32(k + 4 * INIT_E);
