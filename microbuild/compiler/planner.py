@@ -543,7 +543,7 @@ def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
     names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
              for lw in lowerings]
     rows = streamable_ops(graph, names)
-    rows.update(row_stream_fc.streamable_ops(graph, names))  # FULLY_CONNECTED ending a region
+    rows.update(streamable_ops(graph, names, row_stream_fc.geometry))  # an FC ending a region
     live = live_bytes(op_by_op.summary(), len(graph.operators))
     peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
     spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})

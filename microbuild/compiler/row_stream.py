@@ -176,10 +176,12 @@ def geometry(op: Operator, graph: Graph, variant_name: str | None) -> RowGeometr
                        pad_top=win.pad_top, filter_h=filter_h)
 
 
-def streamable_ops(graph: Graph, variant_names: Sequence[str | None]) -> dict[int, RowGeometry]:
+def streamable_ops(graph: Graph, variant_names: Sequence[str | None],
+                   geometry_of=geometry) -> dict[int, RowGeometry]:
+    """The ops ``geometry_of`` (this module's, or row_stream_fc's) maps onto rows, by index."""
     found = {}
     for op, name in zip(graph.operators, variant_names):
-        g = geometry(op, graph, name)
+        g = geometry_of(op, graph, name)
         if g is not None:
             found[op.index] = g
     return found

@@ -23,8 +23,6 @@ target compiles; it reads the weights in the model's layout, so a band may start
 
 from __future__ import annotations
 
-from typing import Sequence
-
 from microbuild.compiler.ops.fully_connected import emit_params_s8
 from microbuild.compiler.row_stream import Call, RowGeometry, RowRegion
 from microbuild.model.ir import Graph, Operator
@@ -63,16 +61,6 @@ def band_rows(rows: int, row_bytes: int) -> int:
     (the last band may be shorter)."""
     bands = max(1, rows * row_bytes // BAND_MIN_BYTES)
     return -(-rows // min(bands, rows))
-
-
-def streamable_ops(graph: Graph, variant_names: Sequence[str | None]) -> dict[int, RowGeometry]:
-    """The FULLY_CONNECTED ops that can end a row-streamed region, by op index."""
-    found = {}
-    for op, name in zip(graph.operators, variant_names):
-        g = geometry(op, graph, name)
-        if g is not None:
-            found[op.index] = g
-    return found
 
 
 def band_call(ctx, region: RowRegion, step: Call, offsets: dict[int, int], sums_offset: int,
