@@ -25,6 +25,7 @@ import numpy as np
 from microbuild.compiler.compiled_model import CompiledModel, TensorSpec, reset_fill
 from microbuild.compiler.op_stats import macs as op_macs
 from microbuild.compiler.planner import MemoryPlan
+from microbuild.compiler import row_stream_fc
 from microbuild.compiler.row_stream import RowBand, Shift
 from microbuild.compiler.variants import BoundLowering, op_signature
 from microbuild.compiler.workspace_split import part_symbol
@@ -264,6 +265,7 @@ class ModelEmitter:
                              for t in sorted(region.capacity)) + " */"]
         functions: dict[tuple[int, int, int, int], str] = {}
         bands_per_op: dict[int, int] = {}
+        fc_constants: dict[int, tuple[str, str]] = {}
         for step in region.steps:
             if isinstance(step, Shift):
                 row = region.row_bytes[step.tensor]
@@ -271,6 +273,16 @@ class ModelEmitter:
                 if step.rows > 0 and step.source > 0:
                     lines.append(f"memmove(ws + {base}, ws + {base + step.source * row}, "
                                  f"{step.rows * row}); /* t{step.tensor}: rows still needed */")
+                continue
+            if step.op in region.partial_sums():  # a FULLY_CONNECTED summing band by band
+                at = {t: (self.plan.row_locations[t] if t in region.capacity
+                          else self.plan.locations[t]).offset + slot * region.row_bytes[t]
+                      for t, slot in step.slots}
+                self._op = g.operators[step.op]
+                lines.append(row_stream_fc.band_call(
+                    self, region, step, at, self.plan.sums_locations[step.op].offset,
+                    fc_constants))
+                self._op = None
                 continue
             key = (step.op, step.v1 - step.v0, step.y1 - step.y0, step.pad_top)
             if key not in functions:

@@ -227,6 +227,11 @@ def _check_disjoint(graph: Graph, plan: MemoryPlan, lowerings: Sequence[Any] | N
                 regions.append((f"row buffer of tensor {t}", loc.offset,
                                 loc.offset + region.row_buffer_bytes(t), region.first,
                                 region.last, ("r", t)))
+        for i, size in region.partial_sums().items():
+            loc = plan.sums_locations.get(i)
+            if loc is not None:
+                regions.append((f"op {i} partial sums", loc.offset, loc.offset + size,
+                                region.first, region.last, ("p", i)))
     for position, op in enumerate(ops):
         # The lowerings the plan was made with know each op's kernel variant (and its scratch);
         # without them, the reference kernels' needs, plus whatever scratch the plan holds.
@@ -281,6 +286,10 @@ def _check_region(graph: Graph, plan: MemoryPlan) -> list[str]:
         elif loc.offset % 16 or loc.offset + region.row_buffer_bytes(t) > plan.workspace_bytes:
             problems.append(f"row buffer of tensor {t} at {loc.offset} is misaligned or outside "
                             "the workspace")
+    for i, size in region.partial_sums().items():
+        loc = plan.sums_locations.get(i)
+        if loc is None or loc.offset % 4 or loc.offset + size > plan.workspace_bytes:
+            problems.append(f"op {i}'s partial sums have no aligned place in the workspace")
     produced = {g.out: 0 for g in region.geometry.values()}
     slots = {t: [None] * region.capacity[t] for t in region.capacity}  # row held by each slot
     for step in region.steps:

@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.overlap import Overlap
 from microbuild.compiler.op_stats import live_bytes
+from microbuild.compiler import row_stream_fc
 from microbuild.compiler.row_stream import RowRegion, build_region, candidate_spans, streamable_ops
 from microbuild.model.ir import Graph
 
@@ -64,6 +65,7 @@ class Buffer:
     # workspace is split across several memory regions (compiler/workspace_split.py).
     region: int = 0
     row_tensor: int | None = None  # a row-streamed region's row buffer: the tensor it holds
+    sums_op: int | None = None  # the partial sums of a FULLY_CONNECTED ending such a region
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first_op <= other.last_op and other.first_op <= self.last_op
@@ -105,6 +107,7 @@ class MemoryPlan:
     # scratch area (the first op's).
     row_region: "RowRegion | None" = None
     row_locations: dict[int, Location] = field(default_factory=dict)
+    sums_locations: dict[int, Location] = field(default_factory=dict)  # op -> its partial sums
     op_by_op_bytes: int | None = None  # the workspace without the region (set by row_stream)
 
     def scratch_offset(self, op_index: int) -> int | None:
@@ -287,6 +290,10 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
                       f"{graph.tensors[t].shape[1]} rows)", tensors=(),
                 size=region.row_buffer_bytes(t), first_op=region.first, last_op=region.last,
                 row_tensor=t))
+        for i, size in sorted(region.partial_sums().items()):
+            buffers.append(Buffer(label=f"op {i} FULLY_CONNECTED partial sums", tensors=(),
+                                  size=size, first_op=region.first, last_op=region.last,
+                                  sums_op=i))
         shared_scratch = max((lowerings[i].scratch_bytes(graph.operators[i], graph)
                               for i in region.ops), default=0)
         if shared_scratch > 0:
@@ -302,13 +309,15 @@ def plan_memory(graph: Graph, lowerings: Sequence[OpLowering], share: bool = Tru
     locations = {m: Location(b.offset) for b in buffers for m in b.tensors}
     row_locations = {b.row_tensor: Location(b.offset) for b in buffers
                      if b.row_tensor is not None}
+    sums_locations = {b.sums_op: Location(b.offset) for b in buffers if b.sums_op is not None}
     # Only the overlaps the placement used are claims: the others were placed apart.
     overlaps = [c for c in claims if _bytes_overlap(locations, graph, c[1], c[2])]
     state_locations, state_bytes = plan_state(graph)
     return MemoryPlan(buffers=buffers, workspace_bytes=workspace, locations=locations,
                       strategy=strategy, aliases=aliases, in_place=in_place, overlaps=overlaps,
                       state_locations=state_locations, state_bytes=state_bytes, pairs=pairs,
-                      claims=claims, row_region=region, row_locations=row_locations)
+                      claims=claims, row_region=region, row_locations=row_locations,
+                      sums_locations=sums_locations)
 
 
 def place_buffers(buffers: list[Buffer], pairs: _Pairs) -> tuple[int, str]:
@@ -534,6 +543,7 @@ def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
     names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
              for lw in lowerings]
     rows = streamable_ops(graph, names)
+    rows.update(streamable_ops(graph, names, row_stream_fc.geometry))  # an FC ending a region
     live = live_bytes(op_by_op.summary(), len(graph.operators))
     peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
     spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})

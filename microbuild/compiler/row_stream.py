@@ -69,6 +69,9 @@ class RowGeometry:
     stride: int
     pad_top: int
     filter_h: int
+    # A FULLY_CONNECTED consuming rows (row_stream_fc.py): the bytes of its int32 partial sums,
+    # kept across the region; its output is written whole by its last band. 0 for convolutions.
+    sums_bytes: int = 0
 
     def rows_read(self, y0: int, y1: int) -> tuple[int, int]:
         """Input rows ``[v0, v1)`` that output rows ``[y0, y1)`` read."""
@@ -130,6 +133,10 @@ class RowRegion:
     def row_buffer_bytes(self, t: int) -> int:
         return self.capacity[t] * self.row_bytes[t]
 
+    def partial_sums(self) -> dict[int, int]:
+        """Op -> bytes of the partial sums a FULLY_CONNECTED consuming rows keeps (row_stream_fc)."""
+        return {i: g.sums_bytes for i, g in self.geometry.items() if g.sums_bytes}
+
     def calls(self) -> list[Call]:
         return [s for s in self.steps if isinstance(s, Call)]
 
@@ -169,10 +176,12 @@ def geometry(op: Operator, graph: Graph, variant_name: str | None) -> RowGeometr
                        pad_top=win.pad_top, filter_h=filter_h)
 
 
-def streamable_ops(graph: Graph, variant_names: Sequence[str | None]) -> dict[int, RowGeometry]:
+def streamable_ops(graph: Graph, variant_names: Sequence[str | None],
+                   geometry_of=geometry) -> dict[int, RowGeometry]:
+    """The ops ``geometry_of`` (this module's, or row_stream_fc's) maps onto rows, by index."""
     found = {}
     for op, name in zip(graph.operators, variant_names):
-        g = geometry(op, graph, name)
+        g = geometry_of(op, graph, name)
         if g is not None:
             found[op.index] = g
     return found
@@ -204,9 +213,14 @@ def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometr
             if t >= 0:
                 readers.setdefault(t, []).append(op.index)
     row_bytes: dict[int, int] = {}
+    if any(g.sums_bytes for i, g in geo.items() if i != last):
+        return None  # a FULLY_CONNECTED's output has no rows to stream on: it ends the region
     for g in geo.values():
         for t in (g.x, g.residual, g.out):
             if t is None:
+                continue
+            if t == g.out and g.sums_bytes:
+                row_bytes[t] = 0  # every band call gets the whole output: the last one writes it
                 continue
             tensor = graph.tensor(t)
             if len(tensor.shape) != 4 or tensor.shape[0] != 1:

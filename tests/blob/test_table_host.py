@@ -66,8 +66,10 @@ def _board_path(boards, monkeypatch):
 # Beyond ds_cnn and tiny_fc (one kernel call per op, constant arguments), each of these brings
 # a kind of op code the table must carry: a CONV_2D+ADD with its residual struct (resnet8),
 # a concatenation's local input list, SVDF state and sizes by value, a resource variable's
-# memcpy to and from the state with a starting value, a float softmax's beta by value.
+# memcpy to and from the state with a starting value, a float softmax's beta by value, a
+# FULLY_CONNECTED summing a row-streamed conv's output band by band (row_stream_fc.py).
 KINDS = {"resnet8": MODELS / "resnet8.tflite",
+         "row_stream_conv_fc_pc": MODELS / "ops" / "row_stream_conv_fc_pc.tflite",
          "concat_inputs3_h": MODELS / "ops" / "concat_inputs3_h.tflite",
          "svdf_s16_rank1_bias": MODELS / "ops" / "svdf_s16_rank1_bias.tflite",
          "var_smoother": MODELS / "ops" / "var_smoother.tflite",

@@ -1,7 +1,8 @@
 """Row-streamed models on the emulated boards with their fast kernels: the M7 (dsp variants:
 the conv's im2col columns and residual tables, the depthwise kernel's band ring, all rebuilt per
 band call from a view) and the M55 (mve) give TFLM's outputs bit for bit
-(microbuild/compiler/row_stream.py). ResNet-8 fits in half TFLM's arena."""
+(microbuild/compiler/row_stream.py), a FULLY_CONNECTED summing its conv's rows band by band
+included (row_stream_fc.py's band kernel on the DSP and on Helium). ResNet-8 fits in half TFLM's arena."""
 
 from __future__ import annotations
 
@@ -27,12 +28,16 @@ FAST = {"mps2-an500": "dsp", "mps3-an547": "mve"}
 CASES = {
     "mps2-an500": [(RESNET8, (0, 5)), (MODELS / "mobilenet_v1_025_vww.tflite", (1, 3)),
                    (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 1)),
-                   (SHARED / "person_detect.tflite", (0, 3))],
+                   (SHARED / "person_detect.tflite", (0, 3)),
+                   # conv -> FULLY_CONNECTED summing the conv's rows band by band
+                   (MODELS / "ops" / "row_stream_conv_fc_pc.tflite", (0, 2)),
+                   (SHARED / "micro_speech_quantized.tflite", (1, 2))],
     "mps3-an547": [(RESNET8, (0, 5)), (MODELS / "ds_cnn.tflite", (0, 2)),
                    # (0, 1), workspace 3,472 bytes, since the Helium conv's scratch holds 4
                    # pixels' columns (conv2d_mve.c, run_columns); it was (0, 3), 3,136 bytes
                    (MODELS / "ops" / "row_stream_odd_rows_pc.tflite", (0, 1)),
-                   (MODELS / "mobilenet_v1_025_vww.tflite", (2, 3))],
+                   (MODELS / "mobilenet_v1_025_vww.tflite", (2, 3)),
+                   (SHARED / "micro_speech_quantized.tflite", (1, 2))],
 }
 
 

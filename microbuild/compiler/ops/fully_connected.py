@@ -164,10 +164,44 @@ def arrange_dsp_wide(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndar
     return arranged.astype(np.int16)
 
 
+def emit_params_s8(op: Operator, graph: Graph, ctx: EmitContext, dsp_table: bool
+                   ) -> tuple[str, str]:
+    """The int8 kernels' parameter struct and folded bias as C constants: (params, bias)
+    symbols. ``dsp_table``: the dsp variants' requantization table in place of the multipliers
+    and shifts where it is exact. Shared with the band kernel of row_stream_fc.py."""
+    x, w, y = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
+    out_depth, depth = w.shape
+    act_min, act_max = activation_range_int8(
+        op.options.get("fused_activation_function", "NONE"), y.scale, y.zero_point)
+    multipliers, shifts = requantization(op, graph)
+    bias = ctx.const_array(ctx.symbol("bias"), folded_bias(op, graph), "int32_t")
+    table = dsp_requant_table(op, graph) if dsp_table else None
+    requant = "NULL"
+    if table is not None:
+        # The table replaces the multipliers and shifts (the dsp kernels read only it).
+        requant = ctx.const_array(ctx.symbol("requant"), table, "int32_t")
+        per_tensor, per_channel = "0, 0", "NULL, NULL"
+    elif len(multipliers) > 1:
+        per_tensor = "0, 0"
+        per_channel = (f"{ctx.const_array(ctx.symbol('multipliers'), np.array(multipliers), 'int32_t')}, "
+                       f"{ctx.const_array(ctx.symbol('shifts'), np.array(shifts), 'int32_t')}")
+    else:
+        per_tensor = f"{multipliers[0]}, {shifts[0]}"
+        per_channel = "NULL, NULL"
+    params = ctx.symbol("params")
+    ctx.static(
+        f"static const mb_fully_connected_s8_params {params} = {{\n"
+        f"    {x.num_elements // depth}, {depth}, {out_depth}, {y.zero_point}, {act_min}, "
+        f"{act_max},\n"
+        f"    {per_tensor}, {per_channel}, {requant}\n"
+        "};")
+    return params, bias
+
+
 @register
 class FullyConnected(OpLowering):
     opcode = "FULLY_CONNECTED"
-    kernel_sources = ("fully_connected.c", "fully_connected_s16.c")
+    kernel_sources = ("fully_connected.c", "fully_connected_s16.c", "fully_connected_band.c")
     float32_sources = fc_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/fully_connected.h", fc_f32.HEADER, f32_mve.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
@@ -274,33 +308,9 @@ class FullyConnected(OpLowering):
             return fc_f32.emit(op, graph, ctx)
         if x.dtype == "int16":
             return self._emit_s16(op, graph, ctx)
-        out_depth, depth = w.shape
-        act_min, act_max = activation_range_int8(
-            op.options.get("fused_activation_function", "NONE"), y.scale, y.zero_point)
-        multipliers, shifts = requantization(op, graph)
-        bias = ctx.const_array(ctx.symbol("bias"), folded_bias(op, graph), "int32_t")
         variant = getattr(ctx, "variant", None)
-        table = (dsp_requant_table(op, graph)
-                 if variant is not None and variant.name in DSP_TABLE_VARIANTS else None)
-        requant = "NULL"
-        if table is not None:
-            # The table replaces the multipliers and shifts (the dsp kernels read only it).
-            requant = ctx.const_array(ctx.symbol("requant"), table, "int32_t")
-            per_tensor, per_channel = "0, 0", "NULL, NULL"
-        elif len(multipliers) > 1:
-            per_tensor = "0, 0"
-            per_channel = (f"{ctx.const_array(ctx.symbol('multipliers'), np.array(multipliers), 'int32_t')}, "
-                           f"{ctx.const_array(ctx.symbol('shifts'), np.array(shifts), 'int32_t')}")
-        else:
-            per_tensor = f"{multipliers[0]}, {shifts[0]}"
-            per_channel = "NULL, NULL"
-        params = ctx.symbol("params")
-        ctx.static(
-            f"static const mb_fully_connected_s8_params {params} = {{\n"
-            f"    {x.num_elements // depth}, {depth}, {out_depth}, {y.zero_point}, {act_min}, "
-            f"{act_max},\n"
-            f"    {per_tensor}, {per_channel}, {requant}\n"
-            "};")
+        params, bias = emit_params_s8(
+            op, graph, ctx, variant is not None and variant.name in DSP_TABLE_VARIANTS)
         # A variant that pre-arranges the weights gets them in place of this argument: asking
         # ctx.ptr() for the original layout would store it as well, unused.
         weights = ("0" if variant is not None and variant.arrange is not None

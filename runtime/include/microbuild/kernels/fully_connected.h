@@ -35,6 +35,15 @@ typedef struct {
 void mb_fully_connected_s8(const mb_fully_connected_s8_params *params, const int8_t *input,
                            const int8_t *weights, const int32_t *bias, int8_t *output);
 
+/* One band of a FULLY_CONNECTED whose input is produced row band by row band (a row-streamed
+ * region, fully_connected_band.c): adds input columns [col0, col0 + cols) (``input`` points at
+ * column col0) to ``sums`` ([output_depth] int32 in the workspace), starting from ``bias`` when
+ * col0 is 0; the band ending at input_depth writes ``output`` instead. Weights in the model's
+ * layout; batches must be 1; params' ``requant`` is not read. */
+void mb_fully_connected_s8_band(const mb_fully_connected_s8_params *params, const int8_t *input,
+                                const int8_t *weights, int32_t col0, int32_t cols, int32_t *sums,
+                                const int32_t *bias, int8_t *output);
+
 /* 16x8 FULLY_CONNECTED (fully_connected_s16.c): int16 input and output with zero point 0, int8
  * weights, an int64 bias (or NULL), bit-exact with TFLM's int16 reference: the sum is int64 and
  * requantized by mb_mul_by_quantized_multiplier_s64. */
