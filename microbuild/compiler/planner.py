@@ -40,7 +40,8 @@ from microbuild.compiler.ops.base import OpLowering
 from microbuild.compiler.overlap import Overlap
 from microbuild.compiler.op_stats import live_bytes
 from microbuild.compiler import row_stream_fc
-from microbuild.compiler.row_stream import RowRegion, build_region, candidate_spans, streamable_ops
+from microbuild.compiler.row_stream import (BAND_ROWS_TRIED, RowRegion, build_region,
+                                            candidate_spans, region_cost, streamable_ops)
 from microbuild.model.ir import Graph
 
 ALIGNMENT = 16
@@ -534,9 +535,12 @@ def _pack(buffers: list[Buffer], offsets: list[int], pairs: _Pairs) -> list[int]
 
 
 def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
-    """The smallest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
-    every region row_stream can build; ties keep op-by-op execution (no band calls, no moves).
-    The returned plan's ``op_by_op_bytes`` records the op-by-op workspace for the reports.
+    """The cheapest of ``op_by_op`` (the planner's MemoryPlan without a region) and the plans of
+    every region row_stream can build, by ``row_stream.region_cost``: workspace bytes plus the
+    instructions the region's band calls and row moves add, so a region saving few bytes for
+    many calls is not kept; ties keep op-by-op execution. The region found best at one row per
+    call is then tried with taller bands (``BAND_ROWS_TRIED``). The returned plan's
+    ``op_by_op_bytes`` records the op-by-op workspace for the reports.
 
     Only regions holding an op where op-by-op execution peaks are tried: the workspace is at
     least what is alive at such an op, and a region elsewhere leaves that unchanged."""
@@ -547,13 +551,23 @@ def plan_with_streaming(graph: Graph, lowerings: Sequence, op_by_op):
     live = live_bytes(op_by_op.summary(), len(graph.operators))
     peaks = [i for i, b in enumerate(live) if b == max(live, default=0)]
     spans = sorted({span for peak in peaks for span in candidate_spans(rows, peak)})
-    best = op_by_op
-    for first, last in spans:
-        region = build_region(graph, first, last, rows)
+    best, best_cost = op_by_op, region_cost(op_by_op.workspace_bytes, None)
+
+    def consider(first: int, last: int, band_rows: int) -> None:
+        nonlocal best, best_cost
+        region = build_region(graph, first, last, rows, band_rows)
         if region is None:
-            continue
+            return
         plan = plan_memory(graph, lowerings, region=region)
-        if plan.workspace_bytes < best.workspace_bytes:
-            best = plan
+        cost = region_cost(plan.workspace_bytes, region)
+        if cost < best_cost:
+            best, best_cost = plan, cost
+
+    for first, last in spans:
+        consider(first, last, 1)
+    if best.row_region is not None:
+        first, last = best.row_region.first, best.row_region.last
+        for band_rows in BAND_ROWS_TRIED:
+            consider(first, last, band_rows)
     best.op_by_op_bytes = op_by_op.workspace_bytes
     return best

@@ -125,6 +125,7 @@ class RowRegion:
     row_bytes: dict[int, int]  # every tensor of the region -> bytes per row
     capacity: dict[int, int]  # row-buffer tensors -> rows held
     steps: list = field(default_factory=list)  # Call and Shift, in order
+    band_rows: int = 1  # output rows per call (build_region)
 
     @property
     def ops(self) -> range:
@@ -146,8 +147,43 @@ class RowRegion:
                                  "row_bytes": self.row_bytes[t],
                                  "bytes": self.row_buffer_bytes(t)}
                                 for t in sorted(self.capacity)],
+                "band_rows": self.band_rows,
                 "calls": len(self.calls()),
                 "row_moves": sum(1 for s in self.steps if isinstance(s, Shift))}
+
+
+# What a region costs in instructions, per inference, beyond running its ops whole: each band
+# call repeats the kernel's per-call setup (parameter struct, per-call constants, loop
+# prologues) and computes its rows' ragged ends (a row of 5 pixels leaves 1 outside a 4-pixel
+# block, 125 pixels whole leave 1 in all); each row move copies its bytes (a load and a store
+# per word). Calibrated on ds_cnn and resnet8 on mps3-an547 (`run --profile` with and without
+# --no-row-stream: 67,687 instructions for 74 calls and 14,080 bytes moved; about 100,000 for
+# 143 calls and 94,208 bytes).
+CALL_INSTRUCTIONS = 600
+MOVE_INSTRUCTIONS_PER_BYTE = 0.5
+# A region is worth its instructions when it saves at least one byte of workspace per this many
+# instructions it adds: ds_cnn's first region (704 bytes for ~68,000 instructions, 1 per 96) is
+# not, ResNet-8's (13,248 for ~100,000, 1 per 8) and person_detect's (13,872 for ~61,000) are.
+INSTRUCTIONS_PER_BYTE_SAVED = 32
+# Band heights tried for the region chosen at one row per call: taller bands cut calls and
+# moves for larger row buffers.
+BAND_ROWS_TRIED = (2, 4)
+
+
+def added_instructions(region: "RowRegion") -> float:
+    """The instructions ``region`` adds per inference to running its ops whole (estimated:
+    calls and bytes moved, see CALL_INSTRUCTIONS)."""
+    moved = sum(s.rows * region.row_bytes[s.tensor] for s in region.steps
+                if isinstance(s, Shift) and s.rows > 0 and s.source > 0)
+    return len(region.calls()) * CALL_INSTRUCTIONS + moved * MOVE_INSTRUCTIONS_PER_BYTE
+
+
+def region_cost(workspace_bytes: int, region: "RowRegion | None") -> float:
+    """Workspace bytes plus the region's added instructions, in bytes at
+    INSTRUCTIONS_PER_BYTE_SAVED: the planner keeps the plan for which this is lowest."""
+    if region is None:
+        return float(workspace_bytes)
+    return workspace_bytes + added_instructions(region) / INSTRUCTIONS_PER_BYTE_SAVED
 
 
 def geometry(op: Operator, graph: Graph, variant_name: str | None) -> RowGeometry | None:
@@ -200,10 +236,15 @@ def candidate_spans(streamable: dict[int, RowGeometry], around: int | None = Non
     return spans
 
 
-def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometry]
-                 ) -> RowRegion | None:
+def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometry],
+                 band_rows: int = 1) -> RowRegion | None:
     """The region of ops ``first..last`` with its row buffers and its schedule, or None when a
-    tensor of it cannot be cut in rows (a residual of another shape, a reshaped view...)."""
+    tensor of it cannot be cut in rows (a residual of another shape, a reshaped view...).
+
+    ``band_rows``: output rows each op computes per call (its last band may be shorter). Taller
+    bands mean fewer calls (each repeats the kernel's per-call setup) and fewer row moves, for
+    row buffers about ``band_rows - 1`` rows larger each: :func:`added_instructions` and the
+    planner weigh the two."""
     ops = range(first, last + 1)
     geo = {i: rows[i] for i in ops}
     producer = {g.out: i for i, g in geo.items()}
@@ -241,7 +282,7 @@ def build_region(graph: Graph, first: int, last: int, rows: dict[int, RowGeometr
             internal.add(t)
     if not internal:
         return None
-    region = RowRegion(first, last, geo, row_bytes, {})
+    region = RowRegion(first, last, geo, row_bytes, {}, band_rows=band_rows)
     capacity = _schedule(region, graph, producer, internal, None)
     region.capacity = capacity
     _schedule(region, graph, producer, internal, capacity)
@@ -272,36 +313,39 @@ def _schedule(region: RowRegion, graph: Graph, producer: dict[int, int], interna
     def slot(t: int, row: int) -> int:
         return row - base[t] if t in internal else row
 
-    def produce_next(i: int) -> None:
+    band = region.band_rows
+
+    def produce(i: int, upto: int) -> None:
+        """Compute op ``i``'s output rows up to ``upto`` (rounded up to a whole band), a band
+        per call, each first pulling the input rows the whole band reads."""
         g = geo[i]
-        y = next_row[i]
-        v0, v1 = g.rows_read(y, y + 1)
-        for t, upto in ((g.x, v1), (g.residual, y + 1)):
-            if t is not None and t in producer and t in region.row_bytes:
-                while next_row[producer[t]] < upto:
-                    produce_next(producer[t])
-        if g.out in internal:
-            # (a row no consumer reads, e.g. between a 1x1 stride-2 conv's rows, is still
-            # written: it needs a slot too)
-            low = min(lowest_needed(g.out), y)
-            needed[g.out] = max(needed[g.out], y + 1 - low)
-            if capacity is not None and y - base[g.out] >= capacity[g.out]:
-                kept = y - low
-                steps.append(Shift(g.out, low - base[g.out], kept))
-                base[g.out] = low
-        slots = [(g.x, slot(g.x, v0)), (g.out, slot(g.out, y))]
-        if g.residual is not None:
-            slots.append((g.residual, slot(g.residual, y)))
-        steps.append(Call(i, y, y + 1, v0, v1, g.pad_top - y * g.stride + v0, tuple(slots)))
-        next_row[i] = y + 1
+        while next_row[i] < min(upto, g.out_h):
+            y = next_row[i]
+            y1 = min(y + band, g.out_h)
+            v0, v1 = g.rows_read(y, y1)
+            for t, needs in ((g.x, v1), (g.residual, y1)):
+                if t is not None and t in producer and t in region.row_bytes:
+                    produce(producer[t], needs)
+            if g.out in internal:
+                # (a row no consumer reads, e.g. between a 1x1 stride-2 conv's rows, is still
+                # written: it needs a slot too)
+                low = min(lowest_needed(g.out), y)
+                needed[g.out] = max(needed[g.out], y1 - low)
+                if capacity is not None and y1 - 1 - base[g.out] >= capacity[g.out]:
+                    kept = y - low
+                    steps.append(Shift(g.out, low - base[g.out], kept))
+                    base[g.out] = low
+            slots = [(g.x, slot(g.x, v0)), (g.out, slot(g.out, y))]
+            if g.residual is not None:
+                slots.append((g.residual, slot(g.residual, y)))
+            steps.append(Call(i, y, y1, v0, v1, g.pad_top - y * g.stride + v0, tuple(slots)))
+            next_row[i] = y1
 
     last = geo[region.last]
     for y in range(last.out_h):
-        while next_row[region.last] <= y:
-            produce_next(region.last)
+        produce(region.last, y + 1)
     for i in region.ops:  # outputs read after the region
-        while next_row[i] < geo[i].out_h:
-            produce_next(i)
+        produce(i, geo[i].out_h)
     if capacity is not None:
         region.steps = steps
     return needed

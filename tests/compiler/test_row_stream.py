@@ -84,7 +84,46 @@ def test_models_where_streaming_does_not_help_stay_op_by_op():
     assert model.plan.row_region is None and model.workspace_bytes == model.plan.op_by_op_bytes
 
 
-DEPTHWISE = {"ds_cnn": ((0, 1), 10_304, 9_856), "mobilenet_v1_025_vww": ((2, 3), 36_896, 29_952)}
+@pytest.mark.parametrize("name", ["generic", "m55-mve"])
+def test_a_region_saving_few_bytes_for_many_calls_is_not_kept(name):
+    # DS-CNN's first conv + depthwise as a region saves 448 (generic) / 704 (M55) bytes but
+    # runs ~50-74 band calls: at 32 instructions per byte saved it is not worth it (on the M55
+    # it cost 67,687 instructions, +3.9 % of the model).
+    from microbuild.compiler.row_stream import region_cost
+
+    model = compile_model(MODELS / "ds_cnn.tflite", selection=Selection(TARGETS[name]))
+    assert model.plan.row_region is None and model.workspace_bytes == model.plan.op_by_op_bytes
+    streamed = compile_model(RESNET8, selection=Selection(TARGETS[name]))
+    region = streamed.plan.row_region
+    assert region_cost(streamed.workspace_bytes, region) < streamed.plan.op_by_op_bytes
+    assert region_cost(streamed.workspace_bytes, region) > streamed.workspace_bytes
+
+
+@pytest.mark.parametrize("band_rows", [2, 3])
+def test_taller_bands_make_fewer_calls_and_replay(band_rows):
+    from microbuild.compiler.planner import plan_memory
+    from microbuild.compiler.row_stream import build_region, streamable_ops
+
+    model = compile_model(RESNET8)
+    names = [lw.variant.name if getattr(lw, "variant", None) is not None else None
+             for lw in model.lowerings]
+    rows = streamable_ops(model.graph, names)
+    one = model.plan.row_region
+    tall = build_region(model.graph, 0, 5, rows, band_rows)
+    assert tall.band_rows == band_rows
+    assert len(tall.calls()) < len(one.calls())
+    # (consecutive bands of one op with nothing between them still merge into one call)
+    assert min(c.y1 - c.y0 for c in tall.calls() if c.y1 < tall.geometry[c.op].out_h) \
+        >= band_rows
+    # A 3x3 conv's buffer holds its window plus the band's extra rows.
+    assert tall.capacity[20] > one.capacity[20]
+    plan = plan_memory(model.graph, model.lowerings, region=tall)
+    assert verify_plan(model.graph, plan, model.lowerings) == []
+    assert plan.workspace_bytes > model.workspace_bytes
+
+
+# (ds_cnn streamed its ops 0-1 until regions were weighed by their calls: see above.)
+DEPTHWISE = {"mobilenet_v1_025_vww": ((2, 3), 36_896, 29_952)}
 
 
 @pytest.mark.parametrize("name", DEPTHWISE)
@@ -186,9 +225,15 @@ MICRO_SPEECH = MODELS.parent.parent.parent / "shared" / "models" / "micro_speech
 TFLM_ARENA_MICRO_SPEECH = {"generic": 6_836, "m7-dsp": 6_836, "m55-mve": 7_812}
 
 
-def test_a_fully_connected_sums_its_producers_rows_band_by_band(tmp_path):
+def test_a_fully_connected_sums_its_producers_rows_band_by_band(tmp_path, monkeypatch):
     # conv -> conv -> FULLY_CONNECTED reading the 20x5x13 output whole: the FC joins the region
     # (microbuild/compiler/row_stream_fc.py), its input lives in a 10-row buffer, never whole.
+    # The model is small: its region saves 336 bytes for ~40 band calls, which the planner's
+    # cost rule (row_stream.region_cost) does not take, so the mechanism is tested here with the
+    # rule reduced to bytes alone (micro_speech below keeps its region under the rule).
+    import microbuild.compiler.planner as planner
+
+    monkeypatch.setattr(planner, "region_cost", lambda workspace, region: workspace)
     model = compile_model(CONV_FC)
     region = model.plan.row_region
     assert (region.first, region.last) == (0, 2)
