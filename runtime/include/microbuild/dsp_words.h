@@ -30,5 +30,14 @@ static inline int32_t mb_odd16(uint32_t v)
     return r;
 }
 
+/* SMMULR: (a x b + 2^31) >> 32, the rounded high word of the product (GCC does not recognise
+ * the C form; ACLE has no intrinsic). */
+static inline int32_t mb_smmulr(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
 #endif
 #endif
