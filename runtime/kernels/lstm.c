@@ -90,25 +90,15 @@ static inline int32_t requantize_qadd(int32_t x, int32_t multiplier, int32_t rig
     return __qadd(high, half + (high >> 31)) >> right;
 }
 
-/* mb_requantize_fast32(x, m, shift) for sums small enough that x << (left + 1) fits in int32
- * (params.small_sums): the doubling high multiply ((x << left) x m + 2^30) >> 31 is then SMMULR
- * of x << (left + 1) with m, at most 2^30 in magnitude, so its rounding shift right (by right
- * >= 1) adds half, minus one below zero, without overflow: 5 instructions instead of about 12.
- * lshift is left + 1, half 2^(right - 1). With no right shift, the SMMULR alone is the result. */
-static inline int32_t rescale_small(int32_t x, int32_t lshift, int32_t m, int32_t half,
-                                    int32_t right)
-{
-    const int32_t high = mb_smmulr(x << lshift, m);
-    return (high + half + (high >> 31)) >> right;
-}
-/* The two layers' rescalings for rescale_small, from the gate loop's in_* and rec_* constants:
- * _ROUND with a right shift, _EXACT without one (the shift argument is unused). */
-#define MB_LSTM_IN_ROUND(acc, m, unused) rescale_small((acc), in_l, (m), in_half, in_r)
+/* The two layers' rescalings with mb_rescale_small (dsp_words.h), from the gate loop's in_*
+ * and rec_* constants: _ROUND with a right shift, _EXACT without one (the shift argument is
+ * unused). */
+#define MB_LSTM_IN_ROUND(acc, m, unused) mb_rescale_small((acc), in_l, (m), in_half, in_r)
 #define MB_LSTM_IN_EXACT(acc, m, unused) mb_smmulr((acc) << in_l, (m))
-#define MB_LSTM_REC_ROUND(acc, m, unused) rescale_small((acc), rec_l, (m), rec_half, rec_r)
+#define MB_LSTM_REC_ROUND(acc, m, unused) mb_rescale_small((acc), rec_l, (m), rec_half, rec_r)
 #define MB_LSTM_REC_EXACT(acc, m, unused) mb_smmulr((acc) << rec_l, (m))
 
-/* The small-sums branch of MB_LSTM_GATE_SQUASHED (DSP builds; else empty): rescale_small on
+/* The small-sums branch of MB_LSTM_GATE_SQUASHED (DSP builds; else empty): mb_rescale_small on
  * both layers, one loop per combination of right shifts so none is a run-time test. */
 #define MB_LSTM_SMALL_SUMS_FIRST(QADD, SQUASH)                                                   \
     if ((QADD) && p->small_sums) {                                           \
@@ -205,6 +195,24 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
         const int32_t sum = saturate_16(kept + added);                                           \
         cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);                                            \
     }
+#if defined(__ARM_FEATURE_DSP)
+    /* Both products are a Q0.15 gate (the sigmoids are >= 0) times an int16: below 2^30 in
+     * magnitude, so mb_rescale_small's doubling fits whatever the model. */
+    if (forget_s < 0 && update_s < 0) {
+        const int32_t forget_half = (int32_t)1 << (-forget_s - 1);
+        const int32_t update_half = (int32_t)1 << (-update_s - 1);
+        for (int32_t u = 0; u < units; u++) {
+            const int32_t kept = saturate_16(mb_rescale_small(
+                (int32_t)forget[u] * (int32_t)cell[u], 1, forget_m, forget_half, -forget_s));
+            const int32_t added = saturate_16(mb_rescale_small(
+                (int32_t)input_gate[u] * (int32_t)cell_gate[u], 1, update_m, update_half,
+                -update_s));
+            const int32_t sum = saturate_16(kept + added);
+            cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);
+        }
+        return;
+    }
+#endif
     if (forget_s <= 0 && update_s <= 0) { /* the usual case, as in the gates */
         MB_LSTM_CELL_LOOP(forget_s < 0 ? forget_s : 0, update_s < 0 ? update_s : 0)
     } else {
@@ -216,12 +224,30 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
 /* tanh(cell) x output gate, requantized to the hidden state's scale, clamped to T, into the
  * hidden state and the output row. The parameters are read once: stores through the int8 h
  * could alias *p. */
+/* DSP builds: tanh(cell) x the output gate (>= 0) is below 2^30 in magnitude, so with a right
+ * shift mb_rescale_small takes it (then returns). */
+#if defined(__ARM_FEATURE_DSP)
+#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                       \
+    if (s < 0) {                                                                                 \
+        const int32_t half = (int32_t)1 << (-s - 1);                                             \
+        for (int32_t u = 0; u < units; u++) {                                                    \
+            const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
+            const int32_t v = zero_point + mb_rescale_small(product, 1, m, half, -s);              \
+            h[u] = out[u] = (T)MB_LSTM_SATURATE(v, LO, HI, BITS);                                \
+        }                                                                                        \
+        return;                                                                                  \
+    }
+#else
+#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)
+#endif
+
 #define MB_LSTM_HIDDEN(T, LO, HI, BITS)                                                          \
     static void hidden_##T(const mb_lstm_params *p, const int16_t *tanh_cell,                   \
                            const int16_t *output_gate, T *h, T *out)                            \
     {                                                                                            \
         const int32_t m = p->hidden_multiplier, s = p->hidden_shift;                            \
         const int32_t zero_point = p->hidden_zero_point, units = p->units;                      \
+        MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                       \
         for (int32_t u = 0; u < units; u++) {                                                    \
             const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
             const int32_t v = zero_point + mb_requantize_fast32(product, m, s);                 \

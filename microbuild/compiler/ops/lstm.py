@@ -337,8 +337,8 @@ class UnidirectionalSequenceLstm(OpLowering):
     def _small_sums(self, op: Operator, graph: Graph, in_shifts: list[int],
                     rec_shifts: list[int]) -> bool:
         """Whether every int8 gate sum, shifted left by its layer's left shift + 1, fits in
-        int32, so the kernel may rescale it with SMMULR (lstm.c: rescale_small): the bound is
-        the largest folded bias plus cols x 128 x 128."""
+        int32, so the kernel may rescale it with SMMULR (dsp_words.h: mb_rescale_small): the
+        bound is the largest folded bias plus cols x 128 x 128."""
         _, _, units, depth = self._sizes(op, graph)
         biases = np.abs(self._biases(op, graph)).reshape(8, units).max(axis=1)
         for layer, (cols, shifts) in enumerate(((depth, in_shifts), (units, rec_shifts))):

@@ -49,6 +49,24 @@ def _folds(op: Operator, graph: Graph) -> np.ndarray:
     return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
 
 
+def _small_sums(op: Operator, graph: Graph, s1: int, s2: int) -> int:
+    """Which sums the fast kernels may rescale with SMMULR (dsp_words.h: mb_rescale_small),
+    those that, shifted left by their scale's left shift + 1, fit in int32: bit 0 the feature
+    sums, bit 1 the time sums. The sums the kernels end with are TFLM's (their wrapping partial
+    sums are equal modulo 2^32), bounded by the weights' magnitudes times the largest (value -
+    zero point), plus the bias."""
+    x, wf, wt, state = (graph.tensor(op.inputs[i]) for i in (0, 1, 2, 4))
+    rank = int(op.options.get("rank", 1))
+    feature = np.abs(wf.data.astype(np.int64)).sum(axis=1) * 255
+    state_span = 65535 if state.dtype == "int16" else 255
+    time = np.abs(wt.data.astype(np.int64)).reshape(-1, rank * wt.shape[1]).sum(axis=1)
+    time = time * state_span
+    if op.inputs[3] >= 0:
+        time = time + np.abs(graph.tensor(op.inputs[3]).data.astype(np.int64)).reshape(-1)
+    return (int(int(feature.max()) << (1 + max(s1, 0)) < 2 ** 31)
+            | int(int(time.max()) << (1 + max(s2, 0)) < 2 ** 31) << 1)
+
+
 # svdf_f32.h's codes for the fused activations TFLM's ActivationValFloat applies here.
 _FLOAT_ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
 
@@ -188,7 +206,8 @@ class Svdf(OpLowering):
                   ("units", filters // rank), ("rank", rank), ("memory", memory),
                   ("input_zero_point", x.zero_point), ("state_zero_point", state.zero_point),
                   ("output_zero_point", y.zero_point), ("scale1_multiplier", m1),
-                  ("scale1_shift", s1), ("scale2_multiplier", m2), ("scale2_shift", s2)]
+                  ("scale1_shift", s1), ("scale2_multiplier", m2), ("scale2_shift", s2),
+                  ("small_sums", _small_sums(op, graph, s1, s2))]
         ctx.static(f"static const mb_svdf_params {params} = {c_struct(fields)};")
         bias = ctx.ptr(op.inputs[3])
         args = [f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),

@@ -45,7 +45,7 @@ typedef struct {
     int32_t tanh_shift;
     /* 1 when every int8 gate sum, shifted left by its layer's left shift + 1, still fits in
      * int32 (the compiler's bound on the sums): the DSP builds then rescale with SMMULR
-     * (lstm.c: rescale_small). */
+     * (dsp_words.h: mb_rescale_small). */
     int32_t small_sums;
 } mb_lstm_params;
 
