@@ -227,7 +227,7 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
 /* DSP builds: tanh(cell) x the output gate (>= 0) is below 2^30 in magnitude, so with a right
  * shift mb_rescale_small takes it (then returns). */
 #if defined(__ARM_FEATURE_DSP)
-#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                       \
+#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                    \
     if (s < 0) {                                                                                 \
         const int32_t half = (int32_t)1 << (-s - 1);                                             \
         for (int32_t u = 0; u < units; u++) {                                                    \
@@ -247,7 +247,7 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
     {                                                                                            \
         const int32_t m = p->hidden_multiplier, s = p->hidden_shift;                            \
         const int32_t zero_point = p->hidden_zero_point, units = p->units;                      \
-        MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                       \
+        MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                    \
         for (int32_t u = 0; u < units; u++) {                                                    \
             const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
             const int32_t v = zero_point + mb_requantize_fast32(product, m, s);                 \

@@ -49,6 +49,17 @@ def _folds(op: Operator, graph: Graph) -> np.ndarray:
     return np.where(folds >= 1 << 31, folds - (1 << 32), folds).astype(np.int32)
 
 
+def _arrange_time_wide(weights: np.ndarray, rank: int) -> np.ndarray:
+    """svdf_fast.c's dsp_wide time weights for an int8 state: widened to int16, each unit's run
+    of rank x memory weights in chunks of four stored w0 w2 w1 w3 (the words SMLAD pairs with
+    SXTB16's halves of a state word), the run's last run % 4 weights as they are."""
+    w = np.asarray(weights, dtype=np.int8)
+    runs = w.reshape(-1, rank * w.shape[1]).astype(np.int16)
+    full = runs.shape[1] // 4 * 4
+    chunks = runs[:, :full].reshape(runs.shape[0], -1, 4)[:, :, [0, 2, 1, 3]]
+    return np.concatenate([chunks.reshape(runs.shape[0], full), runs[:, full:]], axis=1).ravel()
+
+
 def _small_sums(op: Operator, graph: Graph, s1: int, s2: int) -> int:
     """Which sums the fast kernels may rescale with SMMULR (dsp_words.h: mb_rescale_small),
     those that, shifted left by their scale's left shift + 1, fit in int32: bit 0 the feature
@@ -63,8 +74,10 @@ def _small_sums(op: Operator, graph: Graph, s1: int, s2: int) -> int:
     time = time * state_span
     if op.inputs[3] >= 0:
         time = time + np.abs(graph.tensor(op.inputs[3]).data.astype(np.int64)).reshape(-1)
+    # The time sums' bit also carries the output zero point into the rounding constant
+    # (zp x 2^right), which fits for right shifts up to 22.
     return (int(int(feature.max()) << (1 + max(s1, 0)) < 2 ** 31)
-            | int(int(time.max()) << (1 + max(s2, 0)) < 2 ** 31) << 1)
+            | int(int(time.max()) << (1 + max(s2, 0)) < 2 ** 31 and s2 >= -22) << 1)
 
 
 # svdf_f32.h's codes for the fused activations TFLM's ActivationValFloat applies here.
@@ -221,6 +234,10 @@ class Svdf(OpLowering):
                 symbol = ctx.const_array(ctx.symbol(f"weights_{variant.name}"), arranged, ctype)
                 args[2] = (symbol if ctype == "int8_t"
                            else f"(const int8_t *)(const void *){symbol}")
+            if variant.name == "dsp_wide" and state.dtype == "int8":
+                wide = ctx.const_array(ctx.symbol("time_weights_wide"),
+                                       _arrange_time_wide(wt.data, rank), "int16_t")
+                args[3] = f"(const int8_t *)(const void *){wide}"
             args.append(ctx.const_array(ctx.symbol("folds"), _folds(op, graph), "int32_t"))
             function = variant.function.format(state=state_type)
         else:
