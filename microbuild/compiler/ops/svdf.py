@@ -132,9 +132,10 @@ class Svdf(OpLowering):
             opcode="SVDF", name="dsp_wide", function="mb_svdf_s8_{state}_dsp_wide",
             sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"dsp"}), rank=25,
             scratch=_fast_scratch, arrange=arrange_dsp_wide, compact="dsp",
-            description="Arm DSP on feature weights widened to int16 at compile time: no SXTB16 "
-                        "in the feature loop (13 instructions per 16 MACs instead of 20) for "
-                        "twice the feature weights' flash"),
+            description="Arm DSP on feature weights (and an int8 state's time weights) widened "
+                        "to int16 at compile time: no SXTB16 in the feature loop (12 "
+                        "instructions per 16 MACs instead of 20, 64 filters per call), SMMULR "
+                        "rescaling where the sums are bounded, for twice those weights' flash"),
         KernelVariant(
             opcode="SVDF", name="mve", function="mb_svdf_s8_{state}_mve",
             sources=("svdf_fast.c", "lstm_dsp.c"), features=frozenset({"mve"}), rank=30,
