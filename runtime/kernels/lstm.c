@@ -1,5 +1,7 @@
 #include "microbuild/kernels/lstm.h"
 
+#include "microbuild/dsp_words.h"
+
 #include "microbuild/kernels/sigmoid16.h"
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
@@ -63,9 +65,11 @@ MB_LSTM_DOT(dot_s16, int16_t, int64_t)
  * input is TFLM's Logistic / Tanh with multiplier 3, shift 0 (cell_state_scale_power -12), so
  * the table's input is 3 x the sum. */
 #define MB_LSTM_GATE_SUMS(REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)                                  \
+    MB_LSTM_GATE_SUMS2(REQUANT, REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)
+#define MB_LSTM_GATE_SUMS2(IN_REQUANT, REC_REQUANT, IN_SHIFT, REC_SHIFT, SQUASH)                 \
     for (int32_t k = 0; k < n; k++) {                                                            \
-        const int32_t from_input = saturate_16(REQUANT(acc_in[k], in_m, IN_SHIFT));              \
-        const int32_t from_hidden = saturate_16(REQUANT(acc_rec[k], rec_m, REC_SHIFT));          \
+        const int32_t from_input = saturate_16(IN_REQUANT(acc_in[k], in_m, IN_SHIFT));           \
+        const int32_t from_hidden = saturate_16(REC_REQUANT(acc_rec[k], rec_m, REC_SHIFT));      \
         const int32_t sum = saturate_16(from_input + from_hidden);                               \
         gate[u + k] = SQUASH(3 * sum);                                                           \
     }
@@ -85,16 +89,46 @@ static inline int32_t requantize_qadd(int32_t x, int32_t multiplier, int32_t rig
     const int32_t half = (int32_t)1 << (right - 1);
     return __qadd(high, half + (high >> 31)) >> right;
 }
+
+/* The two layers' rescalings with mb_rescale_small (dsp_words.h), from the gate loop's in_*
+ * and rec_* constants: _ROUND with a right shift, _EXACT without one (the shift argument is
+ * unused). */
+#define MB_LSTM_IN_ROUND(acc, m, unused) mb_rescale_small((acc), in_l, (m), in_half, in_r)
+#define MB_LSTM_IN_EXACT(acc, m, unused) mb_smmulr((acc) << in_l, (m))
+#define MB_LSTM_REC_ROUND(acc, m, unused) mb_rescale_small((acc), rec_l, (m), rec_half, rec_r)
+#define MB_LSTM_REC_EXACT(acc, m, unused) mb_smmulr((acc) << rec_l, (m))
+
+/* The small-sums branch of MB_LSTM_GATE_SQUASHED (DSP builds; else empty): mb_rescale_small on
+ * both layers, one loop per combination of right shifts so none is a run-time test. */
+#define MB_LSTM_SMALL_SUMS_FIRST(QADD, SQUASH)                                                   \
+    if ((QADD) && p->small_sums) {                                           \
+        const int32_t in_l = 1 + (in_s > 0 ? in_s : 0), in_r = in_s < 0 ? -in_s : 0;           \
+        const int32_t rec_l = 1 + (rec_s > 0 ? rec_s : 0), rec_r = rec_s < 0 ? -rec_s : 0;      \
+        const int32_t in_half = (int32_t)(1u << in_r) >> 1;                                     \
+        const int32_t rec_half = (int32_t)(1u << rec_r) >> 1;                                  \
+        if (in_r > 0 && rec_r > 0) {                                                             \
+            MB_LSTM_GATE_SUMS2(MB_LSTM_IN_ROUND, MB_LSTM_REC_ROUND, 0, 0, SQUASH);               \
+        } else if (in_r > 0) {                                                                   \
+            MB_LSTM_GATE_SUMS2(MB_LSTM_IN_ROUND, MB_LSTM_REC_EXACT, 0, 0, SQUASH);               \
+        } else if (rec_r > 0) {                                                                  \
+            MB_LSTM_GATE_SUMS2(MB_LSTM_IN_EXACT, MB_LSTM_REC_ROUND, 0, 0, SQUASH);               \
+        } else {                                                                                 \
+            MB_LSTM_GATE_SUMS2(MB_LSTM_IN_EXACT, MB_LSTM_REC_EXACT, 0, 0, SQUASH);               \
+        }                                                                                        \
+    } else
 #else
 #define MB_LSTM_QADD_ROUNDS(shift) 0
 #define requantize_qadd mb_requantize_fast32
+#define MB_LSTM_SMALL_SUMS_FIRST(QADD, SQUASH)
 #endif
+
 
 /* The usual cases first: both scales shift right only (by 1 to 16, QADD: int32 sums only).
  * Shifts the compiler can see are <= 0 drop the left shift and free registers for the loop's
  * constants. */
 #define MB_LSTM_GATE_SQUASHED(REQUANT, QADD, SQUASH)                                             \
-    if (QADD && MB_LSTM_QADD_ROUNDS(in_s) && MB_LSTM_QADD_ROUNDS(rec_s)) {                       \
+    MB_LSTM_SMALL_SUMS_FIRST(QADD, SQUASH)                                                       \
+    if (QADD && MB_LSTM_QADD_ROUNDS(in_s) && MB_LSTM_QADD_ROUNDS(rec_s)) {                \
         MB_LSTM_GATE_SUMS(requantize_qadd, -in_s, -rec_s, SQUASH);                               \
     } else if (in_s <= 0 && rec_s <= 0) {                                                        \
         const int32_t in_r = in_s < 0 ? in_s : 0, rec_r = rec_s < 0 ? rec_s : 0;                \
@@ -161,6 +195,24 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
         const int32_t sum = saturate_16(kept + added);                                           \
         cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);                                            \
     }
+#if defined(__ARM_FEATURE_DSP)
+    /* Both products are a Q0.15 gate (the sigmoids are >= 0) times an int16: below 2^30 in
+     * magnitude, so mb_rescale_small's doubling fits whatever the model. */
+    if (forget_s < 0 && update_s < 0) {
+        const int32_t forget_half = (int32_t)1 << (-forget_s - 1);
+        const int32_t update_half = (int32_t)1 << (-update_s - 1);
+        for (int32_t u = 0; u < units; u++) {
+            const int32_t kept = saturate_16(mb_rescale_small(
+                (int32_t)forget[u] * (int32_t)cell[u], 1, forget_m, forget_half, -forget_s));
+            const int32_t added = saturate_16(mb_rescale_small(
+                (int32_t)input_gate[u] * (int32_t)cell_gate[u], 1, update_m, update_half,
+                -update_s));
+            const int32_t sum = saturate_16(kept + added);
+            cell[u] = (int16_t)mb_clamp_i32(sum, lo, hi);
+        }
+        return;
+    }
+#endif
     if (forget_s <= 0 && update_s <= 0) { /* the usual case, as in the gates */
         MB_LSTM_CELL_LOOP(forget_s < 0 ? forget_s : 0, update_s < 0 ? update_s : 0)
     } else {
@@ -172,12 +224,30 @@ static void update_cell(const mb_lstm_params *p, const int16_t *forget, const in
 /* tanh(cell) x output gate, requantized to the hidden state's scale, clamped to T, into the
  * hidden state and the output row. The parameters are read once: stores through the int8 h
  * could alias *p. */
+/* DSP builds: tanh(cell) x the output gate (>= 0) is below 2^30 in magnitude, so with a right
+ * shift mb_rescale_small takes it (then returns). */
+#if defined(__ARM_FEATURE_DSP)
+#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                    \
+    if (s < 0) {                                                                                 \
+        const int32_t half = (int32_t)1 << (-s - 1);                                             \
+        for (int32_t u = 0; u < units; u++) {                                                    \
+            const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
+            const int32_t v = zero_point + mb_rescale_small(product, 1, m, half, -s);              \
+            h[u] = out[u] = (T)MB_LSTM_SATURATE(v, LO, HI, BITS);                                \
+        }                                                                                        \
+        return;                                                                                  \
+    }
+#else
+#define MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)
+#endif
+
 #define MB_LSTM_HIDDEN(T, LO, HI, BITS)                                                          \
     static void hidden_##T(const mb_lstm_params *p, const int16_t *tanh_cell,                   \
                            const int16_t *output_gate, T *h, T *out)                            \
     {                                                                                            \
         const int32_t m = p->hidden_multiplier, s = p->hidden_shift;                            \
         const int32_t zero_point = p->hidden_zero_point, units = p->units;                      \
+        MB_LSTM_HIDDEN_SMALL(T, LO, HI, BITS)                                                    \
         for (int32_t u = 0; u < units; u++) {                                                    \
             const int32_t product = (int32_t)tanh_cell[u] * (int32_t)output_gate[u];            \
             const int32_t v = zero_point + mb_requantize_fast32(product, m, s);                 \

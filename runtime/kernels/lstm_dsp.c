@@ -94,6 +94,58 @@ LSTM_ASM_CHUNKS("mb_lstm_dsp_wide_chunks",
                 "smlad  r6, r11, r9, r6\n\t"
                 "smlad  r7, r12, r8, r7\n\t"
                 "smlad  r7, lr, r9, r7\n\t");
+
+/* All the groups of one dot call in one call (dsp_wide on padded rows): per group, its four
+ * sums start from bias (LDM), run the chunks as above and go to acc (STM). The group count and
+ * the bias and acc pointers live on the stack (r3, then the two stack arguments): every other
+ * register is the loop's. About 16 instructions a group instead of a call, its spills and the
+ * bias copies. Two chunks per pass (an odd count enters at the second): 12 instructions per 16
+ * MACs. groups >= 1, x_bytes > 0. */
+__asm__(MB_THUMB_FUNCTION_BEGIN("mb_lstm_dsp_wide_groups")
+        "push   {r3, r4, r5, r6, r7, r8, r9, r10, r11, lr}\n"
+        ".Lmb_lstm_wide_group:\n\t"
+        "ldr    r3, [sp, #40]\n\t"
+        "ldm    r3!, {r4, r5, r6, r7}\n\t"
+        "str    r3, [sp, #40]\n\t"
+        "add    r3, r1, r2\n\t"
+        "tst    r2, #8\n\t"
+        "bne    .Lmb_lstm_wide_second\n"
+        ".Lmb_lstm_wide_pair:\n\t"
+        "ldrd   r8, r9, [r1], #8\n\t"
+        "ldm    r0!, {r10, r11, r12, lr}\n\t"
+        "smlad  r4, r10, r8, r4\n\t"
+        "smlad  r4, r11, r9, r4\n\t"
+        "smlad  r5, r12, r8, r5\n\t"
+        "smlad  r5, lr, r9, r5\n\t"
+        "ldm    r0!, {r10, r11, r12, lr}\n\t"
+        "smlad  r6, r10, r8, r6\n\t"
+        "smlad  r6, r11, r9, r6\n\t"
+        "smlad  r7, r12, r8, r7\n\t"
+        "smlad  r7, lr, r9, r7\n\t"
+".Lmb_lstm_wide_second:\n\t"
+        "ldrd   r8, r9, [r1], #8\n\t"
+        "ldm    r0!, {r10, r11, r12, lr}\n\t"
+        "smlad  r4, r10, r8, r4\n\t"
+        "smlad  r4, r11, r9, r4\n\t"
+        "smlad  r5, r12, r8, r5\n\t"
+        "smlad  r5, lr, r9, r5\n\t"
+        "ldm    r0!, {r10, r11, r12, lr}\n\t"
+        "smlad  r6, r10, r8, r6\n\t"
+        "smlad  r6, r11, r9, r6\n\t"
+        "smlad  r7, r12, r8, r7\n\t"
+        "smlad  r7, lr, r9, r7\n\t"
+        "cmp    r1, r3\n\t"
+        "bne    .Lmb_lstm_wide_pair\n\t"
+        "sub    r1, r1, r2\n\t"
+        "ldr    r3, [sp, #44]\n\t"
+        "stm    r3!, {r4, r5, r6, r7}\n\t"
+        "str    r3, [sp, #44]\n\t"
+        "ldr    r3, [sp]\n\t"
+        "subs   r3, r3, #1\n\t"
+        "str    r3, [sp]\n\t"
+        "bne    .Lmb_lstm_wide_group\n\t"
+        "pop    {r3, r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"
+        MB_THUMB_FUNCTION_END("mb_lstm_dsp_wide_groups"));
 #else
 const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x_end,
                                int32_t *acc)
@@ -131,6 +183,20 @@ const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32
     acc[2] = a2;
     acc[3] = a3;
     return q;
+}
+
+const void *mb_lstm_dsp_wide_groups(const void *w, const int32_t *x, int32_t x_bytes,
+                                    int32_t groups, const int32_t *bias, int32_t *acc)
+{
+    const int32_t *x_end = x + x_bytes / 4;
+    for (; groups > 0; groups--, bias += 4, acc += 4) {
+        acc[0] = bias[0];
+        acc[1] = bias[1];
+        acc[2] = bias[2];
+        acc[3] = bias[3];
+        w = mb_lstm_dsp_wide_chunks(w, x, x_end, acc);
+    }
+    return w;
 }
 #endif
 
@@ -196,54 +262,6 @@ static void dot_s8_dsp(const void *m, int32_t first, int32_t cols, const void *v
     }
 }
 
-/* dsp_wide: the weights widened to int16 at compile time by FULLY_CONNECTED's arrange_dsp_wide
- * (arrange_rows(4, 4) with every whole chunk stored w0 w2 w1 w3 as int16: the words (w0, w2)
- * and (w1, w3) that pair with the prepared vector's). No SXTB16 is left in the loop: per chunk
- * of four rows, one LDRD of the vector, four of the weights and 8 SMLAD. */
-static void dot_s8_dsp_wide(const void *m, int32_t first, int32_t cols, const void *vector,
-                            int32_t n, const int32_t *bias, int32_t *acc)
-{
-    const int16_t *w = (const int16_t *)m + first * cols;
-    const int32_t *x = (const int32_t *)vector;
-    const int32_t full = cols & ~3;
-    const int32_t tail = cols - full;
-    const int16_t *x_tail = (const int16_t *)(x + full / 2);
-    if (tail == 0) { /* whole chunks only: each group ends where the next one starts */
-        const void *q = w;
-        for (; n >= 4; n -= 4, bias += 4, acc += 4) {
-            START_FROM_BIAS(acc, bias);
-            q = mb_lstm_dsp_wide_chunks(q, x, x + full / 2, acc);
-        }
-        w = (const int16_t *)q;
-    }
-    for (; n >= 4; n -= 4, w += 4 * cols, bias += 4, acc += 4) {
-        START_FROM_BIAS(acc, bias);
-        const int16_t *t = (const int16_t *)mb_lstm_dsp_wide_chunks(w, x, x + full / 2, acc);
-        for (int32_t c = 0; c < tail; c++) {
-            const int32_t xc = x_tail[c];
-            acc[0] += t[c] * xc;
-            acc[1] += t[tail + c] * xc;
-            acc[2] += t[2 * tail + c] * xc;
-            acc[3] += t[3 * tail + c] * xc;
-        }
-    }
-    for (int32_t r = 0; r < n; r++) { /* the last rows: chunks permuted and widened, tail plain */
-        const int16_t *row = w + r * cols;
-        int32_t a = bias[r];
-        for (int32_t c = 0; c < full; c += 4) {
-            int32_t w02, w13;
-            memcpy(&w02, row + c, 4);
-            memcpy(&w13, row + c + 2, 4);
-            a = __smlad(w02, x[c / 2], a);
-            a = __smlad(w13, x[c / 2 + 1], a);
-        }
-        for (int32_t c = full; c < cols; c++) {
-            a += row[c] * x_tail[c - full];
-        }
-        acc[r] = a;
-    }
-}
-
 /* The 16x8 groups are arranged the same way, each whole 4-byte chunk stored w0 w2 w1 w3: SXTB16
  * then gives the pairs (w0, w1) and (w2, w3), which SMLALD multiplies with the vector's words
  * (x0, x1) and (x2, x3) as loaded. */
@@ -299,6 +317,51 @@ static void dot_s16_dsp(const void *m, int32_t first, int32_t cols, const void *
     }
 }
 
+/* dsp_wide's prepare step: mb_dsp_widen_s8, with the last cols % 4 values made one more whole
+ * chunk padded with zeros (the compiler pads the rows with zero weights to match), so every row
+ * is whole chunks. The buffer holds it: mb_lstm_prepared_bytes(cols) is 2 x cols rounded up to
+ * 8 bytes. */
+static const void *widen_padded(const void *vector, int32_t cols, void *buffer)
+{
+    const int32_t full = cols & ~3;
+    mb_dsp_widen_s8(vector, full, buffer);
+    if (full != cols) {
+        int8_t last[4] = {0, 0, 0, 0};
+        memcpy(last, (const int8_t *)vector + full, (size_t)(cols - full));
+        const uint32_t x = mb_load32(last);
+        int32_t *out = (int32_t *)buffer + full / 2;
+        out[0] = mb_even16(x);
+        out[1] = mb_odd16(x);
+    }
+    return buffer;
+}
+
+/* dsp_wide on rows padded to whole chunks (lstm.py: arrange_dsp_wide of the zero-padded
+ * matrix): all the groups of four rows in one call, then the units % 4 rows left over. */
+static void dot_s8_dsp_wide_padded(const void *m, int32_t first, int32_t cols,
+                                   const void *vector, int32_t n, const int32_t *bias,
+                                   int32_t *acc)
+{
+    const int32_t padded = (cols + 3) & ~3;
+    const int16_t *w = (const int16_t *)m + first * padded;
+    const int32_t *x = (const int32_t *)vector;
+    const int32_t groups = n / 4;
+    if (groups > 0) {
+        w = (const int16_t *)mb_lstm_dsp_wide_groups(w, x, 2 * padded, groups, bias, acc);
+    }
+    for (int32_t r = 4 * groups; r < n; r++) { /* the last rows, each whole chunks */
+        int32_t a = bias[r];
+        for (int32_t c = 0; c < padded; c += 4, w += 4) {
+            int32_t w02, w13;
+            memcpy(&w02, w, 4);
+            memcpy(&w13, w + 2, 4);
+            a = __smlad(w02, x[c / 2], a);
+            a = __smlad(w13, x[c / 2 + 1], a);
+        }
+        acc[r] = a;
+    }
+}
+
 void mb_lstm_s8_dsp(const mb_lstm_params *p, const int8_t *input, const int8_t *const weights[8],
                     const int32_t *bias, int8_t *hidden, int16_t *cell, int8_t *output,
                     void *scratch)
@@ -312,7 +375,7 @@ void mb_lstm_s8_dsp_wide(const mb_lstm_params *p, const int8_t *input,
                          int16_t *cell, int8_t *output, void *scratch)
 {
     mb_lstm_s8_with(p, input, weights, bias, hidden, cell, output, scratch,
-                    mb_dsp_widen_s8, dot_s8_dsp_wide);
+                    widen_padded, dot_s8_dsp_wide_padded);
 }
 
 void mb_lstm_s16_dsp(const mb_lstm_params *p, const int16_t *input,

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "microbuild/asm_function.h"
 #include "microbuild/dsp_words.h"
 #include "microbuild/kernels/lstm.h"
 #include "microbuild/kernels/svdf.h"
@@ -64,8 +65,11 @@ static int32_t feature_dot_dsp(const int8_t *w, const int32_t *x, int32_t cols, 
 }
 
 /* A unit's rank x memory state values . its time weights (both runs consecutive), added to acc
- * (wrapping): eight values per pass, then pairs, then the last odd one. */
-static int32_t time_dot_s16_dsp(const int16_t *w, const int16_t *s, int32_t n, int32_t acc)
+ * (wrapping): eight values per pass, then pairs, then the last odd one. Inlined into the units'
+ * loop: a call's set-up cost a third of a short run's instructions. */
+static inline __attribute__((always_inline)) int32_t time_dot_s16_dsp(const int16_t *w,
+                                                                       const int16_t *s,
+                                                                       int32_t n, int32_t acc)
 {
     const int16_t *const end8 = w + (n & ~7);
     for (; w != end8; w += 8, s += 8) {
@@ -83,7 +87,9 @@ static int32_t time_dot_s16_dsp(const int16_t *w, const int16_t *s, int32_t n, i
     return acc;
 }
 
-static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t n, int32_t acc)
+static inline __attribute__((always_inline)) int32_t time_dot_s8_dsp(const int8_t *w,
+                                                                      const int8_t *s,
+                                                                      int32_t n, int32_t acc)
 {
     const int8_t *const end8 = w + (n & ~7);
     for (; w != end8; w += 8, s += 8) {
@@ -99,6 +105,80 @@ static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t n, int3
     }
     return acc;
 }
+
+/* dsp_wide, int8 state: the time weights widened to int16 at compile time (svdf.py:
+ * _arrange_time_wide), each unit's run in chunks of four stored w0 w2 w1 w3, the words that
+ * pair with SXTB16's halves of a state word, then the run's last run % 4 weights plain: per 4
+ * values one state load, 2 SXTB16, one LDRD of weights and 2 SMLAD (4 SXTB16 fewer than int8
+ * weights per 8 values). */
+static inline __attribute__((always_inline)) int32_t time_dot_s8_wide(const int16_t *w,
+                                                                       const int8_t *s,
+                                                                       int32_t n, int32_t acc)
+{
+    const int16_t *const end4 = w + (n & ~3);
+    for (; w != end4; w += 4, s += 4) {
+        const uint32_t x = mb_load32(s);
+        acc = __smlad((int32_t)mb_load32(w), mb_even16(x), acc);
+        acc = __smlad((int32_t)mb_load32(w + 2), mb_odd16(x), acc);
+    }
+    for (int32_t m = n & ~3; m < n; m++, w++, s++) {
+        acc = wrap_add(acc, (int32_t)*w * (int32_t)*s);
+    }
+    return acc;
+}
+
+static inline __attribute__((always_inline)) int32_t time_dot8_s8_wide(const int16_t *w,
+                                                                        const int8_t *s,
+                                                                        int32_t n, int32_t acc)
+{
+    const int16_t *const end = w + n;
+    do {
+        const uint32_t x0 = mb_load32(s), x1 = mb_load32(s + 4);
+        acc = __smlad((int32_t)mb_load32(w), mb_even16(x0), acc);
+        acc = __smlad((int32_t)mb_load32(w + 2), mb_odd16(x0), acc);
+        acc = __smlad((int32_t)mb_load32(w + 4), mb_even16(x1), acc);
+        acc = __smlad((int32_t)mb_load32(w + 6), mb_odd16(x1), acc);
+        w += 8;
+        s += 8;
+    } while (w != end);
+    return acc;
+}
+
+/* time_dot_*_dsp for a run of a multiple of 8 values (every memory of 8, 16, 32...): no tail
+ * code, so the units' loop keeps its pointers in registers. */
+static inline __attribute__((always_inline)) int32_t time_dot8_s16_dsp(const int16_t *w,
+                                                                        const int16_t *s,
+                                                                        int32_t n, int32_t acc)
+{
+    const int16_t *const end = w + n;
+    do {
+        acc = __smlad((int32_t)mb_load32(w), (int32_t)mb_load32(s), acc);
+        acc = __smlad((int32_t)mb_load32(w + 2), (int32_t)mb_load32(s + 2), acc);
+        acc = __smlad((int32_t)mb_load32(w + 4), (int32_t)mb_load32(s + 4), acc);
+        acc = __smlad((int32_t)mb_load32(w + 6), (int32_t)mb_load32(s + 6), acc);
+        w += 8;
+        s += 8;
+    } while (w != end);
+    return acc;
+}
+
+static inline __attribute__((always_inline)) int32_t time_dot8_s8_dsp(const int8_t *w,
+                                                                       const int8_t *s,
+                                                                       int32_t n, int32_t acc)
+{
+    const int8_t *const end = w + n;
+    do {
+        const uint32_t a0 = mb_load32(w), b0 = mb_load32(s);
+        const uint32_t a1 = mb_load32(w + 4), b1 = mb_load32(s + 4);
+        acc = __smlad(mb_even16(a0), mb_even16(b0), acc);
+        acc = __smlad(mb_odd16(a0), mb_odd16(b0), acc);
+        acc = __smlad(mb_even16(a1), mb_even16(b1), acc);
+        acc = __smlad(mb_odd16(a1), mb_odd16(b1), acc);
+        w += 8;
+        s += 8;
+    } while (w != end);
+    return acc;
+}
 #endif
 
 
@@ -106,11 +186,42 @@ static int32_t time_dot_s8_dsp(const int8_t *w, const int8_t *s, int32_t n, int3
  * overwrites each row's last slot): 16 bytes per pass, the four (unaligned) loads before the
  * four stores, each load reading ahead of every store; then words, then bytes. */
 #if defined(__ARM_FEATURE_DSP)
+#if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
+/* blocks x 32 bytes from `from` (any alignment: LDR takes unaligned addresses) down to `to`
+ * (word-aligned, below from: each pass loads before it stores). blocks >= 1. */
+void mb_svdf_shift_blocks(const void *from, void *to, int32_t blocks);
+__asm__(MB_THUMB_FUNCTION_BEGIN("mb_svdf_shift_blocks")
+        "push   {r4, r5, r6, r7, r8, r9, r10, lr}\n"
+        ".Lmb_svdf_shift_block:\n\t"
+        "ldr    r3, [r0]\n\t"
+        "ldr    r4, [r0, #4]\n\t"
+        "ldr    r5, [r0, #8]\n\t"
+        "ldr    r6, [r0, #12]\n\t"
+        "ldr    r7, [r0, #16]\n\t"
+        "ldr    r8, [r0, #20]\n\t"
+        "ldr    r9, [r0, #24]\n\t"
+        "ldr    r10, [r0, #28]\n\t"
+        "adds   r0, r0, #32\n\t"
+        "stmia  r1!, {r3, r4, r5, r6, r7, r8, r9, r10}\n\t"
+        "subs   r2, r2, #1\n\t"
+        "bne    .Lmb_svdf_shift_block\n\t"
+        "pop    {r4, r5, r6, r7, r8, r9, r10, pc}\n\t"
+        MB_THUMB_FUNCTION_END("mb_svdf_shift_blocks"));
+#endif
 static void shift_dsp(void *state, int32_t bytes, int32_t step)
 {
     uint8_t *s = (uint8_t *)state;
     const int32_t moved = bytes - step;
     int32_t i = 0;
+#if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
+    if (((uintptr_t)s & 3) == 0 && moved >= 32) {
+        /* A word-aligned state (the planner's usual): 32 bytes per pass, eight unaligned LDR
+         * then one STM (12 instructions where the word-wise C loop below takes about 22). */
+        const int32_t blocks = moved / 32;
+        mb_svdf_shift_blocks(s + step, s, blocks);
+        i = 32 * blocks;
+    }
+#endif
     for (; i + 16 <= moved; i += 16) {
         const uint32_t a = mb_load32(s + i + step), b = mb_load32(s + i + step + 4);
         const uint32_t c = mb_load32(s + i + step + 8), d = mb_load32(s + i + step + 12);
@@ -143,7 +254,7 @@ static void shift_dsp(void *state, int32_t bytes, int32_t step)
  * arranges them, WBYTES bytes a weight: a group of four rows starts where it did), FEATURE one
  * filter's (the last filters % 4, as stored), TIME a unit's run of state values . its time
  * weights. */
-#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME, WBYTES)                        \
+#define MB_SVDF_FAST_BODY(T, BITS, PREPARE, GROUP, FEATURE, TIME, WBYTES, TW)                    \
     const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;        \
     const int32_t m1 = p->scale1_multiplier, s1 = p->scale1_shift;                             \
     const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                             \
@@ -172,7 +283,7 @@ static void shift_dsp(void *state, int32_t bytes, int32_t step)
     const int32_t units = p->units;                                                             \
     for (int32_t b = 0; b < p->batches; b++) {                                                  \
         const T *rows = state + b * filters * memory;                                           \
-        const T *w = weights_time;                                                              \
+        const TW *w = (const TW *)(const void *)weights_time;                                    \
         int8_t *out = output + b * units;                                                       \
         /* MB_SVDF_UNITS units' sums, then their rescaling: each loop keeps its own values in   \
          * registers (one loop over both spilled the rescaling's constants every unit). */      \
@@ -207,10 +318,10 @@ static const void *prepare_dsp(const int8_t *x, int32_t cols, void *buffer)
         const W *q = (const W *)CHUNKS(w, xw, xw + full / 2, acc);                               \
         const int16_t *xt = (const int16_t *)(const void *)(xw + full / 2);                     \
         for (int32_t c = 0; c < tail; c++) {                                                     \
-            for (int32_t k = 0; k < 4; k++) {                                                    \
+            for (int32_t k = 0; k < 4; k++) {                                                   \
                 acc[k] = wrap_add(acc[k], (int32_t)q[k * tail + c] * (int32_t)xt[c]);           \
-            }                                                                                    \
-        }                                                                                        \
+            }                                                                                   \
+        }                                                                                       \
     }
 
 /* dsp: the groups as arrange_rows(4, 4) stores them (int8, SXTB16 in the loop). */
@@ -218,18 +329,19 @@ MB_SVDF_FEATURE_GROUP(feature_group_dsp, int8_t, mb_lstm_dsp_chunks)
 
 /* A DSP variant's entry point: T the state type, BITS its width, GROUP and FEATURE
  * the feature products on the variant's weights (WBYTES bytes a weight), TIME the time dot. */
-#define MB_SVDF_DSP_ENTRY(NAME, T, BITS, GROUP, FEATURE, TIME, WBYTES)                           \
+#define MB_SVDF_DSP_ENTRY(NAME, T, BITS, GROUP, FEATURE, TIME, WBYTES, TW, FIRST)                \
     void NAME(const mb_svdf_params *p, const int8_t *input, const int8_t *weights_feature,      \
               const T *weights_time, const int32_t *bias, T *state, int8_t *output,             \
               const int32_t *folds, void *scratch)                                               \
     {                                                                                            \
-        MB_SVDF_FAST_BODY(T, BITS, prepare_dsp, GROUP, FEATURE, TIME, WBYTES)                    \
+        FIRST                                                                                    \
+        MB_SVDF_FAST_BODY(T, BITS, prepare_dsp, GROUP, FEATURE, TIME, WBYTES, TW)                \
     }
 
 MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp, int16_t, 16, feature_group_dsp, feature_dot_dsp,
-                  time_dot_s16_dsp, 1)
+                  time_dot_s16_dsp, 1, int16_t, )
 MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp, int8_t, 8, feature_group_dsp, feature_dot_dsp,
-                  time_dot_s8_dsp, 1)
+                  time_dot_s8_dsp, 1, int8_t, )
 
 /* dsp_wide: the feature weights widened to int16 at compile time by FULLY_CONNECTED's
  * arrange_dsp_wide (arrange_rows(4, 4) with every whole chunk stored w0 w2 w1 w3 as int16, the
@@ -253,10 +365,118 @@ static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t c
     return acc;
 }
 
+/* The rescalings of a block of n sums, plus zp: with mb_rescale_small (dsp_words.h) when the
+ * compiler bounds them (SMALL, a bit of params.small_sums; zp then rides in the rounding
+ * constant, half + zp x 2^r, exact before the arithmetic shift: the compiler sets the bit only
+ * for r <= 22, where that cannot overflow), else mb_requantize_fast32 with shift s; what is
+ * tested, once per block, not per value. SINK(k, v) takes sum k rescaled. */
+#define MB_SVDF_RESCALE_SMALL(sums, n, SMALL, m, s, l, half, r, zp, SINK)                        \
+    if (!(SMALL)) {                                                                              \
+        for (int32_t k = 0; k < (n); k++) {                                                      \
+            SINK(k, mb_requantize_fast32((sums)[k], (m), (s)) + (zp));                           \
+        }                                                                                       \
+    } else if ((r) > 0) {                                                                        \
+        const int32_t half_zp = (half) + (int32_t)((uint32_t)(zp) << (r));                       \
+        for (int32_t k = 0; k < (n); k++) {                                                      \
+            SINK(k, mb_rescale_small((sums)[k], (l), (m), half_zp, (r)));                        \
+        }                                                                                       \
+    } else {                                                                                     \
+        for (int32_t k = 0; k < (n); k++) {                                                      \
+            SINK(k, mb_smmulr((sums)[k] << (l), (m)) + (zp));                                    \
+        }                                                                                       \
+    }
+
+/* Filters or units per block of the body below: its int32 sums on the stack (512 bytes). */
+#define MB_SVDF_WIDE_BLOCK 64
+
+/* dsp_wide on rows of whole chunks (input_size % 4 == 0): the feature products of
+ * MB_SVDF_WIDE_BLOCK filters in one call of lstm_dsp.c's grouped loop (the folds are its
+ * biases), and
+ * the rescalings the compiler bounds (params.small_sums) with SMMULR (5 instructions where
+ * mb_requantize_fast32 takes about 12). The rest is MB_SVDF_FAST_BODY's. */
+#define MB_SVDF_WIDE_SMALL(NAME, T, BITS, TIME, TIME8, TW)                                       \
+    static void NAME(const mb_svdf_params *p, const int8_t *input,                              \
+                     const int8_t *weights_feature, const T *weights_time, const int32_t *bias, \
+                     T *state, int8_t *output, const int32_t *folds, void *scratch)            \
+    {                                                                                            \
+        typedef T state_type; /* for MB_SVDF_TO_STATE */                                        \
+        enum { state_bits = BITS };                                                             \
+        const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;    \
+        const int32_t m1 = p->scale1_multiplier, s1 = p->scale1_shift;                         \
+        const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                         \
+        const int32_t l1 = 1 + (s1 > 0 ? s1 : 0), r1 = s1 < 0 ? -s1 : 0;                      \
+        const int32_t l2 = 1 + (s2 > 0 ? s2 : 0), r2 = s2 < 0 ? -s2 : 0;                      \
+        const int32_t half1 = (int32_t)(1u << r1) >> 1, half2 = (int32_t)(1u << r2) >> 1;      \
+        const int32_t small1 = p->small_sums & 1, small2 = p->small_sums & 2;                  \
+        const int32_t state_zp = p->state_zero_point, output_zp = p->output_zero_point;        \
+        const int32_t *unit_folds = folds + filters;                                            \
+        shift_dsp(state, p->batches * filters * memory * (int32_t)sizeof(T),                    \
+                  (int32_t)sizeof(T));                                                          \
+        for (int32_t b = 0; b < p->batches; b++) {                                              \
+            const int32_t *x = (const int32_t *)prepare_dsp(input + b * input_size, input_size, \
+                                                            scratch);                           \
+            T *newest = state + b * filters * memory + (memory - 1);                            \
+            for (int32_t f = 0; f < filters; f += MB_SVDF_WIDE_BLOCK) {                          \
+                const int32_t n =                                                                \
+                    filters - f < MB_SVDF_WIDE_BLOCK ? filters - f : MB_SVDF_WIDE_BLOCK;         \
+                const int32_t groups = n / 4;                                                   \
+                const int16_t *w = (const int16_t *)(const void *)weights_feature             \
+                                   + f * input_size;                                            \
+                int32_t acc[MB_SVDF_WIDE_BLOCK];                                                 \
+                if (groups > 0) {                                                               \
+                    mb_lstm_dsp_wide_groups(w, x, 2 * input_size, groups, folds + f, acc);      \
+                }                                                                               \
+                for (int32_t k = 4 * groups; k < n; k++) {                                      \
+                    acc[k] = feature_dot_dsp_wide(                                               \
+                        (const int8_t *)(const void *)(w + k * input_size),                      \
+                        x, input_size, folds[f + k]);                                            \
+                }                                                                               \
+                T *slot = newest + f * memory;                                                  \
+                MB_SVDF_RESCALE_SMALL(acc, n, small1, m1, s1, l1, half1, r1, 0, MB_SVDF_TO_STATE) \
+            }                                                                                   \
+        }                                                                                       \
+        const int32_t run = p->rank * memory;                                                   \
+        const int32_t units = p->units;                                                         \
+        for (int32_t b = 0; b < p->batches; b++) {                                              \
+            const T *rows = state + b * filters * memory;                                       \
+            const TW *w = (const TW *)(const void *)weights_time;                                \
+            int8_t *out = output + b * units;                                                   \
+            for (int32_t u = 0; u < units; u += MB_SVDF_WIDE_BLOCK, out += MB_SVDF_WIDE_BLOCK) { \
+                const int32_t n = units - u < MB_SVDF_WIDE_BLOCK ? units - u : MB_SVDF_WIDE_BLOCK; \
+                int32_t sums[MB_SVDF_WIDE_BLOCK];                                                \
+                if ((run & 7) == 0) {                                                           \
+                    for (int32_t k = 0; k < n; k++, rows += run, w += run) {                    \
+                        sums[k] = TIME8(w, rows, run, wrap_add(bias[u + k], unit_folds[u + k])); \
+                    }                                                                           \
+                } else {                                                                        \
+                    for (int32_t k = 0; k < n; k++, rows += run, w += run) {                    \
+                        sums[k] = TIME(w, rows, run, wrap_add(bias[u + k], unit_folds[u + k])); \
+                    }                                                                           \
+                }                                                                               \
+                MB_SVDF_RESCALE_SMALL(sums, n, small2, m2, s2, l2, half2, r2, output_zp,         \
+                                      MB_SVDF_TO_OUTPUT)                                         \
+            }                                                                                   \
+        }                                                                                       \
+    }
+#define MB_SVDF_TO_STATE(k, v) slot[(k) * memory] = (state_type)(state_zp + __ssat((v), state_bits))
+#define MB_SVDF_TO_OUTPUT(k, v) out[k] = (int8_t)__ssat((v), 8)
+
+MB_SVDF_WIDE_SMALL(wide_small_s16, int16_t, 16, time_dot_s16_dsp, time_dot8_s16_dsp, int16_t)
+MB_SVDF_WIDE_SMALL(wide_small_s8, int8_t, 8, time_dot_s8_wide, time_dot8_s8_wide, int16_t)
+
+/* The grouped loop wants rows of whole chunks. */
+#define MB_SVDF_WIDE_SMALL_FIRST(SMALL)                                                          \
+    if ((p->input_size & 3) == 0) {                                            \
+        SMALL(p, input, weights_feature, weights_time, bias, state, output, folds, scratch);    \
+        return;                                                                                 \
+    }
+
 MB_SVDF_DSP_ENTRY(mb_svdf_s8_s16_dsp_wide, int16_t, 16, feature_group_dsp_wide,
-                  feature_dot_dsp_wide, time_dot_s16_dsp, 2)
+                  feature_dot_dsp_wide, time_dot_s16_dsp, 2, int16_t,
+                  MB_SVDF_WIDE_SMALL_FIRST(wide_small_s16))
 MB_SVDF_DSP_ENTRY(mb_svdf_s8_s8_dsp_wide, int8_t, 8, feature_group_dsp_wide,
-                  feature_dot_dsp_wide, time_dot_s8_dsp, 2)
+                  feature_dot_dsp_wide, time_dot_s8_wide, 2, int16_t,
+                  MB_SVDF_WIDE_SMALL_FIRST(wide_small_s8))
 #endif
 
 #if defined(__ARM_FEATURE_MVE)
@@ -329,14 +549,14 @@ feature_rows_mve(const int8_t *w, const int8_t *x, int32_t cols, int32_t n)
             a1 = vmladavaq(a1, LOAD(w + o1 + m), LOAD(s + o1 + m));                              \
             a2 = vmladavaq(a2, LOAD(w + o2 + m), LOAD(s + o2 + m));                              \
             a3 = vmladavaq(a3, LOAD(w + o3 + m), LOAD(s + o3 + m));                              \
-        }                                                                                        \
+        }                                                                                       \
         if (m < run) {                                                                           \
             const mve_pred16_t p = VCTP((uint32_t)(run - m));                                    \
             a0 = vmladavaq_p(a0, LOAD_Z(w + m, p), LOAD_Z(s + m, p), p);                         \
             a1 = vmladavaq_p(a1, LOAD_Z(w + o1 + m, p), LOAD_Z(s + o1 + m, p), p);               \
             a2 = vmladavaq_p(a2, LOAD_Z(w + o2 + m, p), LOAD_Z(s + o2 + m, p), p);               \
             a3 = vmladavaq_p(a3, LOAD_Z(w + o3 + m, p), LOAD_Z(s + o3 + m, p), p);               \
-        }                                                                                        \
+        }                                                                                       \
         return lanes4(a0, a1, a2, a3);                                                           \
     }
 
@@ -382,7 +602,7 @@ static inline void store_newest_s8(int8_t *newest, uint32x4_t slots, int32x4_t v
 
 /* T the state type (s16 / s8 in the helpers' names), LO/HI its range. */
 #define MB_SVDF_MVE_BODY(T, NAME, LO, HI)                                                         \
-    const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;         \
+    const int32_t filters = p->filters, memory = p->memory, input_size = p->input_size;        \
     const int32_t units = p->units, rank = p->rank;                                             \
     const mb_mve_requant scale1 = mb_mve_requant_of(p->scale1_multiplier, p->scale1_shift);     \
     const mb_mve_requant scale2 = mb_mve_requant_of(p->scale2_multiplier, p->scale2_shift);     \

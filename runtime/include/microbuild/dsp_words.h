@@ -30,5 +30,27 @@ static inline int32_t mb_odd16(uint32_t v)
     return r;
 }
 
+/* SMMULR: (a x b + 2^31) >> 32, the rounded high word of the product (GCC does not recognise
+ * the C form; ACLE has no intrinsic). */
+static inline int32_t mb_smmulr(int32_t a, int32_t b)
+{
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}
+
+/* mb_requantize_fast32(x, m, -right) (quant_fast.h) for a right shift >= 1 and x small enough
+ * that x << lshift fits in int32, lshift being the rescaling's left shift + 1 (the caller bounds
+ * x, e.g. the compiler from the weights): the doubling high multiply ((x << left) x m + 2^30)
+ * >> 31 is then SMMULR of x << lshift with m, at most 2^30 in magnitude, so its rounding shift
+ * adds half = 2^(right - 1), minus one below zero, without overflow: 5 instructions instead of
+ * about 12. With no right shift, mb_smmulr(x << lshift, m) alone is the result. */
+static inline int32_t mb_rescale_small(int32_t x, int32_t lshift, int32_t m, int32_t half,
+                                       int32_t right)
+{
+    const int32_t high = mb_smmulr(x << lshift, m);
+    return (high + half + (high >> 31)) >> right;
+}
+
 #endif
 #endif

@@ -43,6 +43,10 @@ typedef struct {
     int32_t cell_clip;           /* 0: no clipping */
     int32_t tanh_multiplier;     /* cell state -> tanh's fixed point (see sigmoid16.h) */
     int32_t tanh_shift;
+    /* 1 when every int8 gate sum, shifted left by its layer's left shift + 1, still fits in
+     * int32 (the compiler's bound on the sums): the DSP builds then rescale with SMMULR
+     * (dsp_words.h: mb_rescale_small). */
+    int32_t small_sums;
 } mb_lstm_params;
 
 /* weights: the 8 weight matrices, gates in MB_LSTM_* order: the input layers' ([units][input_size])
@@ -122,5 +126,10 @@ const void *mb_lstm_dsp_chunks(const void *w, const int32_t *x, const int32_t *x
                                int32_t *acc);
 const void *mb_lstm_dsp_wide_chunks(const void *w, const int32_t *x, const int32_t *x_end,
                                     int32_t *acc);
+/* mb_lstm_dsp_wide_groups: groups >= 1 groups of four widened rows, each acc[0..3] = bias[0..3]
+ * + its whole chunks . the widened vector of x_bytes (> 0) bytes; returns where the next group
+ * starts. */
+const void *mb_lstm_dsp_wide_groups(const void *w, const int32_t *x, int32_t x_bytes,
+                                    int32_t groups, const int32_t *bias, int32_t *acc);
 
 #endif

@@ -27,6 +27,10 @@ typedef struct {
     int32_t scale1_shift;
     int32_t scale2_multiplier; /* state x time weights -> output */
     int32_t scale2_shift;
+    /* Bit 0: every feature sum, bit 1: every time sum, shifted left by its scale's left shift
+     * + 1, fits in int32 (the compiler's bound): the dsp_wide kernel then rescales those sums
+     * with SMMULR. */
+    int32_t small_sums;
 } mb_svdf_params;
 
 /* scratch: (batches x filters + batches x units) int32 values. */
