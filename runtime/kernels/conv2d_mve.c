@@ -7,8 +7,9 @@
  * sum(filter * column) + interior_bias. A 1x1 filter needs no copy: the column is the input
  * pixel itself, its last depth % 16 taps read with tail predication.
  *
- * Blocks of 4 pixels x 4 output channels, one channel at a time (direct_block): per 16 taps one
- * filter load feeds 4 VMLADAVA (64 multiply-accumulates in 9 instructions). A 1x1 filter without
+ * Blocks of 4 pixels x 4 output channels (direct_block): 3 pixels x 2 channels twice and the 4th
+ * pixel x 4 channels (sums_3x2, sums_1x4), 34 instructions per 16 taps of the block's 256
+ * multiply-accumulates. A 1x1 filter without
  * padding reads its 4 pixels in place (run_direct); any other builds their 4 columns in scratch
  * first (run_columns). The filter is arranged at compile time (microbuild/compiler/ops/conv2d.py,
  * _arrange_mve): rows padded with zeros to kp taps and to a multiple of 4 channels, then per
@@ -484,13 +485,10 @@ static ALWAYS_INLINE void general_block(const direct_conv *d, const int8_t *cons
 }
 
 /* NP pixels (a constant 4 or 1 in each copy; x: their input pixels or columns) by every output
- * channel, 4 channels per block, the channels one at a time: per 16 taps one filter load feeds
- * NP VMLADAVA (4 pixels: 64 multiply-accumulates in 9 instructions, every pointer
- * post-incremented; 4 sums are the most VMLADAVA can keep beside the pointers, since it
- * accumulates only into even registers). A channel's sums go to `sums`, laid out
- * [pixel][channel of the block]; after the block's 4 channels each pixel's 4 channels are one
- * vector load, requantized on 4 lanes and stored with one VSTRB (the last block of a channel
- * count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
+ * channel, 4 channels per block (general_block: sums_3x2 twice and sums_1x4 for 4 pixels,
+ * sums_1x4 for one). The sums go to `sums`, laid out [pixel][channel of the block]; after the
+ * block each pixel's 4 channels are one vector load, requantized on 4 lanes and stored with one
+ * VSTRB (the last block of a channel count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
  * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block; CHUNKS (a constant): 0, the
  * count read at run time, or 2 or 3, fixed_chunks_block. */
