@@ -7,8 +7,9 @@
  * sum(filter * column) + interior_bias. A 1x1 filter needs no copy: the column is the input
  * pixel itself, its last depth % 16 taps read with tail predication.
  *
- * Blocks of 4 pixels x 4 output channels, one channel at a time (direct_block): per 16 taps one
- * filter load feeds 4 VMLADAVA (64 multiply-accumulates in 9 instructions). A 1x1 filter without
+ * Blocks of 4 pixels x 4 output channels (direct_block): 3 pixels x 2 channels twice and the 4th
+ * pixel x 4 channels (sums_3x2, sums_1x4), 34 instructions per 16 taps of the block's 256
+ * multiply-accumulates. A 1x1 filter without
  * padding reads its 4 pixels in place (run_direct); any other builds their 4 columns in scratch
  * first (run_columns). The filter is arranged at compile time (microbuild/compiler/ops/conv2d.py,
  * _arrange_mve): rows padded with zeros to kp taps and to a multiple of 4 channels, then per
@@ -209,6 +210,37 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
     }
 }
 
+/* store_block for 4 whole output channels without a fused ADD (every block of a channel count
+ * that is a multiple of 4): no predicate, so no VMSR + VPST before each pixel's store and each
+ * constant load, about 15 instructions per block of 4 pixels. */
+static ALWAYS_INLINE void store_whole_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
+                                            int8_t *out, const int np)
+{
+    const int32_t oc = d->p->output_c;
+    const int32x4_t amin = vdupq_n_s32(d->activation_min);
+    const int32x4_t amax = vdupq_n_s32(d->activation_max);
+    const int32x4_t ib = vldrwq_s32(d->interior_bias + c);
+    const int32x4_t m = vldrwq_s32(d->multipliers + c);
+    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_s32(d->shifts + c));
+    for (int32_t q = 0; q < np; q++) {
+        const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
+        vstrbq_s32(out + q * oc + c,
+                   mb_mve_requantize(acc, m, s, d->output_offset, amin, amax));
+    }
+}
+
+/* A block's sums stored: store_whole_block where it applies, else store_block. */
+static ALWAYS_INLINE void store_sums(const direct_conv *d, int32_t sums[4][CB], int32_t c,
+                                     int8_t *out, const int8_t *other, const int np,
+                                     const int fused)
+{
+    if (!fused && c + CB <= d->p->output_c) {
+        store_whole_block(d, sums, c, out, np);
+    } else {
+        store_block(d, sums, c, out, other, np, fused);
+    }
+}
+
 /* direct_block when every row is one chunk of 16 taps (kp == 16: a 1x1 filter on at most 16
  * input channels, or a window of at most 16 taps such as person_detect's 3x3x1): the NP pixels'
  * vectors are loaded once for all output channels, so each channel costs one filter load and NP
@@ -240,7 +272,7 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
                 sums[3][j] = vmladavq_s8(v3, f);
             }
         }
-        store_block(d, sums, c, out, other, np, fused);
+        store_sums(d, sums, c, out, other, np, fused);
     }
 }
 
@@ -277,18 +309,186 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
             sums[2][j] = s2;
             sums[3][j] = s3;
         }
-        store_block(d, sums, c, out, other, np, fused);
+        store_sums(d, sums, c, out, other, np, fused);
+    }
+}
+
+/* The general chunk loop's blocks. VMLADAVA accumulates only into an even general register, so
+ * with LE's LR in use at most 7 sums stay in registers beside the pointers; a block of 4 pixels x
+ * 4 channels is taken as 3 pixels x 2 channels twice (sums_3x2: per 16 taps 2 filter loads, 3
+ * pixel loads and 6 VMLADAVA, 96 multiply-accumulates in 12 instructions with LE) and the 4th
+ * pixel by the 4 channels (sums_1x4: 4 filter loads, 1 pixel load, 4 VMLADAVA): 34 instructions
+ * per 256 multiply-accumulates instead of 40 for 4 passes of 4 pixels x 1 channel, and the
+ * pixel pointers are set up 3 times per block instead of 4. A depth that is not a multiple of
+ * 16 ends with its last taps, the input masked (the filter's padding is zero).
+ *
+ * Without that tail the loops are inline assembly: GCC kept a copy of the filter pointer and
+ * added 64 to it apart (13 and 11 instructions instead of 12 and 10). The first chunk is peeled
+ * with VMLADAV (no accumulate), so the 16 sums of a block need no zeroing moves; the general
+ * case has at least 2 chunks (kp > 16, else one_chunk_block). The sums are "Te"
+ * operands (even registers, in GCC and clang); WLS/LE keep the count in LR, given as the
+ * variable `count` so that it takes no other register; "memory" because the loops read the
+ * pixels, which the output stores before them may overlap. With the tail loads after it the
+ * assembly's operands did not fit GCC's registers ("impossible constraints"), so the copies
+ * with a tail keep GCC's loop. */
+
+/* Channels j and j + 1 of the block at `block` (chunk i of channel j at block + i * 64 + j *
+ * 16) by pixels x0, x1, x2, into sums[0..2][j..j+1]. */
+static ALWAYS_INLINE void sums_3x2(const direct_conv *d, const int8_t *block, const int8_t *x0,
+                                   const int8_t *x1, const int8_t *x2, int32_t sums[4][CB],
+                                   const int j, const int tail)
+{
+    const int8_t *w = block;
+    int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0, c0 = 0, c1 = 0;
+    if (!tail) {
+        register int32_t count __asm__("lr") = d->chunks - 1;
+        int8x16_t f0, f1, p;
+        __asm__("vldrb.8 %q[f1], [%[w], #16]\n\t"
+                "vldrb.8 %q[f0], [%[w]], #64\n\t"
+                "vldrb.8 %q[p], [%[x0]], #16\n\t"
+                "vmladav.s8 %[a0], %q[p], %q[f0]\n\t"
+                "vmladav.s8 %[a1], %q[p], %q[f1]\n\t"
+                "vldrb.8 %q[p], [%[x1]], #16\n\t"
+                "vmladav.s8 %[b0], %q[p], %q[f0]\n\t"
+                "vmladav.s8 %[b1], %q[p], %q[f1]\n\t"
+                "vldrb.8 %q[p], [%[x2]], #16\n\t"
+                "vmladav.s8 %[c0], %q[p], %q[f0]\n\t"
+                "vmladav.s8 %[c1], %q[p], %q[f1]\n\t"
+                "wls lr, lr, 2f\n"
+                "1:\n\t"
+                "vldrb.8 %q[f1], [%[w], #16]\n\t"
+                "vldrb.8 %q[f0], [%[w]], #64\n\t"
+                "vldrb.8 %q[p], [%[x0]], #16\n\t"
+                "vmladava.s8 %[a0], %q[p], %q[f0]\n\t"
+                "vmladava.s8 %[a1], %q[p], %q[f1]\n\t"
+                "vldrb.8 %q[p], [%[x1]], #16\n\t"
+                "vmladava.s8 %[b0], %q[p], %q[f0]\n\t"
+                "vmladava.s8 %[b1], %q[p], %q[f1]\n\t"
+                "vldrb.8 %q[p], [%[x2]], #16\n\t"
+                "vmladava.s8 %[c0], %q[p], %q[f0]\n\t"
+                "vmladava.s8 %[c1], %q[p], %q[f1]\n\t"
+                "le lr, 1b\n"
+                "2:"
+                : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
+                  [c0] "=&Te"(c0), [c1] "=&Te"(c1), [w] "+r"(w), [x0] "+r"(x0), [x1] "+r"(x1),
+                  [x2] "+r"(x2), [f0] "=&w"(f0), [f1] "=&w"(f1), [p] "=&w"(p), "+r"(count)
+                :
+                : "memory");
+    } else {
+        for (int32_t i = 0; i < d->chunks; i++, w += CB * 16, x0 += 16, x1 += 16, x2 += 16) {
+            const int8x16_t f0 = vldrbq_s8(w);
+            const int8x16_t f1 = vldrbq_s8(w + 16);
+            const int8x16_t p0 = vldrbq_s8(x0);
+            a0 = vmladavaq_s8(a0, p0, f0);
+            a1 = vmladavaq_s8(a1, p0, f1);
+            const int8x16_t p1 = vldrbq_s8(x1);
+            b0 = vmladavaq_s8(b0, p1, f0);
+            b1 = vmladavaq_s8(b1, p1, f1);
+            const int8x16_t p2 = vldrbq_s8(x2);
+            c0 = vmladavaq_s8(c0, p2, f0);
+            c1 = vmladavaq_s8(c1, p2, f1);
+        }
+        const int8x16_t f0 = vldrbq_s8(w);
+        const int8x16_t f1 = vldrbq_s8(w + 16);
+        const int8x16_t p0 = vldrbq_z_s8(x0, d->tail);
+        const int8x16_t p1 = vldrbq_z_s8(x1, d->tail);
+        const int8x16_t p2 = vldrbq_z_s8(x2, d->tail);
+        a0 = vmladavaq_s8(a0, p0, f0);
+        a1 = vmladavaq_s8(a1, p0, f1);
+        b0 = vmladavaq_s8(b0, p1, f0);
+        b1 = vmladavaq_s8(b1, p1, f1);
+        c0 = vmladavaq_s8(c0, p2, f0);
+        c1 = vmladavaq_s8(c1, p2, f1);
+    }
+    sums[0][j] = a0;
+    sums[0][j + 1] = a1;
+    sums[1][j] = b0;
+    sums[1][j + 1] = b1;
+    sums[2][j] = c0;
+    sums[2][j + 1] = c1;
+}
+
+/* The block's 4 channels by one pixel x0, into s[0..3]. */
+static ALWAYS_INLINE void sums_1x4(const direct_conv *d, const int8_t *block, const int8_t *x0,
+                                   int32_t s[CB], const int tail)
+{
+    const int8_t *w = block;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    if (!tail) {
+        register int32_t count __asm__("lr") = d->chunks - 1;
+        int8x16_t f, p;
+        __asm__("vldrb.8 %q[p], [%[x0]], #16\n\t"
+                "vldrb.8 %q[f], [%[w], #16]\n\t"
+                "vmladav.s8 %[a1], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w], #32]\n\t"
+                "vmladav.s8 %[a2], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w], #48]\n\t"
+                "vmladav.s8 %[a3], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w]], #64\n\t"
+                "vmladav.s8 %[a0], %q[p], %q[f]\n\t"
+                "wls lr, lr, 2f\n"
+                "1:\n\t"
+                "vldrb.8 %q[p], [%[x0]], #16\n\t"
+                "vldrb.8 %q[f], [%[w], #16]\n\t"
+                "vmladava.s8 %[a1], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w], #32]\n\t"
+                "vmladava.s8 %[a2], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w], #48]\n\t"
+                "vmladava.s8 %[a3], %q[p], %q[f]\n\t"
+                "vldrb.8 %q[f], [%[w]], #64\n\t"
+                "vmladava.s8 %[a0], %q[p], %q[f]\n\t"
+                "le lr, 1b\n"
+                "2:"
+                : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [w] "+r"(w),
+                  [x0] "+r"(x0), [f] "=&w"(f), [p] "=&w"(p), "+r"(count)
+                :
+                : "memory");
+    } else {
+        for (int32_t i = 0; i < d->chunks; i++, w += CB * 16, x0 += 16) {
+            const int8x16_t p0 = vldrbq_s8(x0);
+            a0 = vmladavaq_s8(a0, p0, vldrbq_s8(w));
+            a1 = vmladavaq_s8(a1, p0, vldrbq_s8(w + 16));
+            a2 = vmladavaq_s8(a2, p0, vldrbq_s8(w + 32));
+            a3 = vmladavaq_s8(a3, p0, vldrbq_s8(w + 48));
+        }
+        const int8x16_t p0 = vldrbq_z_s8(x0, d->tail);
+        a0 = vmladavaq_s8(a0, p0, vldrbq_s8(w));
+        a1 = vmladavaq_s8(a1, p0, vldrbq_s8(w + 16));
+        a2 = vmladavaq_s8(a2, p0, vldrbq_s8(w + 32));
+        a3 = vmladavaq_s8(a3, p0, vldrbq_s8(w + 48));
+    }
+    s[0] = a0;
+    s[1] = a1;
+    s[2] = a2;
+    s[3] = a3;
+}
+
+/* direct_block's general case: any number of chunks, with a last partial one when TAIL (a
+ * constant in each copy, so that the blocks without it carry no test or register for it). */
+static ALWAYS_INLINE void general_block(const direct_conv *d, const int8_t *const *x,
+                                        int8_t *out, const int8_t *other, const int np,
+                                        const int fused, const int tail)
+{
+    const int32_t oc = d->p->output_c;
+    int32_t sums[4][CB];
+    const int8_t *block = d->filter;
+    for (int32_t c = 0; c < oc; c += CB, block += CB * d->kp) {
+        if (np == 4) {
+            sums_3x2(d, block, x[0], x[1], x[2], sums, 0, tail);
+            sums_3x2(d, block + 32, x[0], x[1], x[2], sums, 2, tail);
+            sums_1x4(d, block, x[3], sums[3], tail);
+        } else {
+            sums_1x4(d, block, x[0], sums[0], tail);
+        }
+        store_sums(d, sums, c, out, other, np, fused);
     }
 }
 
 /* NP pixels (a constant 4 or 1 in each copy; x: their input pixels or columns) by every output
- * channel, 4 channels per block, the channels one at a time: per 16 taps one filter load feeds
- * NP VMLADAVA (4 pixels: 64 multiply-accumulates in 9 instructions, every pointer
- * post-incremented; 4 sums are the most VMLADAVA can keep beside the pointers, since it
- * accumulates only into even registers). A channel's sums go to `sums`, laid out
- * [pixel][channel of the block]; after the block's 4 channels each pixel's 4 channels are one
- * vector load, requantized on 4 lanes and stored with one VSTRB (the last block of a channel
- * count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
+ * channel, 4 channels per block (general_block: sums_3x2 twice and sums_1x4 for 4 pixels,
+ * sums_1x4 for one). The sums go to `sums`, laid out [pixel][channel of the block]; after the
+ * block each pixel's 4 channels are one vector load, requantized on 4 lanes and stored with one
+ * VSTRB (the last block of a channel count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
  * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block; CHUNKS (a constant): 0, the
  * count read at run time, or 2 or 3, fixed_chunks_block. */
@@ -304,47 +504,10 @@ static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const
         fixed_chunks_block(d, x, out, other, np, fused, chunks);
         return;
     }
-    const mb_conv2d_s8_params *p = d->p;
-    const int32_t oc = p->output_c;
-    int32_t sums[4][CB];
-    const int8_t *block = d->filter;
-    for (int32_t c = 0; c < oc; c += CB, block += CB * d->kp) {
-        for (int32_t j = 0; j < CB; j++) {
-            const int8_t *w = block + j * 16;
-            const int8_t *x0 = x[0];
-            const int8_t *x1 = np > 1 ? x[1] : x0;
-            const int8_t *x2 = np > 2 ? x[2] : x0;
-            const int8_t *x3 = np > 3 ? x[3] : x0;
-            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            for (int32_t i = 0; i < d->chunks; i++, w += CB * 16, x0 += 16, x1 += 16,
-                         x2 += 16, x3 += 16) {
-                const int8x16_t f = vldrbq_s8(w);
-                s0 = vmladavaq_s8(s0, vldrbq_s8(x0), f);
-                if (np > 1) {
-                    s1 = vmladavaq_s8(s1, vldrbq_s8(x1), f);
-                }
-                if (np > 2) {
-                    s2 = vmladavaq_s8(s2, vldrbq_s8(x2), f);
-                    s3 = vmladavaq_s8(s3, vldrbq_s8(x3), f);
-                }
-            }
-            if (d->with_tail) { /* the filter's padding is zero: only the input is masked */
-                const int8x16_t f = vldrbq_s8(w);
-                s0 = vmladavaq_p_s8(s0, vldrbq_z_s8(x0, d->tail), f, d->tail);
-                if (np > 1) {
-                    s1 = vmladavaq_p_s8(s1, vldrbq_z_s8(x1, d->tail), f, d->tail);
-                }
-                if (np > 2) {
-                    s2 = vmladavaq_p_s8(s2, vldrbq_z_s8(x2, d->tail), f, d->tail);
-                    s3 = vmladavaq_p_s8(s3, vldrbq_z_s8(x3, d->tail), f, d->tail);
-                }
-            }
-            sums[0][j] = s0;
-            sums[1][j] = s1;
-            sums[2][j] = s2;
-            sums[3][j] = s3;
-        }
-        store_block(d, sums, c, out, other, np, fused);
+    if (d->with_tail) {
+        general_block(d, x, out, other, np, fused, 1);
+    } else {
+        general_block(d, x, out, other, np, fused, 0);
     }
 }
 
@@ -390,7 +553,8 @@ static ALWAYS_INLINE void run_columns(const direct_conv *dp, const int8_t *input
                                       int8_t *output, int8_t *cols, const int fused,
                                       const int chunks)
 {
-    const direct_conv dc = *dp; /* a copy the output and column stores cannot alias */
+    direct_conv dc = *dp; /* a copy the output and column stores cannot alias */
+    dc.with_tail = 0;     /* columns are padded to whole chunks: no copy of the tail loads */
     const direct_conv *d = &dc;
     const mb_conv2d_s8_params *p = d->p;
     const int32_t total = p->batches * p->output_h * p->output_w;
