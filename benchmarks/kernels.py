@@ -24,6 +24,14 @@ prints the tables.
     MB_BENCH_MODELS=ds_cnn,resnet8 ...                   (only those models' rows change)
     MB_BENCH_NO_TUNE=1 ...                               (default kernels only: no tuning, the
                                                           tuned columns say "not tuned")
+    MB_BENCH_NO_REFERENCE=1 ...  (or --no-reference)     (leave the reference kernels out: the
+                                                          side-by-side table does not need them,
+                                                          and their runs and copies cost time)
+
+Each step of each model (tune, build, run, TFLM anchor, code size) prints how long it took to
+stderr, to see where a run's time goes. Builds share one compiled-object cache
+(MICROBUILD_CACHE_DIR, a folder of the run unless already set): every firmware compiles the same
+runtime objects, so only the first build of a board compiles them.
 """
 
 from __future__ import annotations
@@ -32,7 +40,9 @@ import json
 import os
 import sys
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +62,9 @@ if os.environ.get("MB_BENCH_MODELS"):  # e.g. MB_BENCH_MODELS=ds_cnn,resnet8
     MODELS = [m for m in MODELS if m.stem in os.environ["MB_BENCH_MODELS"].split(",")]
 BOARDS = ["mps2-an500", "mps2-an386", "mps3-an547", "mps2-an385", "riscv32-virt", "host"]
 CONFIGS = ("reference", "default", "tuned")
+KEYS = {"reference": "ref", "default": "def", "tuned": "tun"}  # each configuration's prefix
 HOST_ROUNDS = 7
+FIT_CHECK_BYTES = 1 << 20  # models above this size keep the tuner's fit check (see measure_board)
 
 
 def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[str, dict]:
@@ -71,6 +83,22 @@ def _run_all(board: str, build, prefixes: dict[str, str], rounds: int) -> dict[s
                 best = ticks if best is None else min(best, ticks)
             out[prefix] = {"ticks": best, "outputs": outputs, "timer_hz": hz, "inputs": x}
     return out
+
+
+@contextmanager
+def _step(board: str, model: str, what: str):
+    """Print how long a step of a model's measurement took (host seconds, for finding where a
+    run's time goes; not a result)."""
+    start = time.monotonic()
+    try:
+        yield
+    finally:
+        print(f"[{board} {model}] {what}: {time.monotonic() - start:.0f} s", file=sys.stderr,
+              flush=True)
+
+
+def _no_reference() -> bool:
+    return bool(os.environ.get("MB_BENCH_NO_REFERENCE"))
 
 
 class _NotTuned(Exception):
@@ -99,10 +127,13 @@ def measure_board(board: str) -> list[dict]:
     if not os.environ.get("MB_BENCH_MODELS"):  # a run of some models keeps the others' entries
         log.unlink(missing_ok=True)
     rows = []
+    configs = [c for c in CONFIGS if c != "reference" or not _no_reference()]
+    # Smallest model first: a run stopped early (MobileNetV2's 3.4 MB of weights take the longest
+    # to tune and build) keeps the rows of every smaller model.
     with tempfile.TemporaryDirectory(prefix=f"mb-kernels-{board}-") as tmp:
         # One model at a time (tune splits a model's candidates over several firmwares when
         # they do not fit one).
-        for model in MODELS:
+        for model in sorted(MODELS, key=lambda m: m.stat().st_size):
             work = Path(tmp) / model.stem
             untuned = None  # why the model has no tuned figures, when it has none
             try:
@@ -111,8 +142,14 @@ def measure_board(board: str) -> list[dict]:
                     # tuning a model takes most of a board's time.
                     untuned = "MB_BENCH_NO_TUNE"
                     raise _NotTuned
-                report = tune(b, [model], log, out_dir=work / "tune",
-                              repeat=1 if b.is_emulated else 9)
+                with _step(board, model.stem, "tune"):
+                    # The tuner's own fit check (a build of the tuned firmware) only where the
+                    # weights are a large part of a board's flash (MobileNetV2): elsewhere the
+                    # measurement firmware below builds the tuned copy anyway, and one that
+                    # does not fit gets a row saying so.
+                    report = tune(b, [model], log, out_dir=work / "tune",
+                                  repeat=1 if b.is_emulated else 9,
+                                  check_fit=model.stat().st_size > FIT_CHECK_BYTES)
                 cpu = report.cpu
             except _NotTuned:
                 cpu = Target.of_board(b).cpu
@@ -127,52 +164,64 @@ def measure_board(board: str) -> list[dict]:
                     raise
                 # No op with a variant this CPU runs (the audio front end): tuned = default.
                 cpu = Target.of_board(b).cpu
-            ref_variants = {"ref": {"*": "reference"}}
+            keys = [KEYS[c] for c in configs if c != "tuned" or untuned is None]
+            # (No log yet when nothing was tuned so far: the tuned copy is the default one.)
+            options = {"executor": "rpc", "model_variants": {"ref": {"*": "reference"}},
+                       "model_tuning": {"tun": log} if log.is_file() else None}
             try:
-                # The reference and default copies in one firmware, or where two copies do not
-                # fit the board (the M55's 512 KiB ITCM and VWW), one firmware each.
-                try:
-                    firmwares = [(api.build_firmware(
-                        board, {"ref": str(model), "def": str(model)}, work / "plain",
-                        executor="rpc", model_variants=ref_variants), ("ref", "def"))]
-                except FitError:
-                    firmwares = [(api.build_firmware(
-                        board, {key: str(model)}, work / key, executor="rpc",
-                        model_variants=ref_variants if key == "ref" else None), (key,))
-                        for key in ("ref", "def")]
+                # Every configuration's copy in one firmware (one build), or where they do not
+                # fit the board together (the M55's 512 KiB ITCM and VWW, MobileNetV2's weights),
+                # one firmware each.
+                with _step(board, model.stem, f"build ({'+'.join(keys)})"):
+                    try:
+                        firmwares = [(api.build_firmware(
+                            board, {k: str(model) for k in keys}, work / "all", **options),
+                            keys)]
+                    except FitError:
+                        firmwares = []
+                        for key in keys:
+                            try:
+                                firmwares.append((api.build_firmware(
+                                    board, {key: str(model)}, work / key, **options), [key]))
+                            except FitError as err:
+                                if key != "tun":
+                                    raise
+                                untuned = ("the tuned firmware (faster, larger kernels) does "
+                                           "not fit")
+                                print(f"{b.name} {model.stem}: {untuned}: "
+                                      f"{str(err).splitlines()[0]}", file=sys.stderr)
             except FitError as err:
                 rows.append(_skipped(b, model, "the model does not fit the board", err))
                 continue
-            try:
-                if untuned is None:
-                    firmwares.append((api.build_firmware(
-                        board, {"tun": str(model)}, work / "tuned", executor="rpc", tuning=log),
-                        ("tun",)))
-            except FitError as err:
-                rows.append(_skipped(b, model, "the tuned firmware (faster, larger kernels) "
-                                               "does not fit", err))
-                continue
             results, sizes = {}, {}
-            for firmware, keys in firmwares:
-                results |= _run_all(board, firmware, {k: model for k in keys}, rounds)
-                sizes |= {m["prefix"]: m for m in firmware.models}
+            with _step(board, model.stem, "run"):
+                for firmware, here in firmwares:
+                    results |= _run_all(board, firmware, {k: model for k in here}, rounds)
+                    sizes |= {m["prefix"]: m for m in firmware.models}
             row = {"board": board, "cpu": cpu, "model": model.stem,
                    "emulated": b.is_emulated}
-            reference = results["ref"]
-            for config, key in zip(CONFIGS, ("ref", "def", "tun")):
+            # Every configuration's outputs are checked against the reference kernels', or
+            # without them against the defaults' (the tests check both against TFLM).
+            check = results["ref" if "ref" in results else "def"]
+            reference = results.get("ref")
+            for config in CONFIGS:
+                key = KEYS[config]
                 if key not in results:
-                    row[config], row["untuned"] = None, untuned
+                    row[config] = None
+                    if config == "tuned":
+                        row["untuned"] = untuned
                     continue
                 r = results[key]
-                for a, c in zip(r["outputs"], reference["outputs"]):
+                for a, c in zip(r["outputs"], check["outputs"]):
                     if not (a == c).all():
                         raise SystemExit(f"{board} {model.stem}: {config} outputs differ from "
-                                         "the reference kernels'")
+                                         "the reference kernels'" if reference else
+                                         "the default kernels'")
                 row[config] = {
                     "ticks": r["ticks"], "timer_hz": r["timer_hz"],
                     "instructions": (round(r["ticks"] * 1e9 / r["timer_hz"])
                                      if b.is_emulated else None),
-                    "ratio": r["ticks"] / reference["ticks"],
+                    "ratio": r["ticks"] / reference["ticks"] if reference else None,
                     "weights_bytes": sizes[key]["weights_bytes"],
                     "workspace_bytes": sizes[key]["workspace_bytes"],
                     "kernels": sorted({e["kernel"] for e in sizes[key]["ops"]
@@ -181,9 +230,18 @@ def measure_board(board: str) -> list[dict]:
                 }
             row["tflm_arena"] = _tflm_arena(model)
             if board in ANCHOR_BOARDS:
-                row["anchor"] = run_anchor(board, model, reference["inputs"],
-                                           expected=reference["outputs"])
-                row["code_bytes"] = _code_bytes(board, model, work / "aot")
+                with _step(board, model.stem, "TFLM + CMSIS-NN anchor"):
+                    try:
+                        row["anchor"] = run_anchor(board, model, check["inputs"],
+                                                   expected=check["outputs"])
+                    except (RuntimeError, ValueError) as err:
+                        # The anchor firmware refuses the model (an operator TFLM's build does
+                        # not register, a model over its loader window): the row says why.
+                        row["anchor_error"] = str(err).splitlines()[0][:200]
+                        print(f"{board} {model.stem}: TFLM + CMSIS-NN: {row['anchor_error']}",
+                              file=sys.stderr)
+                with _step(board, model.stem, "code size (AOT build)"):
+                    row["code_bytes"] = _code_bytes(board, model, work / "aot")
             rows.append(row)
             _record([row])
     return rows
@@ -245,15 +303,18 @@ def markdown(rows: list[dict]) -> str:
         # columns' place, marked.
         last = "tuned" if r.get("tuned") else "default"
         on_ref = [len(r[c].get("on_reference", ())) for c in ("default", last)]
-        value = (lambda c: f"{r[c]['instructions']:,}" if r["emulated"]
-                 else f"{r[c]['ticks']:,} ns")
+        value = (lambda c: "-" if not r.get(c) else f"{r[c]['instructions']:,}"
+                 if r["emulated"] else f"{r[c]['ticks']:,} ns")
+        # Without the reference kernels (MB_BENCH_NO_REFERENCE) the ratios to them are "-" and
+        # the weights and workspace columns start from the defaults'.
+        ratio = (lambda c: f"{r[c]['ratio']:.3f}" if r.get(c) and r[c].get("ratio") else "-")
+        first = "reference" if r.get("reference") else "default"
         lines.append("| " + " | ".join([
             f"{r['board']} ({r['cpu']})", r["model"], value("reference"), value("default"),
             value("tuned") if r.get("tuned") else f"not tuned: {r['untuned']}",
-            f"{r['default']['ratio']:.3f}",
-            f"{r['tuned']['ratio']:.3f}" if r.get("tuned") else "",
-            f"{r['reference']['weights_bytes']:,} → {r[last]['weights_bytes']:,}",
-            f"{r['reference']['workspace_bytes']:,} → {r[last]['workspace_bytes']:,}",
+            ratio("default"), ratio("tuned") if r.get("tuned") else "",
+            f"{r[first]['weights_bytes']:,} → {r[last]['weights_bytes']:,}",
+            f"{r[first]['workspace_bytes']:,} → {r[last]['workspace_bytes']:,}",
             f"{r[last]['workspace_bytes'] / arena:.2f}x of {arena:,}" if arena else "",
             f"{on_ref[0]} / {on_ref[1] if r.get('tuned') else '-'}",
         ]) + " |")
@@ -276,6 +337,7 @@ def markdown(rows: list[dict]) -> str:
 
 def side_by_side(rows: list[dict]) -> list[str]:
     """The rows measured beside TFLM + CMSIS-NN, each figure with its ratio to TFLM's."""
+    refused = [r for r in rows if r.get("anchor_error")]
     rows = [r for r in rows if r.get("anchor")]
     if not rows:
         return []
@@ -300,6 +362,9 @@ def side_by_side(rows: list[dict]) -> list[str]:
             ratio(r["code_bytes"], a["text_bytes"]),
             "yes" if a["outputs_equal"] else "NO",
         ]) + " |")
+    if refused:
+        lines += ["", "Not run on TFLM + CMSIS-NN (the anchor firmware refused the model):", ""]
+        lines += [f"- {r['board']} {r['model']}: {r['anchor_error']}" for r in refused]
     lines += ["", "Instructions per inference under QEMU `-icount shift=0`, both. Workspace: "
               "microbuild's activation workspace with every kernel's scratch (tuned kernels, or "
               "the defaults when not tuned) against TFLM's `arena_used_bytes` (its arena: "
@@ -336,8 +401,18 @@ def _record(new_rows: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
+    if "--no-reference" in argv:
+        argv = [a for a in argv if a != "--no-reference"]
+        os.environ["MB_BENCH_NO_REFERENCE"] = "1"  # the board workers read it
     boards = argv or BOARDS
     RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mb-kernels-objects-") as objects:
+        # The workers inherit it: one object cache for every build of the run.
+        os.environ.setdefault("MICROBUILD_CACHE_DIR", objects)
+        return _measure(argv, boards)
+
+
+def _measure(argv: list[str], boards: list[str]) -> int:
     if not argv and not os.environ.get("MB_BENCH_MODELS"):
         (RESULTS / "kernels.json").unlink(missing_ok=True)  # a full run starts afresh
     # Emulated boards count instructions, so two can share the machine; the host's wall-clock

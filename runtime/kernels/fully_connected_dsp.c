@@ -98,6 +98,19 @@ void mb_fc_dsp_groups_clamp_xw(const fc_groups_job *j);
 void mb_fc_dsp_wide_groups_xw(const fc_groups_job *j);
 void mb_fc_dsp_wide_groups_clamp_xw(const fc_groups_job *j);
 
+/* A row's sum to int8 (before the activation range) with the requantization table: what
+ * FC_ASM_REQUANTIZE does (dsp_requant_table in microbuild/compiler/ops/fully_connected.py says
+ * why it equals the reference), used by every path once the table exists: the rows the groups
+ * leave over and a depth that is not a multiple of 4 too, where the generic requantization
+ * costs about 35 instructions per row (a 64-bit multiply and both shift directions). */
+static inline int32_t fc_table_requantize(const int32_t *t, int32_t acc)
+{
+    int32_t hi;
+    __asm__("smmlar %0, %1, %2, %1" : "=r"(hi) : "r"(acc), "r"(t[0]));
+    const int32_t sum = (int32_t)(((uint32_t)hi << 1) + (uint32_t)t[1] - ((uint32_t)hi >> 31));
+    return __ssat(sum >> t[2], 8);
+}
+
 /* MB_CONV2D_DSP_C_BLOCKS selects the C form below on Thumb-2 too (the tests run it that way). */
 #if defined(__thumb2__) && !defined(MB_CONV2D_DSP_C_BLOCKS)
 /* A chunk's input halves (x0, x2) in r8 and (x1, x3) in r9: from the int8 row, or the widened. */
@@ -213,14 +226,6 @@ FC_ASM_GROUPS("mb_fc_dsp_wide_groups_clamp_xw", FC_ASM_INPUT_WIDENED, FC_ASM_CHU
               FC_ASM_CLAMP);
 #else
 /* The same in C, for a DSP core compiled to the Arm (not Thumb) instruction set. */
-static int32_t fc_table_requantize(const int32_t *t, int32_t acc)
-{
-    int32_t hi;
-    __asm__("smmlar %0, %1, %2, %1" : "=r"(hi) : "r"(acc), "r"(t[0]));
-    const int32_t sum = (int32_t)(((uint32_t)hi << 1) + (uint32_t)t[1] - ((uint32_t)hi >> 31));
-    return __ssat(sum >> t[2], 8);
-}
-
 static void fc_groups_c(const fc_groups_job *j, int wide, int widened, int32_t amin,
                         int32_t amax)
 {
@@ -310,11 +315,8 @@ static int8_t fc_requantize(const mb_fully_connected_s8_params *p, int32_t c, in
     if (p->requant == NULL) {
         return mb_fc_requantize(p, c, acc);
     }
-    const int32_t *t = p->requant + 3 * c;
-    /* t[0] = 2 * multiplier - 2^32: as unsigned, 2 * multiplier. */
-    const int32_t out = mb_requantize_fast32(acc, (int32_t)((uint32_t)t[0] >> 1), 1 - t[2]) +
-                        p->output_offset;
-    return (int8_t)mb_clamp_i32(out, p->activation_min, p->activation_max);
+    return (int8_t)mb_clamp_i32(fc_table_requantize(p->requant + 3 * c, acc),
+                                p->activation_min, p->activation_max);
 }
 
 /* The input row as every chunk's int16 pairs (x0, x2), (x1, x3): what SXTB16 and SXTB16 ROR #8

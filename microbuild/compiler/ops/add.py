@@ -57,6 +57,10 @@ def add_scale_reasons(op: Operator, graph: Graph, dtype: str) -> list[str]:
     return []
 
 
+# add_dsp.c's dsp_lut tables: 256 int32 per input.
+LUT_SCRATCH_BYTES = 2 * 256 * 4
+
+
 @register
 class Add(BroadcastBinaryLowering):
     opcode = "ADD"
@@ -76,6 +80,13 @@ class Add(BroadcastBinaryLowering):
             opcode="ADD", name="dsp", function="mb_add_s8_dsp", sources=("add_dsp.c",),
             features=frozenset({"dsp"}), rank=20,
             description="Arm DSP: one SMMULR per rescaling step, 2 elements per iteration"),
+        KernelVariant(
+            opcode="ADD", name="dsp_lut", function="mb_add_s8_dsp_lut", sources=("add_dsp.c",),
+            features=frozenset({"dsp"}), rank=15, scratch=lambda op, graph: LUT_SCRATCH_BYTES,
+            description="Arm DSP: dsp's arithmetic with each input's rescaling looked up in two "
+                        "256-entry tables built in scratch per call (2 KiB): faster on large "
+                        "ADDs, slower on small ones (the default stays dsp; tuning picks it "
+                        "where it measures faster)"),
         KernelVariant(
             opcode="ADD", name="mve", function="mb_add_s8_mve", sources=("add_mve.c",),
             features=frozenset({"mve"}), rank=30,

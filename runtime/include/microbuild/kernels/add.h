@@ -47,14 +47,18 @@ void mb_add_s16(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                 const int16_t *input1, const int16_t *input2, int16_t *output);
 
 /* Variants (microbuild/compiler/ops/add.py): the same arguments plus the scratch pointer (unused:
- * NULL), the same bytes out, every broadcast the reference handles, in place like it.
+ * NULL but for dsp_lut), the same bytes out, every broadcast the reference handles, in place like it.
  * fast: portable C, exact 32-bit rescaling steps (add_portable.c explains why they are exact).
  * dsp:  Arm DSP, one SMMULR per rescaling step (add_dsp.c).
+ * dsp_lut: the dsp arithmetic with each input's step looked up in tables built in scratch
+ *       (2 x 256 int32) once per call (add_dsp.c).
  * mve:  Helium, four int32 lanes per step (add_mve.c). */
 void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                     const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+void mb_add_s8_dsp_lut(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                       const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 
