@@ -181,19 +181,24 @@ def measure_board(board: str, models: list[Path]) -> list[dict]:
                         "workspace_bytes": info[prefix]["workspace_bytes"],
                         "ops": ops, "dominant": _dominant(ops) if ops else "",
                         "outputs": [[str(o.dtype), o.tobytes().hex()] for o in prof.outputs]})
-        for prefix, future in anchors.items():
-            a = future.result()
-            row = rows[prefix]
-            if "refused" in a:
-                row["anchor_refuses"] = a["refused"]
-            if "refused" in a or "instructions" not in row:
-                row.pop("outputs", None)
-                continue
-            row.update({"tflm_instructions": a["instructions"],
-                        "tflm_arena_used_bytes": a["arena_used_bytes"],
-                        "ratio": row["instructions"] / a["instructions"]})
-            row.update(_compare(row.pop("outputs"), a["outputs"]))
+            # Each firmware's rows are recorded as soon as they are complete: a long run that
+            # is stopped keeps what it measured.
+            record([_beside_anchor(rows[p], anchors.pop(p).result()) for p in chunk])
     return list(rows.values())
+
+
+def _beside_anchor(row: dict, a: dict) -> dict:
+    """The row with the anchor's figures and the ratio, or why the anchor could not run it."""
+    if "refused" in a:
+        row["anchor_refuses"] = a["refused"]
+    if "refused" in a or "instructions" not in row:
+        row.pop("outputs", None)
+        return row
+    row.update({"tflm_instructions": a["instructions"],
+                "tflm_arena_used_bytes": a["arena_used_bytes"],
+                "ratio": row["instructions"] / a["instructions"]})
+    row.update(_compare(row.pop("outputs"), a["outputs"]))
+    return row
 
 
 def _compare(mine: list, theirs: list) -> dict:
