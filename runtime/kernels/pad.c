@@ -1,66 +1,117 @@
 #include "microbuild/kernels/pad.h"
 
-static void fill8(int8_t *out, int32_t n, int8_t value)
+#include <string.h>
+
+/* Rows are short (often a few dozen bytes): library memset/memmove calls cost more than the
+ * bytes, so these loops move 4 bytes per load/store (memcpy of 4 bytes is one LDR/STR on the
+ * Cortex-M3 and up, which allow unaligned word access) and finish bytewise. */
+
+/* n bytes of the repeating pattern (one element's bytes repeated: 4 / size times). */
+static void fill(uint8_t *out, int32_t n, const uint8_t pattern[4])
 {
-    for (int32_t i = 0; i < n; i++) {
-        out[i] = value;
+    uint32_t w;
+    memcpy(&w, pattern, sizeof w);
+    for (; n >= 4; n -= 4, out += 4) {
+        memcpy(out, &w, sizeof w);
+    }
+    /* Not a loop: the compiler would make a 0-3 byte loop a memcpy call. */
+    if (n > 0) {
+        out[0] = pattern[0];
+    }
+    if (n > 1) {
+        out[1] = pattern[1];
+    }
+    if (n > 2) {
+        out[2] = pattern[2];
     }
 }
 
-static void fill16(int16_t *out, int32_t n, int16_t value)
+/* A forward copy, correct when the output lies below the input (the compiler's overlap): each
+ * word is read before the word ahead of it is written. */
+static void copy_forward(uint8_t *out, const uint8_t *in, int32_t n)
 {
+    for (; n >= 4; n -= 4, out += 4, in += 4) {
+        uint32_t w;
+        memcpy(&w, in, sizeof w);
+        memcpy(out, &w, sizeof w);
+    }
     for (int32_t i = 0; i < n; i++) {
-        out[i] = value;
+        out[i] = in[i];
     }
 }
 
-/* One walk for both element types: NAME, the element type T and FILL, its fill function. */
-#define MB_PAD_KERNEL(NAME, T, FILL)                                                               \
-void NAME(const mb_pad_s8_params *p, const T *input, T *output)                                    \
-{                                                                                                  \
-    enum { D = MB_PAD_MAX_DIMS, LAST = MB_PAD_MAX_DIMS - 1 };                                      \
-    int32_t out_dims[D];                                                                           \
-    for (int i = 0; i < D; i++) {                                                                  \
-        out_dims[i] = p->pad_before[i] + p->input_dims[i] + p->pad_after[i];                       \
-    }                                                                                              \
-    const int32_t row = out_dims[LAST];                                                            \
-                                                                                                   \
-    /* Walk the output one innermost row at a time: a row outside the input in any outer dimension \
-     * is all padding; otherwise it is left padding, one input row, right padding. Input rows are  \
-     * consumed in order, so the input is read sequentially. */                                    \
-    const T *in = input;                                                                           \
-    T *out = output;                                                                               \
-    int32_t idx[D - 1] = {0, 0, 0, 0};                                                             \
-    for (;;) {                                                                                     \
-        int inside = 1;                                                                            \
-        for (int i = 0; i < LAST; i++) {                                                           \
-            if (idx[i] < p->pad_before[i] || idx[i] >= p->pad_before[i] + p->input_dims[i]) {      \
-                inside = 0;                                                                        \
-            }                                                                                      \
-        }                                                                                          \
-        if (inside) {                                                                              \
-            FILL(out, p->pad_before[LAST], (T)p->pad_value);                                       \
-            out += p->pad_before[LAST];                                                            \
-            for (int32_t i = 0; i < p->input_dims[LAST]; i++) {                                    \
-                *out++ = *in++;                                                                    \
-            }                                                                                      \
-            FILL(out, p->pad_after[LAST], (T)p->pad_value);                                        \
-            out += p->pad_after[LAST];                                                             \
-        } else {                                                                                   \
-            FILL(out, row, (T)p->pad_value);                                                       \
-            out += row;                                                                            \
-        }                                                                                          \
-        /* Advance the outer index like an odometer, last outer dimension fastest. */              \
-        int i = LAST - 1;                                                                          \
-        while (i >= 0 && ++idx[i] == out_dims[i]) {                                                \
-            idx[i] = 0;                                                                            \
-            i--;                                                                                   \
-        }                                                                                          \
-        if (i < 0) {                                                                               \
-            break;                                                                                 \
-        }                                                                                          \
-    }                                                                                              \
+/* The walk's constants: the output block sizes per dimension in bytes, and the pattern. */
+typedef struct {
+    const mb_pad_s8_params *p;
+    int32_t block[MB_PAD_MAX_DIMS];  /* bytes of one index of dimension d in the output */
+    int32_t size;
+    uint8_t pattern[4];
+} pad_walk;
+
+/* Dimension d of the output, from `out`, consuming input from `*in`; returns the output end.
+ * An index outside the input in dimension d is a whole block of padding (one fill, however
+ * many inner dimensions it spans); the last dimension is left padding, one input row, right
+ * padding. Input rows are consumed in order, so the input is read sequentially, and the output
+ * is written in order. */
+static uint8_t *pad_dim(const pad_walk *w, int d, const uint8_t **in, uint8_t *out)
+{
+    const mb_pad_s8_params *p = w->p;
+    if (d == MB_PAD_MAX_DIMS - 1) {
+        const int32_t before = p->pad_before[d] * w->size;
+        const int32_t copied = p->input_dims[d] * w->size;
+        fill(out, before, w->pattern);
+        out += before;
+        copy_forward(out, *in, copied);
+        *in += copied;
+        out += copied;
+        fill(out, p->pad_after[d] * w->size, w->pattern);
+        return out + p->pad_after[d] * w->size;
+    }
+    const int32_t before = p->pad_before[d] * w->block[d];
+    fill(out, before, w->pattern);
+    out += before;
+    for (int32_t i = 0; i < p->input_dims[d]; i++) {
+        out = pad_dim(w, d + 1, in, out);
+    }
+    const int32_t after = p->pad_after[d] * w->block[d];
+    fill(out, after, w->pattern);
+    return out + after;
 }
 
-MB_PAD_KERNEL(mb_pad_s8, int8_t, fill8)
-MB_PAD_KERNEL(mb_pad_s16, int16_t, fill16)
+void mb_pad_elements(const mb_pad_s8_params *p, int32_t size, const void *value,
+                     const void *input, void *output)
+{
+    /* The compiler merged every unpadded dimension into the one above it
+     * (microbuild/compiler/ops/pad.py), so rows are long and there are few of them. */
+    pad_walk w;
+    w.p = p;
+    w.size = size;
+    for (int32_t i = 0; i < 4; i++) {
+        w.pattern[i] = ((const uint8_t *)value)[i % size];
+    }
+    int32_t bytes = size;
+    for (int d = MB_PAD_MAX_DIMS - 1; d >= 0; d--) {
+        w.block[d] = bytes;
+        bytes *= p->pad_before[d] + p->input_dims[d] + p->pad_after[d];
+    }
+    /* Leading size-1, unpadded dimensions (the left-extension to five) need no walking. */
+    int d = 0;
+    while (d < MB_PAD_MAX_DIMS - 1 && p->input_dims[d] == 1 && p->pad_before[d] == 0 &&
+           p->pad_after[d] == 0) {
+        d++;
+    }
+    const uint8_t *in = (const uint8_t *)input;
+    pad_dim(&w, d, &in, (uint8_t *)output);
+}
+
+void mb_pad_s8(const mb_pad_s8_params *p, const int8_t *input, int8_t *output)
+{
+    const int8_t value = (int8_t)p->pad_value;
+    mb_pad_elements(p, 1, &value, input, output);
+}
+
+void mb_pad_s16(const mb_pad_s8_params *p, const int16_t *input, int16_t *output)
+{
+    const int16_t value = (int16_t)p->pad_value;
+    mb_pad_elements(p, 2, &value, input, output);
+}

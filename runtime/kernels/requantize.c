@@ -14,6 +14,11 @@ void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input
     }
 }
 
+/* TFLM's QuantizeMultiplier(1.0): (x * 2) * 2^30 / 2^31 rounds to x exactly for any input of
+ * these types (|x| < 2^17), so a scale of 1 is an offset. */
+#define MB_REQUANTIZE_ONE_MULTIPLIER (1 << 30)
+#define MB_REQUANTIZE_ONE_SHIFT 1
+
 /* out = clamp(zp_out + (in - zp_in) * M) to the output type's range [LO, HI]; the int32 result
  * of the multiply is TFLM's (MultiplyByQuantizedMultiplier), here by mb_requantize_fast32
  * (quant_fast.h: the same value for the compiler's positive multipliers, in about half the
@@ -24,6 +29,15 @@ void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input
     {                                                                                           \
         const int32_t input_zp = params->input_zero_point, output_zp = params->output_zero_point; \
         const int32_t multiplier = params->multiplier, shift = params->shift;                   \
+        if (multiplier == MB_REQUANTIZE_ONE_MULTIPLIER && shift == MB_REQUANTIZE_ONE_SHIFT) {   \
+            /* A scale of exactly 1 (a uint8 <-> int8 camera input): the multiply is x. */      \
+            const int32_t offset = output_zp - input_zp;                                        \
+            for (int32_t i = 0; i < size; i++) {                                                \
+                const int64_t result = (int64_t)input[i] + offset;                              \
+                output[i] = (TO)(result < (LO) ? (LO) : (result > (HI) ? (HI) : result));        \
+            }                                                                                   \
+            return;                                                                             \
+        }                                                                                       \
         for (int32_t i = 0; i < size; i++) {                                                    \
             const int32_t x = (int32_t)input[i] - input_zp;                                     \
             const int64_t result =                                                              \

@@ -177,3 +177,18 @@ def test_pad_refuses_negative_paddings():
     pads.data = np.array([[0, 0], [-1, 2], [0, 3], [0, 0]], dtype=pads.data.dtype)
     (reason,) = _reasons(graph, op)
     assert "negative" in reason
+
+
+@pytest.mark.parametrize("shape,paddings", [
+    ((1, 5, 6, 3), [[0, 0], [1, 2], [0, 3], [0, 0]]),   # C unpadded: merged into W
+    ((1, 4, 3, 2), [[0, 0], [2, 1], [1, 1], [1, 2]]),   # every dimension padded: unchanged
+    ((2, 3, 4), [[0, 0], [0, 0], [1, 0]]),               # leading unpadded dimensions
+])
+def test_pad_merges_unpadded_dimensions_into_the_same_layout(shape, paddings):
+    from microbuild.compiler.ops.pad import merged_dims
+
+    dims, before, after = merged_dims(shape, paddings)
+    x = np.arange(int(np.prod(shape))).reshape(shape) + 1
+    merged = np.pad(x.reshape(dims), list(zip(before, after)))
+    assert np.array_equal(merged.reshape(-1), np.pad(x, paddings).reshape(-1))
+    assert len(dims) == len(shape) - sum(1 for b, a in paddings[1:] if b == a == 0)

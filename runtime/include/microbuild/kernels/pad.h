@@ -18,6 +18,10 @@ typedef struct {
 } mb_pad_s8_params;
 
 void mb_pad_s8(const mb_pad_s8_params *params, const int8_t *input, int8_t *output);
+/* The walk itself, on elements of `size` bytes (1, 2 or 4) and the pad value at `value`: what
+ * mb_pad_s8, mb_pad_s16 and mb_pad_f32 call. */
+void mb_pad_elements(const mb_pad_s8_params *params, int32_t size, const void *value,
+                     const void *input, void *output);
 /* The same on int16 values (16x8 models). */
 void mb_pad_s16(const mb_pad_s8_params *params, const int16_t *input, int16_t *output);
 
