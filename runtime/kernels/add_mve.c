@@ -1,7 +1,7 @@
 /* ADD, Helium variant "mve" (Cortex-M55/M85): add_portable.c's exact arithmetic (read its
  * comment for why it equals TFLM's) on four int32 lanes.
  *
- * Per lane: VLDRB.S32 widens 4 int8 to int32; (x + offset) * 2^20 is one VMLA; VQRDMULH by the
+ * Per lane: VLDRB.S32 widens 4 int8 to int32; (x + offset) * 2^20 is a VMUL and a VADD; VQRDMULH by the
  * multiplier is (2 * a * m + 2^31) >> 32 = (a * m + 2^30) >> 31, the rounding doubling high
  * multiply (it saturates only for INT32_MIN * INT32_MIN, impossible with positive multipliers);
  * VRSHL by -r adds 2^(r-1) and shifts right, after subtracting 1 from negative lanes when r > 0:

@@ -15,10 +15,10 @@
  * _arrange_mve): rows padded with zeros to kp taps and to a multiple of 4 channels, then per
  * block of 4 channels chunk by chunk, the 4 rows' 16 taps one after the other. The 4 channels of
  * a pixel are requantized together on 4 lanes (requantize_mve.h; the compiler checks its
- * bounds), the last block tail-predicated, and a fused residual ADD is added on the same 4 lanes
- * (add_mve.h, the ADD variant's arithmetic). Blocks walk 4 pixels at once, hence the variant's
- * overlap_group of 4 (conv2d.py). Scratch: the 4 pixels' int8 columns (none when read in
- * place). */
+ * bounds), the last block tail-predicated. A fused residual ADD runs after each block of pixels
+ * on its requantized values (residual_add, the ADD variant's arithmetic in add_mve.h). Blocks
+ * walk 4 pixels at once, hence the variant's overlap_group of 4 (conv2d.py). Scratch: the 4
+ * pixels' int8 columns (none when read in place), then with a fused ADD their conv values. */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
@@ -134,12 +134,12 @@ static int is_direct(const mb_conv2d_s8_params *p)
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0;
 }
 
-/* A fused residual ADD: its operand `other`, laid out as the output, and its operands' and the
- * sum's rescaling steps (add_mve.h). */
+/* A fused residual ADD: its operand `other`, laid out as the output, its arithmetic (add_mve.h)
+ * and `conv`, scratch for one block of pixels' conv values (4 x output_c int8) before the ADD. */
 typedef struct {
     const int8_t *other;
-    mb_add_mve_step in1, in2, out;
-    int32_t offset, min, max;
+    int8_t *conv;
+    mb_add_mve arith;
 } fused_add;
 
 /* What every pixel block of run_direct and run_columns shares. */
@@ -157,17 +157,16 @@ typedef struct {
     int32_t output_offset, activation_min, activation_max;
 } direct_conv;
 
-/* The fused residual ADD on 4 channels of one pixel: the conv's requantized values v by the
- * other operand's int8 values at `other` (the same lanes), as the ADD variant add_mve.c computes
- * them (VMLA, VQRDMULH, VRSHL per step), instead of three scalar rescales per channel. other[i]
- * is read right before out[i] is written: out may be other. */
-static ALWAYS_INLINE int32x4_t residual_add(const fused_add *a, int32x4_t v,
-                                            const int8_t *other, mve_pred16_t pred)
+/* The fused residual ADD over a block's n conv values (conv, laid out as the output) and the
+ * other operand's at `other`, into out (which may be other). Out of line, after the block's
+ * requantization: with its three steps inlined into the conv's per-pixel loop they needed more
+ * than the 8 Q registers beside the conv's, and GCC re-read the constants and spilled per 4
+ * outputs (~18 instructions per output); here the loop has the registers to itself. */
+static __attribute__((noinline)) void residual_add(const mb_add_mve *a, const int8_t *conv,
+                                                   const int8_t *other, int8_t *out, int32_t n)
 {
-    const int32x4_t x1 = mb_add_mve_input(&a->in1, v);
-    const int32x4_t x2 = mb_add_mve_input(&a->in2, vldrbq_z_s32(other, pred));
-    const int32x4_t y = vaddq_n_s32(mb_add_mve_rescale(&a->out, vaddq_s32(x1, x2)), a->offset);
-    return vminq_s32(vmaxq_s32(y, vdupq_n_s32(a->min)), vdupq_n_s32(a->max));
+    const mb_add_mve arith = *a; /* a copy the output stores cannot alias */
+    mb_add_mve_elements(&arith, conv, other, out, n);
 }
 
 /* The input pixel under output pixel m (a 1x1 filter without padding). */
@@ -183,11 +182,9 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
 }
 
 /* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus
- * interior_bias, requantized on 4 lanes, with a fused ADD (FUSED, a constant in each copy of the
- * blocks: other is its operand, laid out as out) added on the same lanes, stored with one VSTRB
- * per pixel (the last block of a channel count that is not a multiple of 4 tail-predicated). The
- * blocks with and without the ADD are separate copies: one test in the blocks, with the call
- * or the residual arithmetic behind it, cost the 1x1 layers up to 15% in spilled registers. */
+ * interior_bias, requantized on 4 lanes, stored with one VSTRB per pixel (the last block of a
+ * channel count that is not a multiple of 4 tail-predicated). OTHER and FUSED are unused: a
+ * fused ADD now runs after the block (run_direct, run_columns: residual_add). */
 static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
                                       int8_t *out, const int8_t *other, const int np,
                                       const int fused)
@@ -203,9 +200,8 @@ static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB],
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
         int32x4_t v = mb_mve_requantize(acc, m, s, d->output_offset, amin, amax);
-        if (fused) {
-            v = residual_add(d->add, v, other + q * oc + c, pred);
-        }
+        (void)other;
+        (void)fused;
         vstrbq_p_s32(out + q * oc + c, v, pred);
     }
 }
@@ -534,11 +530,17 @@ static ALWAYS_INLINE void run_direct(const direct_conv *dp, const int8_t *input,
     for (; n + 4 <= total; n += 4) {
         const int8_t *x[4] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1),
                               direct_pixel(p, input, n + 2), direct_pixel(p, input, n + 3)};
-        direct_block(d, x, output + n * oc, residual_at(d, n), 4, fused, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks);
+        if (fused) {
+            residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, 4 * oc);
+        }
     }
     for (; n < total; n++) {
         const int8_t *x[1] = {direct_pixel(p, input, n)};
-        direct_block(d, x, output + n * oc, residual_at(d, n), 1, fused, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks);
+        if (fused) {
+            residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, oc);
+        }
     }
 }
 
@@ -568,11 +570,17 @@ static ALWAYS_INLINE void run_columns(const direct_conv *dp, const int8_t *input
         for (int32_t q = 0; q < 4; q++, next_pixel(&w, &at)) {
             column_s8(&w, at.image, at.oy, at.ox, cols + q * kp);
         }
-        direct_block(d, x, output + n * oc, residual_at(d, n), 4, fused, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks);
+        if (fused) {
+            residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, 4 * oc);
+        }
     }
     for (; n < total; n++, next_pixel(&w, &at)) {
         column_s8(&w, at.image, at.oy, at.ox, cols);
-        direct_block(d, x, output + n * oc, residual_at(d, n), 1, fused, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks);
+        if (fused) {
+            residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, oc);
+        }
     }
 }
 
@@ -639,16 +647,10 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
     const int32_t k = direct ? p->input_c : p->filter_h * p->filter_w * p->input_c;
     fused_add add;
     if (residual != 0) {
-        const mb_add_s8_params *a = residual->add;
         add.other = residual->other;
-        add.in1 = mb_add_mve_make_step(a->input1_offset, a->left_shift, a->input1_multiplier,
-                                       a->input1_shift);
-        add.in2 = mb_add_mve_make_step(a->input2_offset, a->left_shift, a->input2_multiplier,
-                                       a->input2_shift);
-        add.out = mb_add_mve_make_step(0, 0, a->output_multiplier, a->output_shift);
-        add.offset = a->output_offset;
-        add.min = a->activation_min;
-        add.max = a->activation_max;
+        /* after the columns in scratch (_scratch_mve) */
+        add.conv = (int8_t *)scratch + (direct ? 0 : 4 * ((k + 15) & ~(int32_t)15));
+        add.arith = mb_add_mve_of(residual->add);
     }
     const direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
                            direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,

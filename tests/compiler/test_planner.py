@@ -213,3 +213,18 @@ def test_verifier_catches_a_broken_in_place_claim_on_input_k():
     assert any("still read" in p for p in verify_plan(later, plan))
     replanned = plan_memory(later, _lowerings(later))
     assert replanned.in_place == [] and verify_plan(later, replanned) == []
+
+
+def test_mve_conv_with_a_fused_add_has_scratch_for_its_block_of_conv_values():
+    """conv2d_mve.c requantizes 4 pixels x output_c conv values into scratch after the columns
+    and runs the fused ADD on them from there (the output may be the residual operand itself,
+    so they cannot go to the output first): 4 x output_c bytes more than the plain conv."""
+    m55 = Target("cortex-m55", frozenset({"dsp", "mve"}))
+    model = compile_model(MODELS_DIR / "resnet8.tflite", selection=Selection(m55),
+                          row_stream=False)
+    scratch = {tuple(op["fused_from"]): op["scratch_bytes"] for op in model.summary()["ops"]
+               if op["opcode"] == "CONV_2D+ADD" and op["kernel"] == "mve"}
+    # 3x3x16 -> 16: columns of 144 taps for 4 pixels, then 4 x 16; the 1x1 shortcuts read
+    # their pixels in place: only 4 x 32 and 4 x 64.
+    assert scratch == {(2, 3): 4 * 144 + 4 * 16, (6, 7): 4 * 32, (10, 11): 4 * 64}
+    assert verify_plan(model.graph, model.plan, model.lowerings) == []

@@ -188,12 +188,12 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
 def _scratch_mve(op: Operator, graph: Graph) -> int:
     """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
     filter, whose pixels the kernel reads in place (TFLite never pads a 1x1 filter, and a depth
-    that is not a multiple of 16 is read with tail predication)."""
+    that is not a multiple of 16 is read with tail predication). With a fused residual ADD, then
+    the 4 pixels' requantized conv values, which the ADD reads in a pass of its own."""
     w = graph.tensor(op.inputs[1])
-    if w.shape[1] == 1 and w.shape[2] == 1:
-        return 0
-    _, k, _ = _dims(op, graph)
-    return 4 * _round_up(k, 16)
+    oc, k, _ = _dims(op, graph)
+    columns = 0 if w.shape[1] == 1 and w.shape[2] == 1 else 4 * _round_up(k, 16)
+    return columns + (4 * oc if op.options.get(RESIDUAL_ADD) else 0)
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
