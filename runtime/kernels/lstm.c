@@ -104,8 +104,8 @@ static inline int32_t requantize_qadd(int32_t x, int32_t multiplier, int32_t rig
     if ((QADD) && p->small_sums) {                                           \
         const int32_t in_l = 1 + (in_s > 0 ? in_s : 0), in_r = in_s < 0 ? -in_s : 0;           \
         const int32_t rec_l = 1 + (rec_s > 0 ? rec_s : 0), rec_r = rec_s < 0 ? -rec_s : 0;      \
-        const int32_t in_half = (int32_t)(1u << in_r) >> 1;                                     \
-        const int32_t rec_half = (int32_t)(1u << rec_r) >> 1;                                  \
+        const int32_t in_half = (int32_t)((uint32_t)1 << in_r) >> 1;                                     \
+        const int32_t rec_half = (int32_t)((uint32_t)1 << rec_r) >> 1;                                  \
         if (in_r > 0 && rec_r > 0) {                                                             \
             MB_LSTM_GATE_SUMS2(MB_LSTM_IN_ROUND, MB_LSTM_REC_ROUND, 0, 0, SQUASH);               \
         } else if (in_r > 0) {                                                                   \

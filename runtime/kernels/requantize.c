@@ -16,7 +16,7 @@ void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input
 
 /* TFLM's QuantizeMultiplier(1.0): (x * 2) * 2^30 / 2^31 rounds to x exactly for any input of
  * these types (|x| < 2^17), so a scale of 1 is an offset. */
-#define MB_REQUANTIZE_ONE_MULTIPLIER (1 << 30)
+#define MB_REQUANTIZE_ONE_MULTIPLIER ((int32_t)1 << 30)
 #define MB_REQUANTIZE_ONE_SHIFT 1
 
 /* out = clamp(zp_out + (in - zp_in) * M) to the output type's range [LO, HI]; the int32 result

@@ -161,24 +161,6 @@ static inline __attribute__((always_inline)) int32_t time_dot8_s16_dsp(const int
     } while (w != end);
     return acc;
 }
-
-static inline __attribute__((always_inline)) int32_t time_dot8_s8_dsp(const int8_t *w,
-                                                                       const int8_t *s,
-                                                                       int32_t n, int32_t acc)
-{
-    const int8_t *const end = w + n;
-    do {
-        const uint32_t a0 = mb_load32(w), b0 = mb_load32(s);
-        const uint32_t a1 = mb_load32(w + 4), b1 = mb_load32(s + 4);
-        acc = __smlad(mb_even16(a0), mb_even16(b0), acc);
-        acc = __smlad(mb_odd16(a0), mb_odd16(b0), acc);
-        acc = __smlad(mb_even16(a1), mb_even16(b1), acc);
-        acc = __smlad(mb_odd16(a1), mb_odd16(b1), acc);
-        w += 8;
-        s += 8;
-    } while (w != end);
-    return acc;
-}
 #endif
 
 
@@ -406,7 +388,7 @@ static int32_t feature_dot_dsp_wide(const int8_t *w, const int32_t *x, int32_t c
         const int32_t m2 = p->scale2_multiplier, s2 = p->scale2_shift;                         \
         const int32_t l1 = 1 + (s1 > 0 ? s1 : 0), r1 = s1 < 0 ? -s1 : 0;                      \
         const int32_t l2 = 1 + (s2 > 0 ? s2 : 0), r2 = s2 < 0 ? -s2 : 0;                      \
-        const int32_t half1 = (int32_t)(1u << r1) >> 1, half2 = (int32_t)(1u << r2) >> 1;      \
+        const int32_t half1 = (int32_t)((uint32_t)1 << r1) >> 1, half2 = (int32_t)((uint32_t)1 << r2) >> 1;      \
         const int32_t small1 = p->small_sums & 1, small2 = p->small_sums & 2;                  \
         const int32_t state_zp = p->state_zero_point, output_zp = p->output_zero_point;        \
         const int32_t *unit_folds = folds + filters;                                            \

@@ -69,7 +69,7 @@ def _board_path(boards, monkeypatch):
 # memcpy to and from the state with a starting value, a float softmax's beta by value, a
 # FULLY_CONNECTED summing a row-streamed conv's output band by band (row_stream_fc.py).
 KINDS = {"resnet8": MODELS / "resnet8.tflite",
-         "row_stream_conv_fc_pc": MODELS / "ops" / "row_stream_conv_fc_pc.tflite",
+         "row_stream_conv_fc_tall_pc": MODELS / "ops" / "row_stream_conv_fc_tall_pc.tflite",
          "concat_inputs3_h": MODELS / "ops" / "concat_inputs3_h.tflite",
          "svdf_s16_rank1_bias": MODELS / "ops" / "svdf_s16_rank1_bias.tflite",
          "var_smoother": MODELS / "ops" / "var_smoother.tflite",

@@ -111,6 +111,7 @@ def test_generated_c_and_kernels_cross_compile(target, tmp_path):
     # The reference kernels (FULLY_CONNECTED's int8 and 16x8 files, SOFTMAX's with the 16x8
     # tables), and the portable variant a generic CPU gets by default.
     assert set(model.kernel_sources) == {"kernels/fully_connected.c", "kernels/softmax.c",
+                                         "kernels/fully_connected_band.c",
                                          "kernels/softmax16_tables.c",
                                          "kernels/fully_connected_s16.c",
                                          "kernels/fully_connected_portable.c"}

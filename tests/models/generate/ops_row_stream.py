@@ -54,6 +54,18 @@ def conv_fc_model() -> bytes:
     return c.build()
 
 
+def conv_fc_tall_model() -> bytes:
+    """conv_fc_model's chain on a 4x taller input: the region saves enough workspace for its
+    band calls that the planner's cost rule (row_stream.region_cost) keeps it at its default, as
+    micro_speech's; the table executor's test carries the band kernel with it."""
+    c = _Chain(4404, (160, 10, 3), 0.02, -9)
+    c.conv(3, 6, activation=1)            # 160x10x3 -> 160x10x6
+    c.conv(3, 13, stride=2)               # -> 80x5x13: rows of 65 bytes, 5,200 in all
+    _fully_connected(c, 6, activation=1)  # 5,200 -> 6
+    return c.build()
+
+
 if __name__ == "__main__":
     save("ops/row_stream_odd_rows_pc.tflite", row_stream_model())
     save("ops/row_stream_conv_fc_pc.tflite", conv_fc_model())
+    save("ops/row_stream_conv_fc_tall_pc.tflite", conv_fc_tall_model())
