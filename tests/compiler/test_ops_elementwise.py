@@ -10,13 +10,14 @@ multipliers, the gemmlowp fixed-point functions behind the LOGISTIC/TANH tables,
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from compiler_support import assert_bit_exact, run_on_host, run_tflm
 
-from microbuild.compiler import fixedpoint
+from microbuild.compiler import compile_model, fixedpoint
 from microbuild.compiler.elementwise import broadcast_shape, c_float, plan_broadcast
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.add import add_params
@@ -28,6 +29,8 @@ from microbuild.model.ir import Graph, Operator, Quantization, Tensor
 from microbuild.model.reader import read_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models" / "ops"
+sys.path.insert(0, str(MODELS.parent / "generate"))
+from tflite_builder import ModelBuilder  # noqa: E402
 
 BINARY_MODELS = [
     "add_same", "add_same_relu", "add_same_relu6", "add_channel_const", "add_scalar_const",
@@ -88,6 +91,41 @@ def test_every_int8_input(name, cc, tmp_path):
     want = run_tflm(_path(name), [x])
     (got,) = run_on_host(_path(name), [[x]], cc=cc, workdir=tmp_path)
     _assert_same(name, want, got)
+
+
+# 8-bit unary ops that compile to one mb_lut_s8 table (runtime/kernels/lut.c) instead of their
+# per-value rounding multiply.
+TABLE_MODELS = ["relu", "relu6", "leaky_relu_0p1", "requantize_s8_down", "quantize_u8_s8_camera",
+                "quantize_s8_u8_softmax", "hard_swish", "logistic"]
+
+
+def test_8bit_unary_ops_compile_to_a_table():
+    for name in TABLE_MODELS:
+        source = compile_model(_path(name)).sources["model.c"]
+        assert "mb_lut_s8(" in source, name
+        assert "mb_requantize_s8" not in source and "mb_leaky_relu_s8" not in source, name
+
+
+def _relu_then_quantize_u8(n: int) -> bytes:
+    """RELU and an int8 -> uint8 QUANTIZE on n values, n not a multiple of 4 (the table kernel's
+    byte tail after its word loop) and with a uint8 output (its table ordered for uint8)."""
+    b = ModelBuilder()
+    x = b.tensor("x", (1, n), "int8", 0.05, 9)
+    r = b.tensor("r", (1, n), "int8", 0.03, -20)
+    out = b.tensor("out", (1, n), "uint8", 0.04, 131)
+    b.operator("RELU", [x], [r])
+    b.operator("QUANTIZE", [r], [out])
+    return b.build([x], [out])
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_table_kernel_tail_and_uint8_output(cc, tmp_path):
+    path = tmp_path / "relu_quantize_u8.tflite"
+    path.write_bytes(_relu_then_quantize_u8(259))
+    x = np.concatenate([np.arange(-128, 128), [127, -128, 5]]).astype(np.int8).reshape(1, 259)
+    want = run_tflm(path, [x])
+    (got,) = run_on_host(path, [[x]], cc=cc, workdir=tmp_path)
+    _assert_same("relu_quantize_u8", want, got)
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
