@@ -35,3 +35,19 @@ void mb_lut_s8(const int8_t table[256], const int8_t *input, int8_t *output, int
         output[i] = (int8_t)entries[(uint8_t)input[i] ^ 0x80u];
     }
 }
+
+void mb_flip_sign_bits_s8(const int8_t *input, int8_t *output, int32_t size)
+{
+    int32_t i = 0;
+#if MB_LUT_WORDS
+    for (; i + 4 <= size; i += 4) {
+        uint32_t word;
+        memcpy(&word, input + i, 4);
+        word ^= 0x80808080u;
+        memcpy(output + i, &word, 4);
+    }
+#endif
+    for (; i < size; i++) {
+        output[i] = (int8_t)((uint8_t)input[i] ^ 0x80u);
+    }
+}

@@ -94,38 +94,46 @@ def test_every_int8_input(name, cc, tmp_path):
 
 
 # 8-bit unary ops that compile to one mb_lut_s8 table (runtime/kernels/lut.c) instead of their
-# per-value rounding multiply.
-TABLE_MODELS = ["relu", "relu6", "leaky_relu_0p1", "requantize_s8_down", "quantize_u8_s8_camera",
-                "quantize_s8_u8_softmax", "hard_swish", "logistic"]
+# per-value rounding multiply; uint8 <-> int8 at one scale with zero points 128 apart is the
+# table k -> k, a flip of each byte's top bit with no table.
+TABLE_MODELS = ["relu", "relu6", "leaky_relu_0p1", "requantize_s8_down", "quantize_u8_s8",
+                "quantize_s8_u8", "hard_swish", "logistic"]
+FLIP_MODELS = ["quantize_u8_s8_camera", "quantize_s8_u8_softmax"]
 
 
 def test_8bit_unary_ops_compile_to_a_table():
-    for name in TABLE_MODELS:
+    for name in TABLE_MODELS + FLIP_MODELS:
         source = compile_model(_path(name)).sources["model.c"]
-        assert "mb_lut_s8(" in source, name
+        kernel = "mb_flip_sign_bits_s8(" if name in FLIP_MODELS else "mb_lut_s8("
+        assert kernel in source, name
         assert "mb_requantize_s8" not in source and "mb_leaky_relu_s8" not in source, name
 
 
-def _relu_then_quantize_u8(n: int) -> bytes:
-    """RELU and an int8 -> uint8 QUANTIZE on n values, n not a multiple of 4 (the table kernel's
-    byte tail after its word loop) and with a uint8 output (its table ordered for uint8)."""
+def _camera_relu_to_uint8(n: int) -> bytes:
+    """uint8 -> int8 QUANTIZE at one scale (the sign-bit flip), RELU and an int8 -> uint8
+    QUANTIZE (a table ordered for a uint8 output) on n values, n not a multiple of 4: the
+    kernels' byte tails after their word loops."""
     b = ModelBuilder()
-    x = b.tensor("x", (1, n), "int8", 0.05, 9)
+    x = b.tensor("x", (1, n), "uint8", 0.05, 128)
+    q = b.tensor("q", (1, n), "int8", 0.05, 0)
     r = b.tensor("r", (1, n), "int8", 0.03, -20)
     out = b.tensor("out", (1, n), "uint8", 0.04, 131)
-    b.operator("RELU", [x], [r])
+    b.operator("QUANTIZE", [x], [q])
+    b.operator("RELU", [q], [r])
     b.operator("QUANTIZE", [r], [out])
     return b.build([x], [out])
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_table_kernel_tail_and_uint8_output(cc, tmp_path):
-    path = tmp_path / "relu_quantize_u8.tflite"
-    path.write_bytes(_relu_then_quantize_u8(259))
-    x = np.concatenate([np.arange(-128, 128), [127, -128, 5]]).astype(np.int8).reshape(1, 259)
+def test_table_kernels_tail_and_uint8_ends(cc, tmp_path):
+    path = tmp_path / "camera_relu_u8.tflite"
+    path.write_bytes(_camera_relu_to_uint8(259))
+    source = compile_model(path).sources["model.c"]
+    assert "mb_flip_sign_bits_s8(" in source and source.count("_lut[256]") == 2
+    x = np.concatenate([np.arange(0, 256), [255, 0, 133]]).astype(np.uint8).reshape(1, 259)
     want = run_tflm(path, [x])
     (got,) = run_on_host(path, [[x]], cc=cc, workdir=tmp_path)
-    _assert_same("relu_quantize_u8", want, got)
+    _assert_same("camera_relu_u8", want, got)
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])

@@ -61,14 +61,18 @@ def emit_table(op: Operator, graph: Graph, ctx: EmitContext, outputs: np.ndarray
         # The kernel indexes by (input byte) ^ 0x80, which for an int8 byte v is v + 128; for a
         # uint8 byte u it is u ^ 0x80, so entry k must hold the output for u = k ^ 0x80.
         outputs = outputs[np.arange(256) ^ 0x80]
-    table = (outputs & 0xFF).astype(np.uint8).view(np.int8)
-    name = ctx.const_array(ctx.symbol("lut"), table, "int8_t")
+    table = (outputs & 0xFF).astype(np.uint8)
     # The same bytes whatever the C type of the pointers (uint8 tensors are uint8_t *).
     src_ptr, dst_ptr = ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])
     if src.dtype != "int8":
         src_ptr = f"(const int8_t *){src_ptr}"
     if dst.dtype != "int8":
         dst_ptr = f"(int8_t *){dst_ptr}"
+    if np.array_equal(table, np.arange(256)):
+        # Entry k = k: each byte only has its top bit flipped (uint8 <-> int8 at one scale, zero
+        # points 128 apart), four values per XOR with no table.
+        return f"mb_flip_sign_bits_s8({src_ptr}, {dst_ptr}, {src.num_elements});"
+    name = ctx.const_array(ctx.symbol("lut"), table.view(np.int8), "int8_t")
     return f"mb_lut_s8({name}, {src_ptr}, {dst_ptr}, {src.num_elements});"
 
 

@@ -14,4 +14,9 @@
  * input (in place). */
 void mb_lut_s8(const int8_t table[256], const int8_t *input, int8_t *output, int32_t size);
 
+/* The table whose entry k is k: output byte = input byte ^ 0x80, i.e. a uint8 <-> int8
+ * conversion with the same scale and zero points 128 apart (a camera frame into an int8 model).
+ * Four values per XOR where words load at any address. output may be input. */
+void mb_flip_sign_bits_s8(const int8_t *input, int8_t *output, int32_t size);
+
 #endif
