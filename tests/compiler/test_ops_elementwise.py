@@ -10,13 +10,14 @@ multipliers, the gemmlowp fixed-point functions behind the LOGISTIC/TANH tables,
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from compiler_support import assert_bit_exact, run_on_host, run_tflm
 
-from microbuild.compiler import fixedpoint
+from microbuild.compiler import compile_model, fixedpoint
 from microbuild.compiler.elementwise import broadcast_shape, c_float, plan_broadcast
 from microbuild.compiler.ops import REGISTRY
 from microbuild.compiler.ops.add import add_params
@@ -28,6 +29,8 @@ from microbuild.model.ir import Graph, Operator, Quantization, Tensor
 from microbuild.model.reader import read_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models" / "ops"
+sys.path.insert(0, str(MODELS.parent / "generate"))
+from tflite_builder import ModelBuilder  # noqa: E402
 
 BINARY_MODELS = [
     "add_same", "add_same_relu", "add_same_relu6", "add_channel_const", "add_scalar_const",
@@ -88,6 +91,49 @@ def test_every_int8_input(name, cc, tmp_path):
     want = run_tflm(_path(name), [x])
     (got,) = run_on_host(_path(name), [[x]], cc=cc, workdir=tmp_path)
     _assert_same(name, want, got)
+
+
+# 8-bit unary ops that compile to one mb_lut_s8 table (runtime/kernels/lut.c) instead of their
+# per-value rounding multiply; uint8 <-> int8 at one scale with zero points 128 apart is the
+# table k -> k, a flip of each byte's top bit with no table.
+TABLE_MODELS = ["relu", "relu6", "leaky_relu_0p1", "requantize_s8_down", "quantize_u8_s8",
+                "quantize_s8_u8", "hard_swish", "logistic"]
+FLIP_MODELS = ["quantize_u8_s8_camera", "quantize_s8_u8_softmax"]
+
+
+def test_8bit_unary_ops_compile_to_a_table():
+    for name in TABLE_MODELS + FLIP_MODELS:
+        source = compile_model(_path(name)).sources["model.c"]
+        kernel = "mb_flip_sign_bits_s8(" if name in FLIP_MODELS else "mb_lut_s8("
+        assert kernel in source, name
+        assert "mb_requantize_s8" not in source and "mb_leaky_relu_s8" not in source, name
+
+
+def _camera_relu_to_uint8(n: int) -> bytes:
+    """uint8 -> int8 QUANTIZE at one scale (the sign-bit flip), RELU and an int8 -> uint8
+    QUANTIZE (a table ordered for a uint8 output) on n values, n not a multiple of 4: the
+    kernels' byte tails after their word loops."""
+    b = ModelBuilder()
+    x = b.tensor("x", (1, n), "uint8", 0.05, 128)
+    q = b.tensor("q", (1, n), "int8", 0.05, 0)
+    r = b.tensor("r", (1, n), "int8", 0.03, -20)
+    out = b.tensor("out", (1, n), "uint8", 0.04, 131)
+    b.operator("QUANTIZE", [x], [q])
+    b.operator("RELU", [q], [r])
+    b.operator("QUANTIZE", [r], [out])
+    return b.build([x], [out])
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_table_kernels_tail_and_uint8_ends(cc, tmp_path):
+    path = tmp_path / "camera_relu_u8.tflite"
+    path.write_bytes(_camera_relu_to_uint8(259))
+    source = compile_model(path).sources["model.c"]
+    assert "mb_flip_sign_bits_s8(" in source and source.count("_lut[256]") == 2
+    x = np.concatenate([np.arange(0, 256), [255, 0, 133]]).astype(np.uint8).reshape(1, 259)
+    want = run_tflm(path, [x])
+    (got,) = run_on_host(path, [[x]], cc=cc, workdir=tmp_path)
+    _assert_same("camera_relu_u8", want, got)
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])

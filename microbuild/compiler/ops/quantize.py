@@ -10,6 +10,8 @@
   ``inference_input_type=tf.uint8``), int8 -> uint8 (``inference_output_type=tf.uint8``),
   int8 -> int8 / int16 / int32, int16 -> int8 / int16 / int32 (16x8 models),
   int32 -> int8 / int16 (an accumulator requantized, TFLM's int16 test ``quantize0``).
+  Between 8-bit types (int8 -> int8, uint8 <-> int8) the output is a function of one byte: a
+  256-entry table made with the same Requantize arithmetic at compile time (``emit_table``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from microbuild.compiler.ops.relu import (
     emit_requantize,
     requantize_params,
     requantize_shift_reasons,
+    requantize_table,
 )
+from microbuild.compiler.ops.unary import LutLowering, emit_table
 from microbuild.model.ir import Graph, Operator
 
 # (input, output) dtype -> the kernel; float32 inputs are AffineQuantize, the rest Requantize.
@@ -40,6 +44,8 @@ _KERNELS = {
 }
 # Bits of the integer inputs whose (q - zero_point) TFLM shifts left in int32 before the Q31
 # multiply; an int32 input wraps there as it does in TFLM (requantize.c), so it has no limit.
+# Pairs computed by table lookup (mb_lut_s8) rather than by their requantize kernel.
+_TABLE_PAIRS = frozenset({("int8", "int8"), ("uint8", "int8"), ("int8", "uint8")})
 _SHIFTED_BITS = {"int8": 8, "uint8": 8, "int16": 16}
 # Pairs whose kernel reads each element before writing the one at the same place and whose
 # output element is no wider than the input's: the planner may give them one buffer.
@@ -50,8 +56,9 @@ _IN_PLACE = frozenset({("float32", "int8"), ("float32", "int16"), ("int8", "int8
 @register
 class Quantize(OpLowering):
     opcode = "QUANTIZE"
-    kernel_sources = ("quantize.c", "requantize.c")
-    headers = ("microbuild/kernels/quantize.h", "microbuild/kernels/requantize.h")
+    kernel_sources = ("quantize.c", "requantize.c") + LutLowering.kernel_sources
+    headers = ("microbuild/kernels/quantize.h", "microbuild/kernels/requantize.h") + \
+        LutLowering.headers
     # float32 anywhere, not only at the graph's inputs: a mixed graph's float part hands over to
     # its integer part through a QUANTIZE, as TFLM allows.
     dtypes = frozenset({"float32", "uint8", "int8", "int16", "int32"})
@@ -88,6 +95,10 @@ class Quantize(OpLowering):
         function = _KERNELS[(src.dtype, dst.dtype)]
         if src.dtype != "float32":
             p = requantize_params(src.scale, src.zero_point, dst.scale, dst.zero_point)
+            if (src.dtype, dst.dtype) in _TABLE_PAIRS:
+                lo, hi = (0, 255) if dst.dtype == "uint8" else (-128, 127)
+                return emit_table(op, graph, ctx, requantize_table(
+                    {**p, "activation_min": lo, "activation_max": hi}, src.dtype))
             return emit_requantize(op, ctx, p, size, function)
         return (f"{function}({c_float(dst.scale)}, {dst.zero_point}, "
                 f"{ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, {size});")

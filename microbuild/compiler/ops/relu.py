@@ -1,10 +1,13 @@
 """RELU and RELU6 (int8), bit-exact with TFLM, which treats them differently:
 
 - RELU (ReluQuantized) requantizes from the input to the output quantization and clamps below at
-  the output's zero: ``mb_requantize_s8``.
+  the output's zero.
 - RELU6 (Relu6Quantized) does not requantize at all: it clamps in the *input's* quantized domain
   between the input zero point and the input's quantized 6.0, and ignores the output's
-  quantization (the converter gives both the same): ``mb_clamp_s8``.
+  quantization (the converter gives both the same).
+
+Both are functions of one int8 byte, so they compile to a 256-entry table (``LutLowering``) made
+with TFLM's integer arithmetic: TFLM's per-value 64-bit rounding multiply becomes one lookup.
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ import numpy as np
 from microbuild.compiler.elementwise import c_designated, f32
 from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, register
-from microbuild.compiler.ops.unary import UnaryInt8Lowering
-from microbuild.compiler.quant import quantize_multiplier, tflite_round
+from microbuild.compiler.ops.unary import LutLowering, input_values
+from microbuild.compiler.quant import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    tflite_round,
+)
 from microbuild.model.ir import Graph, Operator
 
 def requantize_params(input_scale: float, input_zero_point: int, output_scale: float,
@@ -27,6 +34,15 @@ def requantize_params(input_scale: float, input_zero_point: int, output_scale: f
     return {"input_zero_point": input_zero_point, "multiplier": multiplier, "shift": shift,
             "output_zero_point": output_zero_point, "activation_min": activation_min,
             "activation_max": activation_max}
+
+
+def requantize_table(p: dict[str, int], input_dtype: str = "int8") -> np.ndarray:
+    """The output of TFLM's Requantize / ReluQuantized arithmetic (``requantize_params``) for
+    every value of an 8-bit input type, in ascending input order (``emit_table``'s)."""
+    return np.array([min(max(multiply_by_quantized_multiplier(int(v) - p["input_zero_point"],
+                                                              p["multiplier"], p["shift"])
+                             + p["output_zero_point"], p["activation_min"]), p["activation_max"])
+                     for v in input_values(input_dtype)])
 
 
 def requantize_shift_reasons(input_scale: float, output_scale: float,
@@ -64,11 +80,10 @@ def relu6_bounds(input_scale: float, input_zero_point: int) -> tuple[int, int]:
 
 
 @register
-class Relu(UnaryInt8Lowering):
+class Relu(LutLowering):
     opcode = "RELU"
-    kernel_sources = ("requantize.c",)
     float32_sources = activations_f32.KERNEL_SOURCES
-    headers = ("microbuild/kernels/requantize.h", activations_f32.HEADER)
+    headers = LutLowering.headers + (activations_f32.HEADER,)
     dtypes = frozenset({"int8", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -83,17 +98,18 @@ class Relu(UnaryInt8Lowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):
             return activations_f32.emit(op, graph, ctx)
+        return super().emit(op, graph, ctx)
+
+    def table(self, op: Operator, graph: Graph) -> np.ndarray:
         src, dst = graph.tensor(op.inputs[0]), graph.tensor(op.outputs[0])
-        p = relu_params(src.scale, src.zero_point, dst.scale, dst.zero_point)
-        return emit_requantize(op, ctx, p, src.num_elements)
+        return requantize_table(relu_params(src.scale, src.zero_point, dst.scale, dst.zero_point))
 
 
 @register
-class Relu6(UnaryInt8Lowering):
+class Relu6(LutLowering):
     opcode = "RELU6"
-    kernel_sources = ("clamp.c",)
     float32_sources = activations_f32.KERNEL_SOURCES
-    headers = ("microbuild/kernels/clamp.h", activations_f32.HEADER)
+    headers = LutLowering.headers + (activations_f32.HEADER,)
     dtypes = frozenset({"int8", "float32"})
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
@@ -104,7 +120,9 @@ class Relu6(UnaryInt8Lowering):
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         if is_float32(op, graph):
             return activations_f32.emit(op, graph, ctx)
+        return super().emit(op, graph, ctx)
+
+    def table(self, op: Operator, graph: Graph) -> np.ndarray:
         src = graph.tensor(op.inputs[0])
         zero, six = relu6_bounds(src.scale, src.zero_point)
-        return (f"mb_clamp_s8({zero}, {six}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])}, "
-                f"{src.num_elements});")
+        return np.clip(input_values("int8"), zero, six)
