@@ -41,6 +41,10 @@ class Mul(BroadcastBinaryLowering):
             rank=10,
             description="portable C: quant_fast.h's exact requantization, parameters in "
                         "registers"),
+        KernelVariant(
+            opcode="MUL", name="mve", function="mb_mul_s8_mve", sources=("mul_mve.c",),
+            features=frozenset({"mve"}), rank=30,
+            description="Helium: 4 int32 lanes (VMUL, VQRDMULH, VRSHL), tail-predicated"),
     )
     function = "mb_mul"
     params_type = "mb_mul_s8_params"
