@@ -1,6 +1,8 @@
 /* ADD, Arm DSP variants "dsp" and "dsp_lut" (Cortex-M4/M7/M33/M55): add_portable.c's exact arithmetic (read its
  * comment for why it equals TFLM's) with each rounding doubling high multiply one SMMULR, two
- * elements per iteration, and a broadcast operand rescaled once per run. */
+ * elements per iteration, and a broadcast operand rescaled once per run. SUB's "dsp"
+ * (mb_sub_s8_dsp) is the same row subtracting the second rescaled input (add_portable.c says why
+ * that, and not a negated multiplier, is exact). */
 #if defined(__ARM_FEATURE_DSP)
 
 #include "microbuild/kernels/add.h"
@@ -45,8 +47,9 @@ static inline int32_t add_clamp(const mb_add_s8_params *p, int32_t v)
                                  : (v > p->activation_max ? p->activation_max : v);
 }
 
-static void add_row_dsp(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
-                        int32_t b_step, int8_t *out, int32_t n)
+/* ADD's row (sign2 = 1) and SUB's (sign2 = -1): a constant at each call, folded when inlined. */
+static inline void row_dsp(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                           int32_t b_step, int8_t *out, int32_t n, int32_t sign2)
 {
     const mb_add_s8_params *p = (const mb_add_s8_params *)params;
     const int32_t ls = p->left_shift + 1;
@@ -64,19 +67,20 @@ static void add_row_dsp(const void *params, const int8_t *a, int32_t a_step, con
             const int32_t b0 = b[i];
             const int32_t b1 = b[i + 1];
             const int32_t sum0 = add_rescale(&s1, s1.offset2x + a0 * ((int32_t)1 << ls)) +
-                                 add_rescale(&s2, s2.offset2x + b0 * ((int32_t)1 << ls));
+                                 sign2 * add_rescale(&s2, s2.offset2x + b0 * ((int32_t)1 << ls));
             const int32_t sum1 = add_rescale(&s1, s1.offset2x + a1 * ((int32_t)1 << ls)) +
-                                 add_rescale(&s2, s2.offset2x + b1 * ((int32_t)1 << ls));
+                                 sign2 * add_rescale(&s2, s2.offset2x + b1 * ((int32_t)1 << ls));
             out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum0 * 2) + zp);
             out[i + 1] = (int8_t)add_clamp(p, add_rescale(&so, sum1 * 2) + zp);
         }
         if (i < n) {
             const int32_t sum = add_rescale(&s1, s1.offset2x + a[i] * ((int32_t)1 << ls)) +
-                                add_rescale(&s2, s2.offset2x + b[i] * ((int32_t)1 << ls));
+                                sign2 * add_rescale(&s2, s2.offset2x + b[i] * ((int32_t)1 << ls));
             out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum * 2) + zp);
         }
     } else if (b_step == 0) {
-        const int32_t scaled2 = add_rescale(&s2, s2.offset2x + b[0] * ((int32_t)1 << ls));
+        const int32_t scaled2 =
+            sign2 * add_rescale(&s2, s2.offset2x + b[0] * ((int32_t)1 << ls));
         for (int32_t i = 0; i < n; i++) {
             const int32_t sum = add_rescale(&s1, s1.offset2x + a[i * a_step] * ((int32_t)1 << ls));
             out[i] = (int8_t)add_clamp(p, add_rescale(&so, (sum + scaled2) * 2) + zp);
@@ -84,17 +88,30 @@ static void add_row_dsp(const void *params, const int8_t *a, int32_t a_step, con
     } else if (a_step == 0) {
         const int32_t scaled1 = add_rescale(&s1, s1.offset2x + a[0] * ((int32_t)1 << ls));
         for (int32_t i = 0; i < n; i++) {
-            const int32_t sum = add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
+            const int32_t sum =
+                sign2 * add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
             out[i] = (int8_t)add_clamp(p, add_rescale(&so, (scaled1 + sum) * 2) + zp);
         }
     } else {
         for (int32_t i = 0; i < n; i++) {
             const int32_t sum =
                 add_rescale(&s1, s1.offset2x + a[i * a_step] * ((int32_t)1 << ls)) +
-                add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
+                sign2 * add_rescale(&s2, s2.offset2x + b[i * b_step] * ((int32_t)1 << ls));
             out[i] = (int8_t)add_clamp(p, add_rescale(&so, sum * 2) + zp);
         }
     }
+}
+
+static void add_row_dsp(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    row_dsp(params, a, a_step, b, b_step, out, n, 1);
+}
+
+static void sub_row_dsp(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    row_dsp(params, a, a_step, b, b_step, out, n, -1);
 }
 
 void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
@@ -102,6 +119,13 @@ void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *sha
 {
     (void)scratch;
     mb_broadcast_binary_s8(shape, input1, input2, output, add_row_dsp, params);
+}
+
+void mb_sub_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, sub_row_dsp, params);
 }
 
 /* dsp_lut: the same arithmetic, each input's rescaling (the two SMMULR steps of add_row_dsp

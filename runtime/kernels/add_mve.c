@@ -28,48 +28,69 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
     return add_rescale_1(s, s->offset + x * s->scale);
 }
 
-static void add_row_mve(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
-                        int32_t b_step, int8_t *out, int32_t n)
-{
-    const mb_add_s8_params *p = (const mb_add_s8_params *)params;
-    const mb_add_mve_step s1 = mb_add_mve_make_step(p->input1_offset, p->left_shift,
-                                                    p->input1_multiplier, p->input1_shift);
-    const mb_add_mve_step s2 = mb_add_mve_make_step(p->input2_offset, p->left_shift,
-                                                    p->input2_multiplier, p->input2_shift);
-    const mb_add_mve_step so = mb_add_mve_make_step(0, 0, p->output_multiplier,
-                                                    p->output_shift);
-    const int32x4_t lo = vdupq_n_s32(p->activation_min);
-    const int32x4_t hi = vdupq_n_s32(p->activation_max);
-    const int32x4_t zp = vdupq_n_s32(p->output_offset);
-    if ((a_step == 1 || a_step == 0) && (b_step == 1 || b_step == 0)) {
-        /* A broadcast operand is the same vector all along. */
-        const int32x4_t fixed1 = vdupq_n_s32(a_step == 0 ? add_input_1(&s1, a[0]) : 0);
-        const int32x4_t fixed2 = vdupq_n_s32(b_step == 0 ? add_input_1(&s2, b[0]) : 0);
-        for (int32_t i = 0; i < n; i += 4) {
-            const mve_pred16_t pred = vctp32q((uint32_t)(n - i));
-            const int32x4_t x1 =
-                a_step ? mb_add_mve_input(&s1, vldrbq_z_s32(a + i, pred)) : fixed1;
-            const int32x4_t x2 =
-                b_step ? mb_add_mve_input(&s2, vldrbq_z_s32(b + i, pred)) : fixed2;
-            int32x4_t y = vaddq_s32(mb_add_mve_rescale(&so, vaddq_s32(x1, x2)), zp);
-            y = vminq_s32(vmaxq_s32(y, lo), hi);
-            vstrbq_p_s32(out + i, y, pred);
-        }
-        return;
+/* One row for element type T (int8_t or int16_t) loaded with VLD (VLDRB.S32 or VLDRH.S32) and
+ * stored with VST: the int8 and the 16x8 rows are the same code but for the memory accesses, so
+ * one macro defines both. */
+#define ADD_ROW_MVE(NAME, T, VLD, VST)                                                         \
+    static void NAME(const void *params, const T *a, int32_t a_step, const T *b,              \
+                     int32_t b_step, T *out, int32_t n)                                       \
+    {                                                                                         \
+        const mb_add_s8_params *p = (const mb_add_s8_params *)params;                         \
+        const mb_add_mve_step s1 = mb_add_mve_make_step(p->input1_offset, p->left_shift,     \
+                                                        p->input1_multiplier,                 \
+                                                        p->input1_shift);                     \
+        const mb_add_mve_step s2 = mb_add_mve_make_step(p->input2_offset, p->left_shift,     \
+                                                        p->input2_multiplier,                 \
+                                                        p->input2_shift);                     \
+        const mb_add_mve_step so = mb_add_mve_make_step(0, 0, p->output_multiplier,          \
+                                                        p->output_shift);                     \
+        const int32x4_t lo = vdupq_n_s32(p->activation_min);                                  \
+        const int32x4_t hi = vdupq_n_s32(p->activation_max);                                  \
+        const int32x4_t zp = vdupq_n_s32(p->output_offset);                                   \
+        if ((a_step == 1 || a_step == 0) && (b_step == 1 || b_step == 0)) {                   \
+            /* A broadcast operand is the same vector all along. */                          \
+            const int32x4_t fixed1 = vdupq_n_s32(a_step == 0 ? add_input_1(&s1, a[0]) : 0);  \
+            const int32x4_t fixed2 = vdupq_n_s32(b_step == 0 ? add_input_1(&s2, b[0]) : 0);  \
+            for (int32_t i = 0; i < n; i += 4) {                                              \
+                const mve_pred16_t pred = vctp32q((uint32_t)(n - i));                         \
+                const int32x4_t x1 = a_step ? mb_add_mve_input(&s1, VLD(a + i, pred)) : fixed1; \
+                const int32x4_t x2 = b_step ? mb_add_mve_input(&s2, VLD(b + i, pred)) : fixed2; \
+                int32x4_t y = vaddq_s32(mb_add_mve_rescale(&so, vaddq_s32(x1, x2)), zp);      \
+                y = vminq_s32(vmaxq_s32(y, lo), hi);                                          \
+                VST(out + i, y, pred);                                                        \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        for (int32_t i = 0; i < n; i++) {                                                     \
+            const int32_t sum =                                                               \
+                add_input_1(&s1, a[i * a_step]) + add_input_1(&s2, b[i * b_step]);            \
+            const int32_t y = add_rescale_1(&so, sum) + p->output_offset;                     \
+            out[i] = (T)(y < p->activation_min ? p->activation_min                            \
+                                               : (y > p->activation_max ? p->activation_max   \
+                                                                        : y));                \
+        }                                                                                     \
     }
-    for (int32_t i = 0; i < n; i++) {
-        const int32_t sum = add_input_1(&s1, a[i * a_step]) + add_input_1(&s2, b[i * b_step]);
-        const int32_t y = add_rescale_1(&so, sum) + p->output_offset;
-        out[i] = (int8_t)(y < p->activation_min ? p->activation_min
-                                                : (y > p->activation_max ? p->activation_max : y));
-    }
-}
+
+ADD_ROW_MVE(add_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32)
+
+/* 16x8 ADD, variant "mve_s16": the same lanes with VLDRH.S32 / VSTRH.32 and left_shift 15.
+ * Exact on any int16 operands: |x + offset| <= 65535, so (x + offset) * 2^15 < 2^31 fits a lane
+ * (add_portable.c's 2a form would not: VQRDMULH doubles inside its 64-bit product instead); each
+ * rescaled input is at most half that (multipliers <= 0.5), so their sum fits too. */
+ADD_ROW_MVE(add_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32)
 
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
 {
     (void)scratch;
     mb_broadcast_binary_s8(shape, input1, input2, output, add_row_mve, params);
+}
+
+void mb_add_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s16(shape, input1, input2, output, add_row_mve_s16, params);
 }
 
 #else

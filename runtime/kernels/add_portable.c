@@ -15,7 +15,13 @@
  * - the result h of that step is below 2^28 in magnitude, so the rounding shift
  *     (h + 2^(r-1) - (h < 0)) >> r       (r > 0; h itself when r == 0)
  *   fits int32 (quant_fast.h's form, in 32 bits).
- * The left shift must stay below 23 for these bounds; TFLM and microbuild use 20 for int8. */
+ * The left shift must stay below 23 for these bounds; TFLM and microbuild use 20 for int8.
+ *
+ * SUB's variant "fast" (mb_sub_s8_fast) is the same row with the second rescaled input
+ * subtracted. TFLM's SUB rescales both inputs exactly as ADD does and subtracts the results, so
+ * subtracting our (identical) rescaled values is exact; the difference has the sum's bound
+ * (< 2^28). What would not be exact is ADD with the second multiplier negated: the rounding
+ * doubling multiply rounds ties up (toward +inf), so rescale(-x) is not -rescale(x) at ties. */
 #include "microbuild/kernels/add.h"
 
 typedef struct {
@@ -59,8 +65,9 @@ static inline int8_t add_output(const add_step *s, const mb_add_s8_params *p, in
                                             : (out > p->activation_max ? p->activation_max : out));
 }
 
-static void add_row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
-                         int32_t b_step, int8_t *out, int32_t n)
+/* ADD's row (sign2 = 1) and SUB's (sign2 = -1): a constant at each call, folded when inlined. */
+static inline void row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                            int32_t b_step, int8_t *out, int32_t n, int32_t sign2)
 {
     const mb_add_s8_params *p = (const mb_add_s8_params *)params;
     const add_step s1 = make_step(p->input1_offset, p->left_shift, p->input1_multiplier,
@@ -70,24 +77,36 @@ static void add_row_fast(const void *params, const int8_t *a, int32_t a_step, co
     const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
     if (a_step == 1 && b_step == 1) {
         for (int32_t i = 0; i < n; i++) {
-            out[i] = add_output(&so, p, add_input(&s1, a[i]) + add_input(&s2, b[i]));
+            out[i] = add_output(&so, p, add_input(&s1, a[i]) + sign2 * add_input(&s2, b[i]));
         }
     } else if (b_step == 0) {
-        const int32_t scaled2 = add_input(&s2, b[0]);
+        const int32_t scaled2 = sign2 * add_input(&s2, b[0]);
         for (int32_t i = 0; i < n; i++) {
             out[i] = add_output(&so, p, add_input(&s1, a[i * a_step]) + scaled2);
         }
     } else if (a_step == 0) {
         const int32_t scaled1 = add_input(&s1, a[0]);
         for (int32_t i = 0; i < n; i++) {
-            out[i] = add_output(&so, p, scaled1 + add_input(&s2, b[i * b_step]));
+            out[i] = add_output(&so, p, scaled1 + sign2 * add_input(&s2, b[i * b_step]));
         }
     } else {
         for (int32_t i = 0; i < n; i++) {
             out[i] = add_output(&so, p, add_input(&s1, a[i * a_step]) +
-                                        add_input(&s2, b[i * b_step]));
+                                        sign2 * add_input(&s2, b[i * b_step]));
         }
     }
+}
+
+static void add_row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                         int32_t b_step, int8_t *out, int32_t n)
+{
+    row_fast(params, a, a_step, b, b_step, out, n, 1);
+}
+
+static void sub_row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                         int32_t b_step, int8_t *out, int32_t n)
+{
+    row_fast(params, a, a_step, b, b_step, out, n, -1);
 }
 
 void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
@@ -95,4 +114,11 @@ void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *sh
 {
     (void)scratch;
     mb_broadcast_binary_s8(shape, input1, input2, output, add_row_fast, params);
+}
+
+void mb_sub_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, sub_row_fast, params);
 }

@@ -91,6 +91,10 @@ class Add(BroadcastBinaryLowering):
             opcode="ADD", name="mve", function="mb_add_s8_mve", sources=("add_mve.c",),
             features=frozenset({"mve"}), rank=30,
             description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
+        KernelVariant(
+            opcode="ADD", name="mve_s16", function="mb_add_s16_mve", sources=("add_mve.c",),
+            features=frozenset({"mve"}), rank=30, activation_dtype="int16",
+            description="Helium, 16x8: mve's lanes with halfword loads and stores"),
     )
 
     function = "mb_add"

@@ -12,6 +12,7 @@ from microbuild.compiler.f32 import arith as arith_f32
 from microbuild.compiler.ops.base import register
 from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 
@@ -34,6 +35,17 @@ class Mul(BroadcastBinaryLowering):
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
     kernel_sources = ("mul.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
     headers = ("microbuild/kernels/mul.h", int32_arith.HEADER, arith_f32.HEADER)
+    variants = (
+        KernelVariant(
+            opcode="MUL", name="fast", function="mb_mul_s8_fast", sources=("mul_portable.c",),
+            rank=10,
+            description="portable C: quant_fast.h's exact requantization, parameters in "
+                        "registers"),
+        KernelVariant(
+            opcode="MUL", name="mve", function="mb_mul_s8_mve", sources=("mul_mve.c",),
+            features=frozenset({"mve"}), rank=30,
+            description="Helium: 4 int32 lanes (VMUL, VQRDMULH, VRSHL), tail-predicated"),
+    )
     function = "mb_mul"
     params_type = "mb_mul_s8_params"
     compute = staticmethod(lambda a, b: a * b)

@@ -26,6 +26,7 @@ from microbuild.compiler.f32 import arith as arith_f32
 from microbuild.compiler.ops.add import add_operand_params, add_scale_reasons
 from microbuild.compiler.ops.base import register
 from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -39,6 +40,18 @@ class Sub(BroadcastBinaryLowering):
     # arith_s32.c: the int32 path (microbuild/compiler/int32_arith.py).
     kernel_sources = ("sub.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
     headers = ("microbuild/kernels/sub.h", int32_arith.HEADER, arith_f32.HEADER)
+    # ADD's variant rows subtracting the second rescaled input (add_portable.c: why exact).
+    variants = (
+        KernelVariant(
+            opcode="SUB", name="fast", function="mb_sub_s8_fast", sources=("add_portable.c",),
+            rank=10,
+            description="portable C: ADD's 32-bit exact rescaling steps, broadcast operand "
+                        "rescaled once"),
+        KernelVariant(
+            opcode="SUB", name="dsp", function="mb_sub_s8_dsp", sources=("add_dsp.c",),
+            features=frozenset({"dsp"}), rank=20,
+            description="Arm DSP: one SMMULR per rescaling step, 2 elements per iteration"),
+    )
     function = "mb_sub"
     params_type = "mb_add_s8_params"
     compute = staticmethod(lambda a, b: a - b)

@@ -61,5 +61,8 @@ void mb_add_s8_dsp_lut(const mb_add_s8_params *params, const mb_broadcast_shape 
                        const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+/* mve_s16: 16x8 ADD on the same Helium lanes (add_mve.c). */
+void mb_add_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
 
 #endif

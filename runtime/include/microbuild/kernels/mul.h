@@ -23,4 +23,12 @@ void mb_mul_s8(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
 void mb_mul_s16(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
                 const int16_t *input1, const int16_t *input2, int16_t *output);
 
+/* Variant "fast" (microbuild/compiler/ops/mul.py): the same arguments plus the (unused) scratch
+ * pointer, the same bytes out; portable C with quant_fast.h's requantization (mul_portable.c). */
+void mb_mul_s8_fast(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+/* Variant "mve": Helium, four int32 lanes (mul_mve.c). */
+void mb_mul_s8_mve(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+
 #endif

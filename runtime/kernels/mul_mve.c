@@ -1,0 +1,59 @@
+/* MUL, Helium variant "mve" (Cortex-M55/M85): the reference's arithmetic (mul.c) on four int32
+ * lanes. Per lane: VLDRB.S32 widens 4 int8, the offsets are added and the corrected inputs
+ * multiplied (|product| < 2^16), shifted left by the output shift's positive part (<= 15, so it
+ * fits as in the reference), then add_mve.h's rescaling step: VQRDMULH is the rounding doubling
+ * high multiply (its one saturating case, INT32_MIN * INT32_MIN, cannot occur: the multiplier is
+ * positive) and VRSHL, after 1 is taken from negative lanes, the rounding right shift half away
+ * from zero. Tails are tail-predicated; other strides than 0 and 1 go element by element. */
+#if defined(__ARM_FEATURE_MVE)
+
+#include <arm_mve.h>
+
+#include "microbuild/kernels/add_mve.h"
+#include "microbuild/kernels/mul.h"
+#include "microbuild/quant_fast.h"
+
+static void mul_row_mve(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    const mb_mul_s8_params *p = (const mb_mul_s8_params *)params;
+    const int32_t left = p->output_shift > 0 ? p->output_shift : 0;
+    /* The output step: offset 0, scale 1, the right shift (make_step ignores a positive one). */
+    const mb_add_mve_step so = mb_add_mve_make_step(0, 0, p->output_multiplier, p->output_shift);
+    const int32_t zp = p->output_offset;
+    const int32_t lo = p->activation_min;
+    const int32_t hi = p->activation_max;
+    if ((a_step == 1 || a_step == 0) && (b_step == 1 || b_step == 0)) {
+        /* A broadcast operand is the same (corrected) value in every lane. */
+        const int32x4_t fixed1 = vdupq_n_s32(a_step == 0 ? a[0] + p->input1_offset : 0);
+        const int32x4_t fixed2 = vdupq_n_s32(b_step == 0 ? b[0] + p->input2_offset : 0);
+        for (int32_t i = 0; i < n; i += 4) {
+            const mve_pred16_t pred = vctp32q((uint32_t)(n - i));
+            const int32x4_t x1 =
+                a_step ? vaddq_n_s32(vldrbq_z_s32(a + i, pred), p->input1_offset) : fixed1;
+            const int32x4_t x2 =
+                b_step ? vaddq_n_s32(vldrbq_z_s32(b + i, pred), p->input2_offset) : fixed2;
+            const int32x4_t shifted = vshlq_s32(vmulq_s32(x1, x2), vdupq_n_s32(left));
+            int32x4_t y = mb_add_mve_rescale(&so, shifted);
+            y = vminq_s32(vmaxq_s32(vaddq_n_s32(y, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+            vstrbq_p_s32(out + i, y, pred);
+        }
+        return;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t x = (a[i * a_step] + p->input1_offset) * (b[i * b_step] + p->input2_offset);
+        const int32_t v = mb_requantize_fast(x, p->output_multiplier, p->output_shift) + zp;
+        out[i] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+    }
+}
+
+void mb_mul_s8_mve(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, mul_row_mve, params);
+}
+
+#else
+typedef int mb_mul_mve_unused;
+#endif
