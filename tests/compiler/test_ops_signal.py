@@ -463,3 +463,24 @@ def test_the_operator_table_lists_the_signal_operators_as_tflm_custom_kernels():
         assert rows[name].status == "kernel" and rows[name].in_tflm, rows[name]
     assert rows["CAST"].status == "kernel" and rows["DIV"].status == "kernel"
     assert rows["SHAPE"].status == "compile time"
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_every_integer_cast_pair_is_bit_exact(cc, tmp_path):
+    """Each of the kernel's per-pair CAST loops (runtime/kernels/cast.c) against TFLM on
+    full-range inputs: widening sign- or zero-extends, narrowing keeps the value modulo 2^bits,
+    the same width copies the bits. (TFLM's CAST takes no uint8.)"""
+    types = ("int8", "int16", "int32", "uint32")
+    b = ModelBuilder()
+    inputs = {t: b.tensor(f"x_{t}", (2, 9), t) for t in types}
+    outputs = []
+    for src in types:
+        for dst in types:
+            if dst != src:
+                y = b.tensor(f"{src}_to_{dst}", (2, 9), dst)
+                b.operator("CAST", [inputs[src]], [y])
+                outputs.append(y)
+    path = tmp_path / "casts.tflite"
+    path.write_bytes(b.build(list(inputs.values()), outputs))
+    assert len(outputs) == 12
+    assert_bit_exact(path, n=4, seed=5, cc=cc, tmp_path=tmp_path)
