@@ -1,22 +1,6 @@
 #include "microbuild/kernels/table_gather.h"
 
-#include <string.h>
-
-/* `bytes` bytes, 4 at a time through memcpy (one load and store, unaligned where the core allows
- * it: Cortex-M3 and up; byte moves where it does not), then the odd bytes. Units are the channels
- * of a pixel: a few bytes to a few dozen. */
-static void copy_unit(unsigned char *dst, const unsigned char *src, int32_t bytes)
-{
-    int32_t i = 0;
-    for (; i + 4 <= bytes; i += 4) {
-        uint32_t word;
-        memcpy(&word, src + i, 4);
-        memcpy(dst + i, &word, 4);
-    }
-    for (; i < bytes; i++) {
-        dst[i] = src[i];
-    }
-}
+#include "microbuild/kernels/copy_bytes.h"
 
 void mb_table_gather(const mb_table_gather_params *p, const int32_t *offsets, const void *input,
                      void *output)
@@ -37,13 +21,14 @@ void mb_table_gather(const mb_table_gather_params *p, const int32_t *offsets, co
         index[d] = 0;
         partial[d + 1] = partial[d] + table[d][0];
     }
-    /* The innermost dimension is a plain loop over its table; the odometer turns once per row. */
+    /* The innermost dimension is a plain loop over its table; the odometer turns once per row.
+     * Units are one pixel's channels, a few bytes to a few dozen. */
     const int32_t *inner = table[last];
     const int32_t row = p->output_dims[last];
     for (;;) {
         const unsigned char *base = in + partial[last];
         for (int32_t o = 0; o < row; o++) {
-            copy_unit(out, base + inner[o], unit);
+            mb_copy_bytes_forward(out, base + inner[o], unit);
             out += unit;
         }
         /* Advance the outer output index like an odometer and recompute the partial sums from

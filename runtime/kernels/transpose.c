@@ -1,7 +1,7 @@
 #include "microbuild/kernels/transpose.h"
 
 #include <stddef.h>
-#include <string.h>
+#include "microbuild/kernels/copy_bytes.h"
 
 /* The compiler has merged every pair of output dimensions that walks the input as one
  * (microbuild/compiler/ops/transpose.py, merged_dims), so the innermost dimension is either a run
@@ -36,29 +36,6 @@
 MB_DEFINE_GATHER_ROWS(int8_t)
 MB_DEFINE_GATHER_ROWS(int16_t)
 MB_DEFINE_GATHER_ROWS(int32_t)
-
-/* `rows` runs of `bytes` bytes at no common alignment (SPACE_TO_DEPTH's block * C = 15 int8
- * values), the runs `run_step` bytes apart in the input: 4 bytes at a time through memcpy, which
- * the compiler turns into one unaligned load and store where the core has them (Cortex-M3 and
- * up) and into byte moves where it does not, then the odd bytes. Returns the output after them. */
-static uint8_t *copy_byte_runs(uint8_t *dst, const uint8_t *src, int32_t rows, int32_t run_step,
-                               int32_t bytes)
-{
-    for (int32_t r = 0; r < rows; r++) {
-        const uint8_t *s = src + (ptrdiff_t)r * run_step;
-        int32_t i = 0;
-        for (; i + 4 <= bytes; i += 4) {
-            uint32_t word;
-            memcpy(&word, s + i, 4);
-            memcpy(dst + i, &word, 4);
-        }
-        for (; i < bytes; i++) {
-            dst[i] = s[i];
-        }
-        dst += bytes;
-    }
-    return dst;
-}
 
 /* The widest of 4, 2 and 1 bytes that divides `bits` (addresses, lengths and steps OR-ed). */
 static int32_t widest_unit(uint32_t bits)
@@ -97,7 +74,12 @@ void mb_transpose(const mb_transpose_params *p, const void *input, void *output)
     for (;;) {
         const uint8_t *src = in + (ptrdiff_t)offset * size;
         if (unit == 1 && step == 1 && row >= 4) {
-            out = copy_byte_runs(out, src, rows, row_step, row);
+            /* Runs of 4 bytes or more at no common alignment (SPACE_TO_DEPTH's block * C = 15
+             * int8 values): a word at a time. */
+            for (int32_t r = 0; r < rows; r++) {
+                mb_copy_bytes_forward(out, src + (ptrdiff_t)r * row_step, row);
+                out += row;
+            }
         } else if (unit == 1) {
             out = (uint8_t *)gather_rows_int8_t((int8_t *)out, (const int8_t *)src, rows,
                                                 row_step, row, step);
