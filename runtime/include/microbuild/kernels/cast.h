@@ -9,22 +9,49 @@
 
 #include <stdint.h>
 
-#define MB_DECLARE_CASTS_FROM(src)                                                               \
-    void mb_cast_##src##_to_s8(const void *input, void *output, int32_t size);                  \
-    void mb_cast_##src##_to_u8(const void *input, void *output, int32_t size);                  \
-    void mb_cast_##src##_to_s16(const void *input, void *output, int32_t size);                 \
-    void mb_cast_##src##_to_u16(const void *input, void *output, int32_t size);                 \
-    void mb_cast_##src##_to_s32(const void *input, void *output, int32_t size);                 \
-    void mb_cast_##src##_to_u32(const void *input, void *output, int32_t size);
+/* Written out, not macro-generated: the table executor reads these prototypes
+ * (microbuild/blob/kernel_set.py). */
+void mb_cast_s8_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_s8_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_s8_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_s8_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_s8_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_s8_to_u32(const void *input, void *output, int32_t size);
 
-MB_DECLARE_CASTS_FROM(s8)
-MB_DECLARE_CASTS_FROM(u8)
-MB_DECLARE_CASTS_FROM(s16)
-MB_DECLARE_CASTS_FROM(u16)
-MB_DECLARE_CASTS_FROM(s32)
-MB_DECLARE_CASTS_FROM(u32)
+void mb_cast_u8_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_u8_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_u8_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_u8_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_u8_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_u8_to_u32(const void *input, void *output, int32_t size);
 
-#undef MB_DECLARE_CASTS_FROM
+void mb_cast_s16_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_s16_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_s16_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_s16_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_s16_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_s16_to_u32(const void *input, void *output, int32_t size);
+
+void mb_cast_u16_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_u16_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_u16_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_u16_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_u16_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_u16_to_u32(const void *input, void *output, int32_t size);
+
+void mb_cast_s32_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_s32_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_s32_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_s32_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_s32_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_s32_to_u32(const void *input, void *output, int32_t size);
+
+void mb_cast_u32_to_s8(const void *input, void *output, int32_t size);
+void mb_cast_u32_to_u8(const void *input, void *output, int32_t size);
+void mb_cast_u32_to_s16(const void *input, void *output, int32_t size);
+void mb_cast_u32_to_u16(const void *input, void *output, int32_t size);
+void mb_cast_u32_to_s32(const void *input, void *output, int32_t size);
+void mb_cast_u32_to_u32(const void *input, void *output, int32_t size);
 
 /* `bytes` bytes from input to output (nothing when they are the same buffer). */
 void mb_cast_same_width(const void *input, void *output, int32_t bytes);
