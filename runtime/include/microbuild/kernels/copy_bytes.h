@@ -1,4 +1,4 @@
-/* A short forward copy shared by the data-movement kernels (concatenation, transpose, table
+/* A short forward copy shared by the data-movement kernels (concatenation, pad, transpose, table
  * gather, gather), whose runs are a few bytes to a few dozen: too short for a library memcpy's
  * set-up to pay off. */
 #ifndef MICROBUILD_KERNELS_COPY_BYTES_H
