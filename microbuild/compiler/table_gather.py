@@ -59,12 +59,19 @@ class GatherPlan:
         return np.ascontiguousarray(flat[index].reshape(out_shape))
 
     def emit(self, ctx, itemsize: int, input_ptr: str, output_ptr: str) -> str:
-        dims = self.dims
+        # A dimension of one output index adds the same term to every step: it is folded into
+        # another table, so the kernel's inner loop runs over a real dimension (a rank-3
+        # BATCH_TO_SPACE_ND's [1, 6, 1] plan is one loop of 6).
+        tables = [np.asarray(t, dtype=np.int64) for t in self.tables]
+        constant = sum(int(t[0]) for t in tables if len(t) == 1)
+        tables = [t for t in tables if len(t) != 1] or [np.zeros(1, dtype=np.int64)]
+        tables[0] = tables[0] + constant
+        dims = [len(t) for t in tables]
         pad = MAX_DIMS - len(dims)
         fields = [("num_dims", len(dims)), ("unit_bytes", self.unit * itemsize),
                   ("output_dims", dims + [1] * pad)]
         params = ctx.symbol("params")
         ctx.static(f"static const mb_table_gather_params {params} = {c_struct(fields)};")
-        offsets = np.concatenate([np.asarray(t, dtype=np.int64) for t in self.tables]) * itemsize
+        offsets = np.concatenate(tables) * itemsize
         table = ctx.const_array(ctx.symbol("offsets"), offsets.astype(np.int32), "int32_t")
         return f"mb_table_gather(&{params}, {table}, {input_ptr}, {output_ptr});"

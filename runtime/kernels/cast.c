@@ -2,67 +2,63 @@
 
 #include <string.h>
 
-static uint32_t load(const void *p, int32_t type, int32_t i)
+/* The value modulo 2^bits in a signed type of that width, without C's implementation-defined
+ * conversion of an out-of-range value (compilers turn each into one sign-extending move). */
+static inline int8_t wrap_s8(uint32_t v)
 {
-    switch (type) {
-    case -1:
-        return (uint32_t)(int32_t)((const int8_t *)p)[i];
-    case 1:
-        return ((const uint8_t *)p)[i];
-    case -2:
-        return (uint32_t)(int32_t)((const int16_t *)p)[i];
-    case 2:
-        return ((const uint16_t *)p)[i];
-    case -4:
-        return (uint32_t)((const int32_t *)p)[i];
-    default:
-        return ((const uint32_t *)p)[i];
-    }
+    return (int8_t)((int32_t)(v & 0xFFu) - (int32_t)((v & 0x80u) << 1));
 }
 
-/* Stores the low bits of v (the value modulo 2^32) in the output type. */
-static void store(void *p, int32_t type, int32_t i, uint32_t v)
+static inline int16_t wrap_s16(uint32_t v)
 {
-    switch (type) {
-    case -1: {
-        const uint32_t u = v & 0xFFu;
-        ((int8_t *)p)[i] = (int8_t)(u < 0x80u ? (int32_t)u : (int32_t)u - 256);
-        break;
-    }
-    case 1:
-        ((uint8_t *)p)[i] = (uint8_t)(v & 0xFFu);
-        break;
-    case -2: {
-        const uint32_t u = v & 0xFFFFu;
-        ((int16_t *)p)[i] = (int16_t)(u < 0x8000u ? (int32_t)u : (int32_t)u - (int32_t)65536);
-        break;
-    }
-    case 2:
-        ((uint16_t *)p)[i] = (uint16_t)(v & 0xFFFFu);
-        break;
-    case -4:
-        ((int32_t *)p)[i] = v < 0x80000000u ? (int32_t)v : -(int32_t)(~v) - 1;
-        break;
-    default:
-        ((uint32_t *)p)[i] = v;
-        break;
-    }
+    return (int16_t)((int32_t)(v & 0xFFFFu) - (int32_t)((v & 0x8000u) << 1));
 }
 
-void mb_cast_int(const void *input, int32_t input_type, void *output, int32_t output_type,
-                 int32_t size)
+static inline int32_t wrap_s32(uint32_t v)
+{
+    return v < 0x80000000u ? (int32_t)v : -(int32_t)(~v) - 1;
+}
+
+static inline uint8_t wrap_u8(uint32_t v) { return (uint8_t)v; }
+static inline uint16_t wrap_u16(uint32_t v) { return (uint16_t)v; }
+static inline uint32_t wrap_u32(uint32_t v) { return v; }
+
+/* One function per (input, output) type pair, named by the compiler, so the element loop is a
+ * load, at most one extension and a store (the reference switched on both types for every
+ * element) and --gc-sections keeps only the pairs a model uses. The value goes through uint32_t,
+ * which C defines modulo 2^32 for every input type. */
+#define MB_DEFINE_CAST(src_name, SrcT, dst_name, DstT)                                           \
+    void mb_cast_##src_name##_to_##dst_name(const void *input, void *output, int32_t size)      \
+    {                                                                                           \
+        const SrcT *src = (const SrcT *)input;                                                  \
+        DstT *dst = (DstT *)output;                                                             \
+        for (int32_t i = 0; i < size; i++) {                                                    \
+            dst[i] = wrap_##dst_name((uint32_t)src[i]);                                         \
+        }                                                                                       \
+    }
+
+/* Every pair of different widths, from each input type. */
+#define MB_DEFINE_CASTS_FROM(src_name, SrcT)                                                     \
+    MB_DEFINE_CAST(src_name, SrcT, s8, int8_t)                                                  \
+    MB_DEFINE_CAST(src_name, SrcT, u8, uint8_t)                                                 \
+    MB_DEFINE_CAST(src_name, SrcT, s16, int16_t)                                                \
+    MB_DEFINE_CAST(src_name, SrcT, u16, uint16_t)                                               \
+    MB_DEFINE_CAST(src_name, SrcT, s32, int32_t)                                                \
+    MB_DEFINE_CAST(src_name, SrcT, u32, uint32_t)
+
+MB_DEFINE_CASTS_FROM(s8, int8_t)
+MB_DEFINE_CASTS_FROM(u8, uint8_t)
+MB_DEFINE_CASTS_FROM(s16, int16_t)
+MB_DEFINE_CASTS_FROM(u16, uint16_t)
+MB_DEFINE_CASTS_FROM(s32, int32_t)
+MB_DEFINE_CASTS_FROM(u32, uint32_t)
+
+void mb_cast_same_width(const void *input, void *output, int32_t bytes)
 {
     /* Between two types of one width (int32 <-> uint32, int8 <-> uint8, ...) the value modulo
      * 2^bits is the same bits: in place there is nothing to do (the audio front ends' uint32 ->
      * int32 -> uint32 casts around a CONCATENATION), elsewhere a copy. */
-    if (input_type == output_type || input_type == -output_type) {
-        if (input != output) {
-            memmove(output, input, (size_t)size * (size_t)(input_type < 0 ? -input_type
-                                                                          : input_type));
-        }
-        return;
-    }
-    for (int32_t i = 0; i < size; i++) {
-        store(output, output_type, i, load(input, input_type, i));
+    if (input != output) {
+        memmove(output, input, (size_t)bytes);
     }
 }

@@ -1,6 +1,6 @@
 #include "microbuild/kernels/gather.h"
 
-#include <string.h>
+#include "microbuild/kernels/copy_bytes.h"
 
 int32_t mb_gather(const mb_gather_params *p, const void *input, const int32_t *indices,
                   void *output)
@@ -18,7 +18,8 @@ int32_t mb_gather(const mb_gather_params *p, const void *input, const int32_t *i
                 if (k < 0 || k >= p->axis_size) {
                     return -1;
                 }
-                memcpy(out, src + (size_t)k * slice, slice);
+                /* Slices are often one value (a gather on the last axis): no library call. */
+                mb_copy_bytes_forward(out, src + (size_t)k * slice, (int32_t)slice);
                 out += slice;
             }
         }

@@ -1,6 +1,6 @@
 #include "microbuild/kernels/pad.h"
 
-#include <string.h>
+#include "microbuild/kernels/copy_bytes.h"
 
 /* Rows are short (often a few dozen bytes): library memset/memmove calls cost more than the
  * bytes, so these loops move 4 bytes per load/store (memcpy of 4 bytes is one LDR/STR on the
@@ -26,20 +26,6 @@ static void fill(uint8_t *out, int32_t n, const uint8_t pattern[4])
     }
 }
 
-/* A forward copy, correct when the output lies below the input (the compiler's overlap): each
- * word is read before the word ahead of it is written. */
-static void copy_forward(uint8_t *out, const uint8_t *in, int32_t n)
-{
-    for (; n >= 4; n -= 4, out += 4, in += 4) {
-        uint32_t w;
-        memcpy(&w, in, sizeof w);
-        memcpy(out, &w, sizeof w);
-    }
-    for (int32_t i = 0; i < n; i++) {
-        out[i] = in[i];
-    }
-}
-
 /* The walk's constants: the output block sizes per dimension in bytes, and the pattern. */
 typedef struct {
     const mb_pad_s8_params *p;
@@ -61,7 +47,7 @@ static uint8_t *pad_dim(const pad_walk *w, int d, const uint8_t **in, uint8_t *o
         const int32_t copied = p->input_dims[d] * w->size;
         fill(out, before, w->pattern);
         out += before;
-        copy_forward(out, *in, copied);
+        mb_copy_bytes_forward(out, *in, copied); /* forward: the output may lie below */
         *in += copied;
         out += copied;
         fill(out, p->pad_after[d] * w->size, w->pattern);

@@ -1,5 +1,7 @@
 #include "microbuild/kernels/table_gather.h"
 
+#include "microbuild/kernels/copy_bytes.h"
+
 void mb_table_gather(const mb_table_gather_params *p, const int32_t *offsets, const void *input,
                      void *output)
 {
@@ -19,15 +21,19 @@ void mb_table_gather(const mb_table_gather_params *p, const int32_t *offsets, co
         index[d] = 0;
         partial[d + 1] = partial[d] + table[d][0];
     }
+    /* The innermost dimension is a plain loop over its table; the odometer turns once per row.
+     * Units are one pixel's channels, a few bytes to a few dozen. */
+    const int32_t *inner = table[last];
+    const int32_t row = p->output_dims[last];
     for (;;) {
-        const unsigned char *src = in + partial[last + 1];
-        for (int32_t i = 0; i < unit; i++) {
-            out[i] = src[i];
+        const unsigned char *base = in + partial[last];
+        for (int32_t o = 0; o < row; o++) {
+            mb_copy_bytes_forward(out, base + inner[o], unit);
+            out += unit;
         }
-        out += unit;
-        /* Advance the output index like an odometer, last dimension fastest, and recompute the
-         * partial sums from the dimension that moved. */
-        int32_t d = last;
+        /* Advance the outer output index like an odometer and recompute the partial sums from
+         * the dimension that moved. */
+        int32_t d = last - 1;
         while (d >= 0 && ++index[d] == p->output_dims[d]) {
             index[d] = 0;
             d--;
@@ -35,7 +41,7 @@ void mb_table_gather(const mb_table_gather_params *p, const int32_t *offsets, co
         if (d < 0) {
             return;
         }
-        for (int32_t k = d; k <= last; k++) {
+        for (int32_t k = d; k < last; k++) {
             partial[k + 1] = partial[k] + table[k][index[k]];
         }
     }

@@ -350,3 +350,11 @@ def test_pooling_empty_window_check_agrees_with_walking_every_output():
                         want = walked(out, in_size, f, stride, pad)
                         assert _empty_windows(win, options, in_size, 1) == want, (
                             in_size, f, stride, pad, out)
+
+
+def test_gather_tables_of_one_index_are_folded_away():
+    """A rank-3 BATCH_TO_SPACE_ND's plan is [1, 6, 1] units: the size-1 tables add a constant, so
+    the kernel gets one dimension of 6 and its inner loop runs over all of them (bit-exactness of
+    the folded offsets: test_spatial_bit_exact_with_tflm[batch_to_space_nd_rank3])."""
+    source = compile_model(MODELS / "ops" / "batch_to_space_nd_rank3.tflite").sources["model.c"]
+    assert ".num_dims = 1, .unit_bytes = 5, .output_dims = {6, 1, 1, 1, 1, 1}" in source

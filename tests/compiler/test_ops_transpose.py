@@ -89,3 +89,17 @@ def test_constant_transpose_is_evaluated_at_compile_time(tmp_path):
     compiled = compile_model(path)
     assert [op["opcode"] for op in compiled.summary()["ops"]] == ["ADD"]
     assert_bit_exact(path, n=4, seed=1, tmp_path=tmp_path)
+
+
+def test_dimensions_that_walk_the_input_as_one_are_merged():
+    """The kernel's index arithmetic is per run: pairs of output dimensions that continue each
+    other's input walk become one, size-1 dimensions vanish."""
+    from microbuild.compiler.ops.depth_space import PERMUTATION
+    from microbuild.compiler.ops.transpose import merged_dims
+    # DEPTH_TO_SPACE of (1, 4, 6, 8), block 2: rows of block * C = 4 contiguous elements.
+    assert merged_dims((1, 4, 6, 2, 2, 2), PERMUTATION) == [(4, 48), (2, 4), (6, 8), (4, 1)]
+    # NHWC -> NCHW: H and W walk the input as one dimension of 30 steps of C.
+    assert merged_dims((1, 6, 5, 4), (0, 3, 1, 2)) == [(4, 1), (30, 4)]
+    # A permutation that only moves size-1 dimensions is one run of the whole tensor.
+    assert merged_dims((1, 3, 1, 5), (2, 1, 0, 3)) == [(15, 1)]
+    assert merged_dims((1, 1), (1, 0)) == [(1, 1)]

@@ -18,6 +18,8 @@ _TYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "float
           "bool")
 # Run-time casts: the kernel's type codes (size in bytes, negative when signed).
 RUNTIME_TYPES = {"int8": -1, "uint8": 1, "int16": -2, "int32": -4, "uint32": 4}
+# The integer kernels' names for them: mb_cast_<from>_to_<to> (runtime/include/.../cast.h).
+KERNEL_TYPE_NAMES = {"int8": "s8", "uint8": "u8", "int16": "s16", "int32": "s32", "uint32": "u32"}
 
 
 @register
@@ -50,8 +52,12 @@ class Cast(OpLowering):
             return cast_f32.emit(ctx.ptr(op.inputs[0]), RUNTIME_TYPES.get(src.dtype),
                                  ctx.ptr(op.outputs[0]), RUNTIME_TYPES.get(out.dtype),
                                  out.num_elements)
-        return (f"mb_cast_int({ctx.ptr(op.inputs[0])}, {RUNTIME_TYPES[src.dtype]}, "
-                f"{ctx.ptr(op.outputs[0])}, {RUNTIME_TYPES[out.dtype]}, {out.num_elements});")
+        src_ptr, out_ptr = ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])
+        width = abs(RUNTIME_TYPES[src.dtype])
+        if width == abs(RUNTIME_TYPES[out.dtype]):
+            return f"mb_cast_same_width({src_ptr}, {out_ptr}, {out.num_elements * width});"
+        return (f"mb_cast_{KERNEL_TYPE_NAMES[src.dtype]}_to_{KERNEL_TYPE_NAMES[out.dtype]}"
+                f"({src_ptr}, {out_ptr}, {out.num_elements});")
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
         # Element i is read before it is written; in place only when both have the same size

@@ -17,11 +17,11 @@ import numpy as np
 
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.f32.layout import moved_value_reasons, same_values
-from microbuild.compiler.spatial import c_struct, operand_count_reasons
+from microbuild.compiler.ops.transpose import emit_transpose
+from microbuild.compiler.spatial import operand_count_reasons
 from microbuild.model.ir import Graph, Operator
 
 PERMUTATION = (0, 1, 3, 2, 4, 5)
-MAX_DIMS = 6  # runtime/include/microbuild/kernels/transpose.h
 
 
 class _DepthSpace(OpLowering):
@@ -72,17 +72,8 @@ class _DepthSpace(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x = graph.tensor(op.inputs[0])
-        shape = list(self.view(tuple(x.shape), self.block(op)))
-        strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
-        # As TRANSPOSE does: size-1 dimensions contribute no steps.
-        dims = [(shape[p], strides[p]) for p in PERMUTATION if shape[p] != 1] or [(1, 1)]
-        pad = MAX_DIMS - len(dims)
-        fields = [("num_dims", len(dims)), ("element_size", np.dtype(x.dtype).itemsize),
-                  ("output_dims", [d for d, _ in dims] + [1] * pad),
-                  ("input_strides", [s for _, s in dims] + [0] * pad)]
-        params = ctx.symbol("params")
-        ctx.static(f"static const mb_transpose_params {params} = {c_struct(fields)};")
-        return f"mb_transpose(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+        return emit_transpose(self.view(tuple(x.shape), self.block(op)), PERMUTATION,
+                              np.dtype(x.dtype).itemsize, ctx, op.inputs[0], op.outputs[0])
 
 
 @register

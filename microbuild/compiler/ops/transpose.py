@@ -67,15 +67,39 @@ class Transpose(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         x = graph.tensor(op.inputs[0])
-        perm = permutation(op, graph)
-        shape = list(x.shape)
-        strides = [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
-        # Drop size-1 output dimensions: they contribute no steps.
-        dims = [(shape[p], strides[p]) for p in perm if shape[p] != 1] or [(1, 1)]
-        pad = MAX_DIMS - len(dims)
-        fields = [("num_dims", len(dims)), ("element_size", np.dtype(x.dtype).itemsize),
-                  ("output_dims", [d for d, _ in dims] + [1] * pad),
-                  ("input_strides", [s for _, s in dims] + [0] * pad)]
-        params = ctx.symbol("params")
-        ctx.static(f"static const mb_transpose_params {params} = {c_struct(fields)};")
-        return f"mb_transpose(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+        return emit_transpose(tuple(x.shape), permutation(op, graph),
+                              np.dtype(x.dtype).itemsize, ctx, op.inputs[0], op.outputs[0])
+
+
+def merged_dims(shape: tuple[int, ...], perm) -> list[tuple[int, int]]:
+    """The output's dimensions as (size, input elements per step), outermost first, with size-1
+    dimensions dropped and every pair that walks the input as one dimension merged: an outer
+    output dimension whose input step is the inner one's size times its step continues the inner
+    one's walk. DEPTH_TO_SPACE's (block, C) rows become one contiguous run of block * C
+    elements, and an identity permutation one run of the whole tensor, so the kernel's index
+    arithmetic is per run, not per element."""
+    strides = [int(np.prod(shape[d + 1:], dtype=np.int64)) for d in range(len(shape))]
+    dims: list[tuple[int, int]] = []
+    for p in perm:
+        if shape[p] == 1:
+            continue
+        size, step = shape[p], strides[p]
+        if dims and dims[-1][1] == size * step:
+            dims[-1] = (dims[-1][0] * size, step)
+        else:
+            dims.append((size, step))
+    return dims or [(1, 1)]
+
+
+def emit_transpose(shape: tuple[int, ...], perm, element_size: int, ctx: EmitContext,
+                   input_index: int, output_index: int) -> str:
+    """The call of runtime/kernels/transpose.c moving `shape` into the order `perm` (TRANSPOSE,
+    DEPTH_TO_SPACE and SPACE_TO_DEPTH all lower to it)."""
+    dims = merged_dims(shape, perm)
+    pad = MAX_DIMS - len(dims)
+    fields = [("num_dims", len(dims)), ("element_size", element_size),
+              ("output_dims", [d for d, _ in dims] + [1] * pad),
+              ("input_strides", [s for _, s in dims] + [0] * pad)]
+    params = ctx.symbol("params")
+    ctx.static(f"static const mb_transpose_params {params} = {c_struct(fields)};")
+    return f"mb_transpose(&{params}, {ctx.ptr(input_index)}, {ctx.ptr(output_index)});"

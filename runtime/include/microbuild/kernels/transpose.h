@@ -1,7 +1,9 @@
 /* TRANSPOSE of up to 6 dimensions, any element size, bit-exact with TFLM's reference Transpose (it
- * moves values; nothing is rescaled). The output is written in order; an odometer over the
- * output's dimensions steps through the input with the permuted strides, prepared at compile
- * time. PyTorch exports put one after an NCHW input; the one before flatten + Linear never runs
+ * moves values; nothing is rescaled); DEPTH_TO_SPACE and SPACE_TO_DEPTH run on it too. The output
+ * is written in order; an odometer over the output's dimensions steps through the input with the
+ * permuted strides, prepared at compile time with the dimensions that walk the input as one
+ * merged, so an innermost input step of 1 is a run of contiguous bytes copied as such. PyTorch
+ * exports put one after an NCHW input; the one before flatten + Linear never runs
  * (microbuild/compiler/transpose_folding.py folds it into the weights). */
 #ifndef MICROBUILD_KERNELS_TRANSPOSE_H
 #define MICROBUILD_KERNELS_TRANSPOSE_H
