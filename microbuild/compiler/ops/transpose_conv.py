@@ -16,12 +16,15 @@ padding of a convolution from the output back to the input (window_2d over the o
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from microbuild.compiler.f32 import is_float32
 from microbuild.compiler.f32 import transpose_conv as transpose_conv_f32
 from microbuild.compiler.f32.layout import moved_value_reasons
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
+from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.quant import activation_range_int8
 from microbuild.compiler.spatial import (
     activation_reasons,
@@ -57,6 +60,52 @@ def _sum_bound(op: Operator, graph: Graph) -> int:
     return int(per_channel.max())
 
 
+def _scatter_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """int8 with no leading padding below zero: what the scatter variants
+    (transpose_conv_scatter.h) handle."""
+    x, w, out = graph.tensor(op.inputs[INPUT]), graph.tensor(op.inputs[FILTER]), \
+        graph.tensor(op.outputs[0])
+    if x.dtype != "int8" or len(w.shape) != 4 or len(out.shape) != 4:
+        return Refusal("not an int8 TRANSPOSE_CONV with 4-D tensors")
+    win = window_2d(op.options, out.shape[1], out.shape[2], w.shape[1], w.shape[2])
+    if win.pad_top < 0 or win.pad_left < 0:
+        return Refusal("negative padding")
+    return True
+
+
+def arrange_scatter(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """OHWI int8 -> int16 [h][w][out][in rounded up to even], the extra weight 0."""
+    out_c, fh, fw, in_c = weights.shape
+    wide = np.zeros((fh, fw, out_c, in_c + (in_c & 1)), dtype=np.int16)
+    wide[..., :in_c] = np.transpose(weights.astype(np.int16), (1, 2, 0, 3))
+    return wide
+
+
+def _scatter_scratch(op: Operator, graph: Graph) -> int:
+    """One output row of int32 sums, then one batch's input widened to int16."""
+    x, out = graph.tensor(op.inputs[INPUT]), graph.tensor(op.outputs[0])
+    _, in_h, in_w, in_c = x.shape
+    return 4 * out.shape[2] * out.shape[3] + 2 * in_h * in_w * (in_c + (in_c & 1))
+
+
+def _variant(name: str, rank: int, features: frozenset, description: str) -> KernelVariant:
+    return KernelVariant(
+        opcode="TRANSPOSE_CONV", name=name, function=f"mb_transpose_conv_s8_{name}",
+        sources=(f"transpose_conv_{name}.c",), features=features, rank=rank,
+        accepts=_scatter_fits, arrange=arrange_scatter, scratch=_scatter_scratch,
+        description=description)
+
+
+VARIANTS = (
+    _variant("fast", 10, frozenset(), "TFLM's scatter one output row at a time into int32 "
+             "sums, input widened once to int16, int16 weights pre-arranged; any CPU"),
+    _variant("dsp", 20, frozenset({"dsp"}), "the row scatter with SMLAD on int16 pairs, the "
+             "pixel's pairs in registers for depths up to 8"),
+    _variant("mve", 30, frozenset({"mve"}), "the row scatter with VMLADAVA over 8 int16 lanes "
+             "per tap, tail-predicated"),
+)
+
+
 @register
 class TransposeConv(OpLowering):
     opcode = "TRANSPOSE_CONV"
@@ -64,6 +113,15 @@ class TransposeConv(OpLowering):
     float32_sources = transpose_conv_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/transpose_conv.h", transpose_conv_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
+    variants = VARIANTS
+
+    def kernel_op(self, op: Operator) -> Operator:
+        """The op with the activations in slot 0, where the variant choice looks for their type
+        (input 0 is the output shape)."""
+        inputs = list(op.inputs)
+        if len(inputs) > INPUT:
+            inputs[OUTPUT_SHAPE] = inputs[INPUT]
+        return dataclasses.replace(op, inputs=inputs)
 
     def used_inputs(self, op: Operator, graph: Graph) -> list[int]:
         inputs = list(op.inputs)
@@ -163,6 +221,6 @@ class TransposeConv(OpLowering):
         else:
             bias_ptr = ctx.ptr(op.inputs[BIAS])
         function = "mb_transpose_conv_s16" if s16 else "mb_transpose_conv_s8"
-        return (f"{function}(&{params}, {ctx.ptr(op.inputs[INPUT])}, "
-                f"{ctx.ptr(op.inputs[FILTER])}, {bias_ptr}, {mult}, {shift}, "
-                f"{ctx.ptr(op.outputs[0])}, ({acc} *){ctx.scratch_ptr()});")
+        args = [f"&{params}", ctx.ptr(op.inputs[INPUT]), ctx.ptr(op.inputs[FILTER]), bias_ptr,
+                mult, shift, ctx.ptr(op.outputs[0]), f"({acc} *){ctx.scratch_ptr()}"]
+        return self.kernel_call(op, graph, ctx, function, args, weights=2)

@@ -40,4 +40,21 @@ void mb_transpose_conv_s16(const mb_transpose_conv_params *params, const int16_t
                            const int32_t *multipliers, const int32_t *shifts, int16_t *output,
                            int64_t *scratch);
 
+/* The int8 variants (transpose_conv_scatter.h): the reference kernel's arguments with the filter
+ * pre-arranged as int16 [filter_h][filter_w][output_c][input_c rounded up to even], then the
+ * variant's scratch (the same area as scratch). "fast": portable C; "dsp": SMLAD (Arm DSP);
+ * "mve": VMLADAVA over int16 lanes (Helium). */
+void mb_transpose_conv_s8_fast(const mb_transpose_conv_params *params, const int8_t *input,
+                               const int8_t *filter, const int32_t *bias,
+                               const int32_t *multipliers, const int32_t *shifts, int8_t *output,
+                               int32_t *scratch, void *variant_scratch);
+void mb_transpose_conv_s8_dsp(const mb_transpose_conv_params *params, const int8_t *input,
+                              const int8_t *filter, const int32_t *bias,
+                              const int32_t *multipliers, const int32_t *shifts, int8_t *output,
+                              int32_t *scratch, void *variant_scratch);
+void mb_transpose_conv_s8_mve(const mb_transpose_conv_params *params, const int8_t *input,
+                              const int8_t *filter, const int32_t *bias,
+                              const int32_t *multipliers, const int32_t *shifts, int8_t *output,
+                              int32_t *scratch, void *variant_scratch);
+
 #endif
