@@ -1,33 +1,54 @@
 /* TRANSPOSE_CONV int8, Helium variant "mve" (Cortex-M55/M85): TFLM's scatter one output row at
- * a time (transpose_conv_scatter.h). One vector load of a widened input pixel (8 int16 lanes,
- * tail-predicated: masked lanes are neither read nor summed) feeds a VMLADAVA per tap: the
- * products summed into the int32 accumulator, exactly as the reference (in another order). */
+ * a time (transpose_conv_scatter.h), vectorised over output channels: 4 int32 accumulators per
+ * vector (tail-predicated: masked lanes are neither read nor written), each input value times
+ * the vector of its weights for those channels (VMLA by a scalar, int16 weights widened by the
+ * load), so the sums are the reference's int32 sums in another order. The weights are arranged
+ * [filter_h][filter_w][depth2][output_c] for it. The row is requantized 4 channels at a time
+ * (requantize_mve.h: the compiler checks its accumulator bound) and narrowed by the store. */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
 #include <stddef.h>
 
+#include "microbuild/kernels/requantize_mve.h"
 #include "microbuild/kernels/transpose_conv.h"
 #include "microbuild/kernels/transpose_conv_scatter.h"
 
-static void taps_mve(int32_t *acc, const int16_t *x, const int16_t *w, int32_t count,
-                     int32_t depth2)
+static void taps_mve(int32_t *acc, const int16_t *x, const int16_t *w, int32_t columns,
+                     int32_t oc, int32_t depth2)
 {
-    if (depth2 <= 8) {  /* the pixel in one vector: no loop over the depth */
-        const mve_pred16_t m = vctp16q((uint32_t)depth2);
-        const int16x8_t xv = vldrhq_z_s16(x, m);
-        for (int32_t j = 0; j < count; j++, w += depth2) {
-            acc[j] = vmladavaq_p_s16(acc[j], xv, vldrhq_z_s16(w, m), m);
+    for (int32_t k = 0; k < columns; k++, acc += oc) {
+        for (int32_t o = 0; o < oc; o += 4) {
+            const mve_pred16_t m = vctp32q((uint32_t)(oc - o));
+            int32x4_t a = vldrwq_z_s32(acc + o, m);
+            const int16_t *wc = w + o;
+            for (int32_t c = 0; c < depth2; c++, wc += oc) {
+                a = vmlaq_n_s32(a, vldrhq_z_s32(wc, m), x[c]);
+            }
+            vstrwq_p_s32(acc + o, a, m);
         }
-        return;
+        w += oc * depth2;
     }
-    for (int32_t j = 0; j < count; j++, w += depth2) {
-        int32_t s = acc[j];
-        for (int32_t c = 0; c < depth2; c += 8) {
-            const mve_pred16_t m = vctp16q((uint32_t)(depth2 - c));
-            s = vmladavaq_p_s16(s, vldrhq_z_s16(x + c, m), vldrhq_z_s16(w + c, m), m);
+}
+
+static void requantize_row_mve(const mb_transpose_conv_params *p, const int32_t *acc,
+                               const int32_t *multipliers, const int32_t *shifts, int8_t *out)
+{
+    const int32_t oc = p->output_c;
+    const int32_t out_offset = p->output_offset;
+    const int32x4_t amin = vdupq_n_s32(p->activation_min);
+    const int32x4_t amax = vdupq_n_s32(p->activation_max);
+    for (int32_t o = 0; o < oc; o += 4) {
+        const mve_pred16_t m = vctp32q((uint32_t)(oc - o));
+        const int32x4_t mult = vldrwq_z_s32(multipliers + o, m);
+        const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(shifts + o, m));
+        const int32_t *a = acc + o;
+        int8_t *y = out + o;
+        for (int32_t i = 0; i < p->output_w; i++, a += oc, y += oc) {
+            const int32x4_t v = mb_mve_requantize(vldrwq_z_s32(a, m), mult, s, out_offset, amin,
+                                                  amax);
+            vstrbq_p_s32(y, v, m);
         }
-        acc[j] = s;
     }
 }
 
@@ -38,7 +59,7 @@ void mb_transpose_conv_s8_mve(const mb_transpose_conv_params *params, const int8
 {
     (void)variant_scratch;
     mb_tconv_scatter(params, input, (const int16_t *)(const void *)filter, bias, multipliers,
-                     shifts, output, scratch, taps_mve);
+                     shifts, output, scratch, taps_mve, requantize_row_mve);
 }
 
 #else

@@ -81,6 +81,57 @@ def arrange_scatter(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarr
     return wide
 
 
+def arrange_channels_inner(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """OHWI int8 -> int16 [h][w][in rounded up to even][out] (the Helium variant's vectors of
+    output channels), the extra depth's weights 0."""
+    return np.ascontiguousarray(np.swapaxes(arrange_scatter(weights, op, graph), 2, 3))
+
+
+def _dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """What the scatter variants take, and sums small enough for the SMMULR requantization
+    (dsp_words.h's mb_rescale_small): every channel's largest sum, shifted left by its left
+    shift + 1, within int32."""
+    fits = _scatter_fits(op, graph)
+    if not fits:
+        return fits
+    for c, bound, left, _ in _channel_bounds(op, graph):
+        if bound << (left + 1) >= 1 << 31:
+            return Refusal(f"channel {c}: a sum up to {bound:,} shifted left by {left + 1} "
+                           "leaves int32 (the SMMULR requantization)")
+    return True
+
+
+def _channel_bounds(op: Operator, graph: Graph):
+    """(channel, largest |sum| bias included, left shift, right shift) per output channel."""
+    x, w, out = graph.tensor(op.inputs[INPUT]), graph.tensor(op.inputs[FILTER]), \
+        graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, w.shape[0])
+    bounds = np.abs(w.data.reshape(w.shape[0], -1).astype(np.int64)).sum(axis=1) * 255
+    bias = _bias(op, graph)
+    if bias is not None:
+        bounds = bounds + np.abs(bias.data.astype(np.int64).reshape(-1))
+    return [(c, int(bounds[c]), max(int(shifts[c]), 0), max(-int(shifts[c]), 0))
+            for c in range(w.shape[0])]
+
+
+def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """What the scatter variants take, output channels in whole vectors of 4 (other counts
+    leave lanes idle: the DSP variant is faster there), and sums small enough for the Helium
+    requantization (requantize_mve.h): every channel's largest sum, shifted left by its left
+    shift, below 2^30, and no right shift over 28."""
+    fits = _scatter_fits(op, graph)
+    if not fits:
+        return fits
+    out_c = graph.tensor(op.inputs[FILTER]).shape[0]
+    if out_c % 4:
+        return Refusal(f"{out_c} output channels, not a multiple of 4")
+    for c, bound, left, right in _channel_bounds(op, graph):
+        if bound << left >= 1 << 30 or right > 28:
+            return Refusal(f"channel {c}: a sum up to {bound:,} (left shift {left}, right "
+                           f"shift {right}) is beyond the Helium requantization's range")
+    return True
+
+
 def _scatter_scratch(op: Operator, graph: Graph) -> int:
     """One output row of int32 sums, then one batch's input widened to int16."""
     x, out = graph.tensor(op.inputs[INPUT]), graph.tensor(op.outputs[0])
@@ -88,21 +139,23 @@ def _scatter_scratch(op: Operator, graph: Graph) -> int:
     return 4 * out.shape[2] * out.shape[3] + 2 * in_h * in_w * (in_c + (in_c & 1))
 
 
-def _variant(name: str, rank: int, features: frozenset, description: str) -> KernelVariant:
+def _variant(name: str, rank: int, features: frozenset, description: str,
+             accepts=_scatter_fits, arrange=arrange_scatter) -> KernelVariant:
     return KernelVariant(
         opcode="TRANSPOSE_CONV", name=name, function=f"mb_transpose_conv_s8_{name}",
         sources=(f"transpose_conv_{name}.c",), features=features, rank=rank,
-        accepts=_scatter_fits, arrange=arrange_scatter, scratch=_scatter_scratch,
-        description=description)
+        accepts=accepts, arrange=arrange, scratch=_scatter_scratch, description=description)
 
 
 VARIANTS = (
     _variant("fast", 10, frozenset(), "TFLM's scatter one output row at a time into int32 "
              "sums, input widened once to int16, int16 weights pre-arranged; any CPU"),
     _variant("dsp", 20, frozenset({"dsp"}), "the row scatter with SMLAD on int16 pairs, the "
-             "pixel's pairs in registers for depths up to 8"),
-    _variant("mve", 30, frozenset({"mve"}), "the row scatter with VMLADAVA over 8 int16 lanes "
-             "per tap, tail-predicated"),
+             "pixel's pairs in registers for depths up to 8, SMMULR requantization",
+             accepts=_dsp_fits),
+    _variant("mve", 30, frozenset({"mve"}), "the scatter over vectors of 4 output channels "
+             "(VMLA by each input value, tail-predicated), Helium requantization",
+             accepts=_mve_fits, arrange=arrange_channels_inner),
 )
 
 

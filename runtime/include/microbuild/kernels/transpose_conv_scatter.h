@@ -43,10 +43,15 @@ static inline void mb_tconv_widen(const mb_transpose_conv_params *p, const int8_
     }
 }
 
-/* acc[j] += the dot product of pixel x with weights w + j * depth2, for j < count: the
+/* Input pixel x through `columns` consecutive filter taps of one row into the accumulators of
+ * `columns` consecutive output pixels (oc each), w the first tap's weights (oc * depth2): the
  * variant's inner loop. */
 typedef void (*mb_tconv_taps_fn)(int32_t *acc, const int16_t *x, const int16_t *w,
-                                 int32_t count, int32_t depth2);
+                                 int32_t columns, int32_t oc, int32_t depth2);
+
+/* The accumulator row (output_w * output_c) requantized into output row `out`. */
+typedef void (*mb_tconv_row_fn)(const mb_transpose_conv_params *p, const int32_t *acc,
+                                const int32_t *multipliers, const int32_t *shifts, int8_t *out);
 
 /* One channel of the accumulator row (every stride-th value) requantized into out: a function
  * of its own so its loop gets the registers (the byte stores would otherwise alias the params
@@ -84,7 +89,8 @@ static inline void mb_tconv_requantize_row(const mb_transpose_conv_params *p, co
 static inline void mb_tconv_scatter(const mb_transpose_conv_params *p, const int8_t *input,
                                     const int16_t *weights, const int32_t *bias,
                                     const int32_t *multipliers, const int32_t *shifts,
-                                    int8_t *output, void *scratch, mb_tconv_taps_fn taps)
+                                    int8_t *output, void *scratch, mb_tconv_taps_fn taps,
+                                    mb_tconv_row_fn requantize_row)
 {
     const int32_t depth2 = mb_tconv_depth2(p);
     const int32_t oc = p->output_c;
@@ -124,12 +130,12 @@ static inline void mb_tconv_scatter(const mb_transpose_conv_params *p, const int
                     const int32_t kx0 = x0 < 0 ? -x0 : 0;
                     const int32_t kx1 = out_w - x0 < filter_w ? out_w - x0 : filter_w;
                     if (kx1 > kx0) {
-                        taps(acc + (x0 + kx0) * oc, x, w_row + kx0 * tap_len, (kx1 - kx0) * oc,
+                        taps(acc + (x0 + kx0) * oc, x, w_row + kx0 * tap_len, kx1 - kx0, oc,
                              depth2);
                     }
                 }
             }
-            mb_tconv_requantize_row(p, acc, multipliers, shifts, output);
+            requantize_row(p, acc, multipliers, shifts, output);
             output += row_len;
         }
     }
