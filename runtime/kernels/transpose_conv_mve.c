@@ -1,6 +1,6 @@
 /* TRANSPOSE_CONV int8, Helium variant "mve" (Cortex-M55/M85): TFLM's scatter one output row at
  * a time (transpose_conv_scatter.h), vectorised over output channels: 4 int32 accumulators per
- * vector (tail-predicated: masked lanes are neither read nor written), each input value times
+ * vector (output_c a multiple of 4: the compiler checks), each input value times
  * the vector of its weights for those channels (VMLA by a scalar, int16 weights widened by the
  * load), so the sums are the reference's int32 sums in another order. The weights are arranged
  * [filter_h][filter_w][depth2][output_c] for it. The row is requantized 4 channels at a time
@@ -14,20 +14,45 @@
 #include "microbuild/kernels/transpose_conv.h"
 #include "microbuild/kernels/transpose_conv_scatter.h"
 
+/* DEPTH2 input values in registers, then for each column and block of 4 channels one VMLA per
+ * value: a macro so the usual small depths get fully unrolled copies. */
+#define TCONV_MVE_TAPS(DEPTH2)                                                                 \
+    do {                                                                                       \
+        int32_t xs[DEPTH2];                                                                    \
+        for (int32_t c = 0; c < (DEPTH2); c++) {                                               \
+            xs[c] = x[c];                                                                      \
+        }                                                                                      \
+        for (int32_t k = 0; k < columns; k++, acc += oc, w += oc * (DEPTH2)) {                 \
+            for (int32_t o = 0; o < oc; o += 4) {                                              \
+                int32x4_t a = vldrwq_s32(acc + o);                                             \
+                for (int32_t c = 0; c < (DEPTH2); c++) {                                       \
+                    a = vmlaq_n_s32(a, vldrhq_s32(w + c * oc + o), xs[c]);                     \
+                }                                                                              \
+                vstrwq_s32(acc + o, a);                                                        \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+/* oc is a multiple of 4 (the compiler checks). */
 static void taps_mve(int32_t *acc, const int16_t *x, const int16_t *w, int32_t columns,
                      int32_t oc, int32_t depth2)
 {
-    for (int32_t k = 0; k < columns; k++, acc += oc) {
+    switch (depth2) {
+    case 2: TCONV_MVE_TAPS(2); return;
+    case 4: TCONV_MVE_TAPS(4); return;
+    case 6: TCONV_MVE_TAPS(6); return;
+    case 8: TCONV_MVE_TAPS(8); return;
+    default: break;
+    }
+    for (int32_t k = 0; k < columns; k++, acc += oc, w += oc * depth2) {
         for (int32_t o = 0; o < oc; o += 4) {
-            const mve_pred16_t m = vctp32q((uint32_t)(oc - o));
-            int32x4_t a = vldrwq_z_s32(acc + o, m);
+            int32x4_t a = vldrwq_s32(acc + o);
             const int16_t *wc = w + o;
             for (int32_t c = 0; c < depth2; c++, wc += oc) {
-                a = vmlaq_n_s32(a, vldrhq_z_s32(wc, m), x[c]);
+                a = vmlaq_n_s32(a, vldrhq_s32(wc), x[c]);
             }
-            vstrwq_p_s32(acc + o, a, m);
+            vstrwq_s32(acc + o, a);
         }
-        w += oc * depth2;
     }
 }
 
