@@ -13,42 +13,6 @@
 #include "microbuild/kernels/transpose_conv.h"
 #include "microbuild/kernels/transpose_conv_scatter.h"
 
-/* WORDS words of input pairs in registers, then for every tap WORDS SMLAD. */
-#define TCONV_DSP_TAPS(WORDS)                                                                  \
-    do {                                                                                       \
-        int32_t xs[WORDS];                                                                     \
-        for (int32_t k = 0; k < (WORDS); k++) {                                                \
-            xs[k] = (int32_t)mb_load32(x + 2 * k);                                             \
-        }                                                                                      \
-        for (int32_t j = 0; j < count; j++, w += 2 * (WORDS)) {                                \
-            int32_t s = acc[j];                                                                \
-            for (int32_t k = 0; k < (WORDS); k++) {                                            \
-                s = __smlad(xs[k], (int32_t)mb_load32(w + 2 * k), s);                          \
-            }                                                                                  \
-            acc[j] = s;                                                                        \
-        }                                                                                      \
-    } while (0)
-
-static void taps_dsp(int32_t *acc, const int16_t *x, const int16_t *w, int32_t columns,
-                     int32_t oc, int32_t depth2)
-{
-    const int32_t count = columns * oc;
-    switch (depth2) {
-    case 2: TCONV_DSP_TAPS(1); return;
-    case 4: TCONV_DSP_TAPS(2); return;
-    case 6: TCONV_DSP_TAPS(3); return;
-    case 8: TCONV_DSP_TAPS(4); return;
-    default: break;
-    }
-    for (int32_t j = 0; j < count; j++, w += depth2) {
-        int32_t s = acc[j];
-        for (int32_t c = 0; c < depth2; c += 2) {
-            s = __smlad((int32_t)mb_load32(x + c), (int32_t)mb_load32(w + c), s);
-        }
-        acc[j] = s;
-    }
-}
-
 /* One channel of the accumulator row requantized with SMMULR (dsp_words.h's mb_rescale_small):
  * the compiler checks that every sum of the channel, shifted left by its left shift + 1, stays
  * in int32. */
@@ -90,7 +54,7 @@ void mb_transpose_conv_s8_dsp(const mb_transpose_conv_params *params, const int8
 {
     (void)variant_scratch;
     mb_tconv_scatter(params, input, (const int16_t *)(const void *)filter, bias, multipliers,
-                     shifts, output, scratch, taps_dsp,
+                     shifts, output, scratch, mb_tconv_taps_dsp,
                      requantize_row_dsp);
 }
 

@@ -1,6 +1,7 @@
 /* TRANSPOSE_CONV int8, Helium variant "mve" (Cortex-M55/M85): TFLM's scatter one output row at
  * a time (transpose_conv_scatter.h), vectorised over output channels: 4 int32 accumulators per
- * vector (output_c a multiple of 4: the compiler checks), each input value times
+ * vector (when output_c is a multiple of 4; otherwise the dsp variant's SMLAD taps on its
+ * weight layout), each input value times
  * the vector of its weights for those channels (VMLA by a scalar, int16 weights widened by the
  * load), so the sums are the reference's int32 sums in another order. The weights are arranged
  * [filter_h][filter_w][depth2][output_c] for it. The row is requantized 4 channels at a time
@@ -33,7 +34,7 @@
         }                                                                                      \
     } while (0)
 
-/* oc is a multiple of 4 (the compiler checks). */
+/* oc is a multiple of 4. */
 static void taps_mve(int32_t *acc, const int16_t *x, const int16_t *w, int32_t columns,
                      int32_t oc, int32_t depth2)
 {
@@ -83,8 +84,12 @@ void mb_transpose_conv_s8_mve(const mb_transpose_conv_params *params, const int8
                               int32_t *scratch, void *variant_scratch)
 {
     (void)variant_scratch;
+    /* other channel counts: the weights as the dsp variant's, its SMLAD taps (Helium cores have
+     * the DSP extension) */
     mb_tconv_scatter(params, input, (const int16_t *)(const void *)filter, bias, multipliers,
-                     shifts, output, scratch, taps_mve, requantize_row_mve);
+                     shifts, output, scratch,
+                     params->output_c % 4 == 0 ? taps_mve : mb_tconv_taps_dsp,
+                     requantize_row_mve);
 }
 
 #else

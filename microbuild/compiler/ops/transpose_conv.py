@@ -83,7 +83,10 @@ def arrange_scatter(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarr
 
 def arrange_channels_inner(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
     """OHWI int8 -> int16 [h][w][in rounded up to even][out] (the Helium variant's vectors of
-    output channels), the extra depth's weights 0."""
+    output channels), the extra depth's weights 0; with output channels not a multiple of 4 (the
+    kernel then runs the DSP taps) arrange_scatter's layout."""
+    if weights.shape[0] % 4:
+        return arrange_scatter(weights, op, graph)
     return np.ascontiguousarray(np.swapaxes(arrange_scatter(weights, op, graph), 2, 3))
 
 
@@ -115,16 +118,12 @@ def _channel_bounds(op: Operator, graph: Graph):
 
 
 def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
-    """What the scatter variants take, output channels in whole vectors of 4 (other counts
-    leave lanes idle: the DSP variant is faster there), and sums small enough for the Helium
+    """What the scatter variants take, and sums small enough for the Helium
     requantization (requantize_mve.h): every channel's largest sum, shifted left by its left
     shift, below 2^30, and no right shift over 28."""
     fits = _scatter_fits(op, graph)
     if not fits:
         return fits
-    out_c = graph.tensor(op.inputs[FILTER]).shape[0]
-    if out_c % 4:
-        return Refusal(f"{out_c} output channels, not a multiple of 4")
     for c, bound, left, right in _channel_bounds(op, graph):
         if bound << left >= 1 << 30 or right > 28:
             return Refusal(f"channel {c}: a sum up to {bound:,} (left shift {left}, right "
@@ -154,7 +153,8 @@ VARIANTS = (
              "pixel's pairs in registers for depths up to 8, SMMULR requantization",
              accepts=_dsp_fits),
     _variant("mve", 30, frozenset({"mve"}), "the scatter over vectors of 4 output channels "
-             "(VMLA by each input value, tail-predicated), Helium requantization",
+             "(VMLA by each input value; other channel counts: the SMLAD taps), Helium "
+             "requantization",
              accepts=_mve_fits, arrange=arrange_channels_inner),
 )
 

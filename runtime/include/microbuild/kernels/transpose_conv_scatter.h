@@ -85,6 +85,51 @@ static inline void mb_tconv_requantize_row(const mb_transpose_conv_params *p, co
     }
 }
 
+#if defined(__ARM_FEATURE_DSP)
+#include <arm_acle.h>
+
+#include "microbuild/dsp_words.h"
+
+/* The taps with SMLAD on int16 pairs (the dsp variant's, and the mve variant's when the output
+ * channels do not fill its vectors). */
+/* WORDS words of input pairs in registers, then for every tap WORDS SMLAD. */
+#define TCONV_DSP_TAPS(WORDS)                                                                  \
+    do {                                                                                       \
+        int32_t xs[WORDS];                                                                     \
+        for (int32_t k = 0; k < (WORDS); k++) {                                                \
+            xs[k] = (int32_t)mb_load32(x + 2 * k);                                             \
+        }                                                                                      \
+        for (int32_t j = 0; j < count; j++, w += 2 * (WORDS)) {                                \
+            int32_t s = acc[j];                                                                \
+            for (int32_t k = 0; k < (WORDS); k++) {                                            \
+                s = __smlad(xs[k], (int32_t)mb_load32(w + 2 * k), s);                          \
+            }                                                                                  \
+            acc[j] = s;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+static inline void mb_tconv_taps_dsp(int32_t *acc, const int16_t *x, const int16_t *w,
+                                     int32_t columns, int32_t oc, int32_t depth2)
+{
+    const int32_t count = columns * oc;
+    switch (depth2) {
+    case 2: TCONV_DSP_TAPS(1); return;
+    case 4: TCONV_DSP_TAPS(2); return;
+    case 6: TCONV_DSP_TAPS(3); return;
+    case 8: TCONV_DSP_TAPS(4); return;
+    default: break;
+    }
+    for (int32_t j = 0; j < count; j++, w += depth2) {
+        int32_t s = acc[j];
+        for (int32_t c = 0; c < depth2; c += 2) {
+            s = __smlad((int32_t)mb_load32(x + c), (int32_t)mb_load32(w + c), s);
+        }
+        acc[j] = s;
+    }
+}
+
+#endif
+
 /* The walk every variant shares. pad_top and pad_left are >= 0 (the lowering checks). */
 static inline void mb_tconv_scatter(const mb_transpose_conv_params *p, const int8_t *input,
                                     const int16_t *weights, const int32_t *bias,
