@@ -41,6 +41,14 @@ typedef struct {
     mve_pred16_t in_row;       /* the first `row` lanes (a row of at most 16 bytes) */
     mve_pred16_t zeros;        /* the lanes from the last tap up to kp */
     int32_t image_bytes;
+    int32_t dilated_taps;      /* dilated, at most 16 channels a tap: dilated_column, whose */
+    int32_t dilated_inside;    /* window lies inside from origins up to (last_dy, last_dx) */
+    uint32_t last_dy, last_dx;
+    int32_t gather;            /* dilated rows of at most 32 bytes: gather_column, with per */
+    uint8x16_t offsets[2];     /* half row each lane's byte in the input from the row's first */
+    uint8x16_t lane_dx[2];     /* tap and its tap's input column from the first tap's (255 past */
+    mve_pred16_t high_row;     /* the row); high_row: the lanes of the row's second half */
+    int32_t span_w;            /* (filter_w - 1) * dilation_w */
 } window_copy;
 
 static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
@@ -56,6 +64,34 @@ static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
     w.in_row = vctp8q((uint32_t)w.row);
     w.zeros = vctp8q((uint32_t)(kp - p->filter_h * w.row));
     w.image_bytes = p->input_h * w.pitch;
+    w.dilated_taps = (p->dilation_h != 1 || p->dilation_w != 1) && p->input_c <= 16;
+    const int32_t last_dy = p->input_h - (p->filter_h - 1) * p->dilation_h - 1;
+    const int32_t last_dx = p->input_w - (p->filter_w - 1) * p->dilation_w - 1;
+    w.dilated_inside = last_dy >= 0 && last_dx >= 0; /* else wider than the input */
+    w.last_dy = (uint32_t)last_dy;
+    w.last_dx = (uint32_t)last_dx;
+    const int32_t c = p->input_c, span = (p->filter_w - 1) * p->dilation_w;
+    w.gather = w.dilated_taps && w.row <= 32 && span * c + c <= 256 && span <= 254;
+    w.high_row = vctp8q((uint32_t)(w.row > 16 ? w.row - 16 : 0));
+    if (w.gather) { /* once per convolution; the lanes past the row as gather_column needs */
+        uint8_t offsets[32] = {0}, lane_dx[32];
+        memset(lane_dx, 255, sizeof lane_dx);
+        for (int32_t l = 0, kx = 0, ci = 0; l < w.row; l++) {
+            offsets[l] = (uint8_t)(kx * p->dilation_w * c + ci);
+            lane_dx[l] = (uint8_t)(kx * p->dilation_w);
+            if (++ci == c) {
+                ci = 0;
+                kx++;
+            }
+        }
+        for (int32_t h = 0; h < 2; h++) {
+            w.offsets[h] = vldrbq_u8(offsets + 16 * h);
+            w.lane_dx[h] = vldrbq_u8(lane_dx + 16 * h);
+        }
+    } else {
+        w.offsets[0] = w.offsets[1] = w.lane_dx[0] = w.lane_dx[1] = vdupq_n_u8(0);
+    }
+    w.span_w = span;
     return w;
 }
 
@@ -66,6 +102,131 @@ static __attribute__((noinline)) void edge_column(const mb_conv2d_s8_params *p,
                                                   int32_t kp, int8_t *col)
 {
     mb_conv2d_column_s8(p, image, oy, ox, kp, col);
+}
+
+/* A dilated window whose taps have at most 16 input channels (conv_3x3_dil2's 3 to 8): each tap
+ * is one predicated VLDRB/VSTRB of its input_c bytes, or a predicated VSTRB of the zero point
+ * when it lies in the padding (the unsigned compare catches both sides), then the zeros up to kp.
+ * mb_conv2d_dilated_column_s8 would call memcpy or memset per tap. */
+static __attribute__((noinline)) void dilated_column(const window_copy *w, const int8_t *image,
+                                                     int32_t oy, int32_t ox, int8_t *col)
+{
+    /* Everything the loops read, in locals: the int8 stores may alias *w and *p, so GCC
+     * reloaded each field per tap (19 instructions a tap instead of 6). */
+    const mb_conv2d_s8_params *p = w->p;
+    const int32_t c = p->input_c, pitch = w->pitch;
+    const int32_t fh = p->filter_h, fw = p->filter_w;
+    const int32_t dh = p->dilation_h, dw = p->dilation_w;
+    const uint32_t in_h = (uint32_t)p->input_h, in_w = (uint32_t)p->input_w;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const mve_pred16_t tap = vctp8q((uint32_t)c);
+    const mve_pred16_t zeros = w->zeros;
+    const int32_t tap_step = dw * c;
+    int8_t *dst = col;
+    const int8_t *src = image + iy0 * pitch + ix0 * c;
+    if (w->dilated_inside && (uint32_t)iy0 <= w->last_dy && (uint32_t)ix0 <= w->last_dx) {
+        for (int32_t ky = 0; ky < fh; ky++, src += dh * pitch) {
+            const int8_t *s = src;
+            for (int32_t kx = 0; kx < fw; kx++, dst += c, s += tap_step) {
+                vstrbq_p_s8(dst, vldrbq_z_s8(s, tap), tap);
+            }
+        }
+    } else {
+        const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
+        for (int32_t ky = 0; ky < fh; ky++, src += dh * pitch) {
+            const uint32_t iy = (uint32_t)(iy0 + ky * dh);
+            const int8_t *s = src;
+            int32_t ix = ix0;
+            for (int32_t kx = 0; kx < fw; kx++, dst += c, s += tap_step, ix += dw) {
+                const int8x16_t v = iy < in_h && (uint32_t)ix < in_w ? vldrbq_z_s8(s, tap)
+                                                                     : zero_point;
+                vstrbq_p_s8(dst, v, tap);
+            }
+        }
+    }
+    vstrbq_p_s8(dst, vdupq_n_s8(0), zeros);
+}
+
+/* The lanes of one half of a row (lane_dx: their taps' columns from the first tap's) whose input
+ * column ix0 + lane_dx is inside [0, input_w), of the lanes `row`: -ix0 <= lane_dx < input_w -
+ * ix0, both bounds clamped to 0..255 (a lane past the row has lane_dx 255 and is off in `row`). */
+static inline mve_pred16_t taps_inside(uint8x16_t lane_dx, int32_t ix0, int32_t in_w,
+                                       mve_pred16_t row)
+{
+    const int32_t lo = ix0 < 0 ? (-ix0 > 255 ? 255 : -ix0) : 0;
+    const int32_t hi0 = in_w - ix0;
+    const int32_t hi = hi0 < 0 ? 0 : (hi0 > 255 ? 255 : hi0);
+    return row & vcmpcsq_n_u8(lane_dx, (uint8_t)lo) &
+           vcmphiq_u8(vdupq_n_u8((uint8_t)hi), lane_dx);
+}
+
+/* A dilated window whose rows are at most 32 bytes (conv_3x3_dil2 on 2 to 10 channels): each
+ * half row is one VLDRB gather (w->offsets: the taps' bytes dw * c apart) and one predicated
+ * VSTRB, its taps in the padding masked out of the gather and set to the zero point with VPSEL
+ * (taps_inside), a row in the padding one or two VSTRB of the zero point. About 6 instructions a
+ * half row instead of 8 a tap. */
+static ALWAYS_INLINE void gather_column(const window_copy *w, const int8_t *image, int32_t oy,
+                                        int32_t ox, int8_t *col, const int wide)
+{
+    const mb_conv2d_s8_params *p = w->p;
+    const int32_t c = p->input_c, row = w->row, fh = p->filter_h;
+    const int32_t row_step = p->dilation_h * w->pitch, dh = p->dilation_h;
+    const uint32_t in_h = (uint32_t)p->input_h;
+    const int32_t in_w = p->input_w;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
+    const uint8x16_t offsets = w->offsets[0];
+    const mve_pred16_t in_row = w->in_row, zeros = w->zeros;
+    const int inside = ix0 >= 0 && ix0 <= in_w - 1 - w->span_w;
+    const mve_pred16_t taps = inside ? in_row : taps_inside(w->lane_dx[0], ix0, in_w, in_row);
+    const int8_t *src = image + iy0 * w->pitch + ix0 * c;
+    int8_t *dst = col;
+    uint32_t iy = (uint32_t)iy0;
+    if (!wide) {
+        for (int32_t ky = 0; ky < fh; ky++, src += row_step, dst += row, iy += (uint32_t)dh) {
+            if (iy < in_h) {
+                const int8x16_t v = vldrbq_gather_offset_z_s8(src, offsets, taps);
+                vstrbq_p_s8(dst, vpselq_s8(v, zero_point, taps), in_row);
+            } else {
+                vstrbq_p_s8(dst, zero_point, in_row);
+            }
+        }
+    } else { /* the first 16 bytes whole (in_row is all lanes), the rest high_row */
+        const uint8x16_t offsets_high = w->offsets[1];
+        const mve_pred16_t high_row = w->high_row;
+        const mve_pred16_t taps_high =
+            inside ? high_row : taps_inside(w->lane_dx[1], ix0, in_w, high_row);
+        for (int32_t ky = 0; ky < fh; ky++, src += row_step, dst += row, iy += (uint32_t)dh) {
+            if (iy < in_h) {
+                const int8x16_t v = vldrbq_gather_offset_z_s8(src, offsets, taps);
+                vstrbq_s8(dst, vpselq_s8(v, zero_point, taps));
+                const int8x16_t u = vldrbq_gather_offset_z_s8(src, offsets_high, taps_high);
+                vstrbq_p_s8(dst + 16, vpselq_s8(u, zero_point, taps_high), high_row);
+            } else {
+                vstrbq_s8(dst, zero_point);
+                vstrbq_p_s8(dst + 16, zero_point, high_row);
+            }
+        }
+    }
+    vstrbq_p_s8(dst, vdupq_n_s8(0), zeros);
+}
+
+/* gather_column's two forms, each its own function (the two-half loop inlined beside the other
+ * cost the rows of at most 16 bytes 4% in set-up). */
+static __attribute__((noinline)) void gather_column_narrow(const window_copy *w,
+                                                           const int8_t *image, int32_t oy,
+                                                           int32_t ox, int8_t *col)
+{
+    gather_column(w, image, oy, ox, col, 0);
+}
+
+static __attribute__((noinline)) void gather_column_wide(const window_copy *w,
+                                                         const int8_t *image, int32_t oy,
+                                                         int32_t ox, int8_t *col)
+{
+    gather_column(w, image, oy, ox, col, 1);
 }
 
 /* The window of output pixel (oy, ox) of `image` into col, as mb_conv2d_column_s8 does. A window
@@ -82,6 +243,18 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     if (!w->plain || (uint32_t)iy0 > (uint32_t)w->last_iy ||
         (uint32_t)ix0 > (uint32_t)w->last_ix) {
+        if (w->gather) {
+            if (w->row <= 16) {
+                gather_column_narrow(w, image, oy, ox, col);
+            } else {
+                gather_column_wide(w, image, oy, ox, col);
+            }
+            return;
+        }
+        if (w->dilated_taps) {
+            dilated_column(w, image, oy, ox, col);
+            return;
+        }
         edge_column(p, image, oy, ox, w->kp, col);
         return;
     }
