@@ -27,6 +27,33 @@ static inline int32_t round_f32(float x)
  * saturates the output as the unbounded one does; then SSAT to the output type. */
 #define MB_QUANTIZE_ONE(x, zero_point, BITS)                                                   \
     __ssat(__ssat(round_f32(x), (BITS) + 2) + (zero_point), (BITS))
+#elif defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__ARM_FP) &&         \
+    (__ARM_FP & 4) && defined(__ARM_FEATURE_SAT)
+#include <arm_acle.h>
+#include <string.h>
+
+/* FPv4 (Cortex-M4F) has no VCVTA. VCVTR converts to nearest with ties to even (FPSCR's default
+ * rounding mode, which microbuild never changes), NaN -> 0, out-of-range values saturate; it
+ * differs from std::round only on a tie it rounded toward zero. x - t is exact (Sterbenz for
+ * |x| >= 0.5, t == 0 below; larger floats are integers, t == x; a saturated t is 2^31 from a
+ * multiple of 256), so that case is exactly x - t == +-0.5 with the sign of x: t then moves one
+ * away from zero. */
+static inline int32_t round_f32(float x)
+{
+    float r;
+    int32_t t;
+    uint32_t x_bits, d_bits;
+    __asm__("vcvtr.s32.f32 %0, %1" : "=t"(r) : "t"(x));
+    __asm__("vmov %0, %1" : "=r"(t) : "t"(r));
+    const float d = x - (float)t;
+    memcpy(&x_bits, &x, 4);
+    memcpy(&d_bits, &d, 4);
+    const int32_t sign = -(int32_t)(x_bits >> 31); /* 0 or -1 */
+    const int32_t tie = d_bits == (0x3F000000u | (x_bits & 0x80000000u));
+    return t + ((tie ^ sign) - sign);
+}
+#define MB_QUANTIZE_ONE(x, zero_point, BITS)                                                   \
+    __ssat(__ssat(round_f32(x), (BITS) + 2) + (zero_point), (BITS))
 #else
 /* std::round for |x| <= 65536: halves away from zero. Truncation gives the integer part t exactly,
  * and x - t is exact too (t and x are within a factor of two of each other, or t is 0). */
