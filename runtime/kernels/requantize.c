@@ -57,18 +57,20 @@ MB_REQUANTIZE(mb_requantize_s8_u8, int8_t, uint8_t, 0, 255)
 /* int32 inputs (an int32 -> int16 requantization of an accumulator, as TFLM's own int16 test
  * `quantize0` has): (in - zp_in) and the sum with zp_out are int32 arithmetic in TFLM that may
  * wrap on a full-range input; they wrap here too (in unsigned arithmetic, which C defines), so the
- * result is the one TFLM's build computes rather than undefined behaviour. */
+ * result is the one TFLM's build computes rather than undefined behaviour. The multiply is
+ * mb_requantize_fast32 (the reference's value for the compiler's positive multipliers, whatever
+ * the int32 x: it shifts x left in 32 bits as the reference does), the parameters read once. */
 #define MB_REQUANTIZE_S32(NAME, TO, LO, HI)                                                      \
     void NAME(const mb_requantize_s8_params *params, const int32_t *input, TO *output,          \
               int32_t size)                                                                     \
     {                                                                                           \
+        const uint32_t input_zp = (uint32_t)params->input_zero_point;                          \
+        const uint32_t output_zp = (uint32_t)params->output_zero_point;                        \
+        const int32_t multiplier = params->multiplier, shift = params->shift;                   \
         for (int32_t i = 0; i < size; i++) {                                                    \
-            const int32_t x =                                                                   \
-                (int32_t)((uint32_t)input[i] - (uint32_t)params->input_zero_point);             \
-            const int32_t scaled =                                                              \
-                mb_mul_by_quantized_multiplier(x, params->multiplier, params->shift);           \
-            const int32_t result =                                                              \
-                (int32_t)((uint32_t)scaled + (uint32_t)params->output_zero_point);              \
+            const int32_t x = (int32_t)((uint32_t)input[i] - input_zp);                         \
+            const int32_t scaled = mb_requantize_fast32(x, multiplier, shift);                  \
+            const int32_t result = (int32_t)((uint32_t)scaled + output_zp);                     \
             output[i] = (TO)mb_clamp_i32(result, (LO), (HI));                                   \
         }                                                                                       \
     }

@@ -110,6 +110,17 @@ class _Pool2D(OpLowering):
                                 [f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.outputs[0])])
 
 
+def _dsp_accepts(op: Operator, graph: Graph) -> bool:
+    """more than 8 channels (the reference keeps 1 to 8 channels' sums in registers, faster than
+    the dsp kernel's per-pixel setup and its channel-by-channel remainder)."""
+    return graph.tensor(op.inputs[0]).shape[-1] > 8
+
+
+def _mve_accepts(op: Operator, graph: Graph) -> bool:
+    """16 channels or more (fewer run faster on the dsp kernel or the reference)."""
+    return graph.tensor(op.inputs[0]).shape[-1] >= 16
+
+
 @register
 class AveragePool2D(_Pool2D):
     opcode = "AVERAGE_POOL_2D"
@@ -118,19 +129,21 @@ class AveragePool2D(_Pool2D):
         KernelVariant(
             opcode="AVERAGE_POOL_2D", name="swar", function="mb_avgpool2d_s8_swar",
             sources=("pooling_portable.c",), rank=10,
-            # Other channel counts run the reference from inside the kernel: no gain to offer.
-            accepts=lambda op, graph: graph.tensor(op.inputs[0]).shape[-1] % 4 == 0,
+            # Other channel counts run the reference from inside the kernel: no gain to offer;
+            # nor for 4 or 8 channels, which the reference sums in registers.
+            accepts=lambda op, graph: graph.tensor(op.inputs[0]).shape[-1] % 4 == 0 and
+            _dsp_accepts(op, graph),
             overlap_group=1,
             description="portable C: 4 channels per 32-bit word, 16-bit lanes (SWAR)"),
         KernelVariant(
             opcode="AVERAGE_POOL_2D", name="dsp", function="mb_avgpool2d_s8_dsp",
             sources=("pooling_dsp.c",), features=frozenset({"dsp"}), rank=20,
-            overlap_group=1,
+            accepts=_dsp_accepts, overlap_group=1,
             description="Arm DSP: SXTAB16 sums 4 channels per load into 16-bit lanes"),
         KernelVariant(
             opcode="AVERAGE_POOL_2D", name="mve", function="mb_avgpool2d_s8_mve",
             sources=("pooling_mve.c",), features=frozenset({"mve"}), rank=30,
-            overlap_group=1,
+            accepts=_mve_accepts, overlap_group=1,
             description="Helium: widening loads and 16-bit vector adds, 32 channels per pass"),
     )
 
