@@ -20,7 +20,6 @@ from microbuild.compiler.ops.conv_params import (
     emit_conv_params,
     emit_s16,
 )
-from microbuild.compiler.ops.fully_connected import arrange_rows_s16
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     channel_multipliers,
@@ -207,15 +206,30 @@ def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
 
 
 def _arrange_s16_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
-    """conv2d_s16_dsp.c's layout: the [out, h * w * in] filter as fully_connected_s16_dsp.c
-    reads its weights."""
-    return arrange_rows_s16(weights.reshape(weights.shape[0], -1), op, graph)
+    """conv2d_s16_dsp.c's layout: dsp's (channel pairs, group by group of 4 taps), widened to
+    int16 with the taps in their natural order (the int16 column's words are (x0, x1), (x2, x3))."""
+    return _arrange_dsp(weights, op, graph).astype(np.int16)
 
 
 def _scratch_s16_dsp(op: Operator, graph: Graph) -> int:
-    """One int16 window column."""
-    _, k, _ = _dims(op, graph)
-    return 2 * k
+    """The 2 pixels' interleaved int16 columns, their 2 linear int16 columns, then 16 bytes of
+    requantization constants per channel."""
+    oc, k, _ = _dims(op, graph)
+    return 8 * _round_up(k, 4) + 16 * oc
+
+
+def _s16_dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """One group, and no channel's shift over 14 (the int64 requantization's right shift,
+    15 - shift, at least 1, as TFLM's rounding term assumes)."""
+    one = _one_group(op, graph)
+    if not one:
+        return one
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
+    if max(int(s) for s in shifts) > 14:
+        return Refusal(f"a channel's shift is {max(int(s) for s in shifts)}, over 14")
+    return True
 
 
 VARIANTS = (
@@ -249,12 +263,13 @@ VARIANTS = (
                     "requantization"),
     KernelVariant(
         opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
-        sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
-        rank=20, accepts=_one_group, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
+        sources=("conv2d_s16_dsp.c", "conv2d_dsp.c"), features=frozenset({"dsp"}),
+        rank=20, accepts=_s16_dsp_fits, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
         activation_dtype="int16",
-        overlap_group=1,
-        description="16x8, Arm DSP: an int16 window column per pixel, then SMLALD dot products "
-                    "into int64, 4 channels per pass"),
+        overlap_group=2,
+        description="16x8, Arm DSP: int16 window columns of 2 pixels, the filter widened to "
+                    "int16 at compile time, dsp16's SMLAD block (2 pixels x 2 channels) in int32 "
+                    "chunks of 508 taps added in int64"),
     f32_mve.CONV_2D,
 )
 

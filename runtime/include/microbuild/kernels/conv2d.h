@@ -62,7 +62,8 @@ void mb_conv2d_s16(const mb_conv2d_s8_params *params, const int16_t *input, cons
                    int16_t *output);
 
 /* 16x8 variant dsp_s16 (conv2d_s16_dsp.c, Arm DSP; one group): the same arguments plus scratch
- * for one int16 window column; the filter arranged as mb_fully_connected_s16_dsp reads it. */
+ * for 2 pixels' int16 window columns; the filter widened to int16 and arranged in channel pairs
+ * (conv2d.py, _arrange_s16_dsp). */
 void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *params, const int16_t *input,
                        const int8_t *filter, const int64_t *bias, const int32_t *multipliers,
                        const int32_t *shifts, int16_t *output, void *scratch);
