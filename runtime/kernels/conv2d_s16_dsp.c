@@ -1,59 +1,271 @@
-/* CONV_2D with 16-bit activations (16x8), Arm DSP variant "dsp_s16" (Cortex-M4/M7/M33/M55): for
- * each output pixel, the window's int16 taps are gathered into a column in scratch (taps in the
- * padding hold 0, the int16 zero point, so they add nothing as the reference skips them), then
- * every output channel is the 16x8 fully-connected dot product of that column with the channel's
- * filter row: mb_fully_connected_s16_dsp (SMLALD into int64, four channels per pass) on the
- * filter arranged as that kernel reads it (arrange_rows_s16 of the [out, h * w * in] filter).
- * One group; any stride, padding and dilation. The sums are the reference's exact int64 sums, so
- * the outputs are the same bytes. */
+/* CONV_2D with 16-bit activations (16x8), Arm DSP variant "dsp_s16" (Cortex-M4/M7/M33/M55).
+ *
+ * The input is int16 already, so the window's taps pair up for SMLAD as they are loaded, and the
+ * filter is widened to int16 at compile time (conv2d.py, _arrange_s16_dsp): the int8 kernel
+ * dsp16's inner loop (mb_conv2d_dsp16_block in conv2d_dsp.c: blocks of 2 pixels x 2 channels,
+ * 10 instructions per 16 multiply-accumulates) runs on it unchanged. Filter layout: channels
+ * padded with a zero row to an even count, rows padded with zero taps to kp (a multiple of 4),
+ * each channel pair stored group by group (4 taps of the first channel, the same 4 of the
+ * second), taps in their natural order (the column's words are (x0, x1) and (x2, x3)).
+ *
+ * Each pixel's window is gathered into a linear int16 column (taps in the padding are 0, the
+ * int16 zero point, so they add nothing as the reference's skipping does), then the 2 pixels'
+ * columns are interleaved group by group as the block reads them; a depth that is a multiple of
+ * 4 is gathered straight into the interleaved column.
+ *
+ * TFLM sums in int64. SMLAD sums in int32, which is exact for at most 511 taps (each product is
+ * at most 2^15 * 2^7 = 2^22 in magnitude): the block runs on chunks of at most CHUNK_GROUPS
+ * groups (508 taps) and the chunks' int32 sums are added in int64, so every sum is the
+ * reference's exact int64 sum and the requantized outputs are the same bytes.
+ *
+ * Scratch (conv2d.py, _scratch_s16_dsp): the interleaved columns (2 * kp int16), the two
+ * linear columns (2 * kp int16), then 16 bytes of requantization constants per channel. */
 #if defined(__ARM_FEATURE_DSP)
 
 #include <stdint.h>
 #include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
-#include "microbuild/kernels/fully_connected.h"
+#include "microbuild/quant.h"
+
+#define CHUNK_GROUPS 127 /* 508 taps: 508 * 2^22 < 2^31 */
+
+/* conv2d_dsp.c's inner loop (the dsp16 variant's): groups >= 1 groups of 4 taps of a block of 2
+ * pixels x 2 channels into acc = {p0 c0, p1 c0, p0 c1, p1 c1}. */
+void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
+                           int32_t *acc);
+
+static inline int32_t s16_load32(const int16_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
+    return v;
+}
+
+/* n int16 from src to dst, as words while two or more are left. */
+static inline void s16_copy(int16_t *dst, const int16_t *src, int32_t n)
+{
+    for (; n >= 2; n -= 2) {
+        const int32_t v = s16_load32(src);
+        memcpy(dst, &v, 4);
+        src += 2;
+        dst += 2;
+    }
+    if (n) {
+        *dst = *src;
+    }
+}
+
+static inline void s16_zero(int16_t *dst, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        dst[i] = 0;
+    }
+}
+
+/* The window of output pixel (oy, ox) of image `in` as a linear column of k taps. */
+static void s16_window(const mb_conv2d_s8_params *p, const int16_t *in, int32_t oy, int32_t ox,
+                       int16_t *col)
+{
+    const int32_t depth = p->input_c;
+    const int32_t y0 = oy * p->stride_h - p->pad_top;
+    const int32_t x0 = ox * p->stride_w - p->pad_left;
+    const int32_t row_taps = p->filter_w * depth;
+    const int32_t x_last = x0 + (p->filter_w - 1) * p->dilation_w;
+    for (int32_t ky = 0; ky < p->filter_h; ky++) {
+        const int32_t y = y0 + ky * p->dilation_h;
+        if (y < 0 || y >= p->input_h) {
+            s16_zero(col, row_taps);
+        } else if (p->dilation_w == 1 && x0 >= 0 && x_last < p->input_w) {
+            s16_copy(col, in + (y * p->input_w + x0) * depth, row_taps);
+        } else {
+            for (int32_t kx = 0; kx < p->filter_w; kx++) {
+                const int32_t x = x0 + kx * p->dilation_w;
+                if (x < 0 || x >= p->input_w) {
+                    s16_zero(col + kx * depth, depth);
+                } else {
+                    s16_copy(col + kx * depth, in + (y * p->input_w + x) * depth, depth);
+                }
+            }
+        }
+        col += row_taps;
+    }
+}
+
+/* n groups of 4 int16 from src into every fourth word pair of d (one pixel's half of the
+ * interleaved column), or zeros for src NULL. */
+static inline void s16_groups(int32_t *d, const int16_t *src, int32_t n)
+{
+    if (src == NULL) {
+        for (; n > 0; n--, d += 4) {
+            d[0] = 0;
+            d[1] = 0;
+        }
+        return;
+    }
+    for (; n > 0; n--, d += 4, src += 4) {
+        d[0] = s16_load32(src);
+        d[1] = s16_load32(src + 2);
+    }
+}
+
+/* s16_window for a depth that is a multiple of 4: straight into pixel q's words of the
+ * interleaved column (d = cols + 2 * q). */
+static void s16_window4(const mb_conv2d_s8_params *p, const int16_t *in, int32_t oy, int32_t ox,
+                        int32_t *d)
+{
+    const int32_t depth = p->input_c;
+    const int32_t per_pixel = depth / 4;
+    const int32_t y0 = oy * p->stride_h - p->pad_top;
+    const int32_t x0 = ox * p->stride_w - p->pad_left;
+    const int32_t x_last = x0 + (p->filter_w - 1) * p->dilation_w;
+    const int32_t row_groups = p->filter_w * per_pixel;
+    const int inside = p->dilation_w == 1 && x0 >= 0 && x_last < p->input_w;
+    for (int32_t ky = 0; ky < p->filter_h; ky++) {
+        const int32_t y = y0 + ky * p->dilation_h;
+        if (y < 0 || y >= p->input_h) {
+            s16_groups(d, NULL, row_groups);
+        } else if (inside) {
+            s16_groups(d, in + (y * p->input_w + x0) * depth, row_groups);
+        } else {
+            for (int32_t kx = 0; kx < p->filter_w; kx++) {
+                const int32_t x = x0 + kx * p->dilation_w;
+                s16_groups(d + 4 * kx * per_pixel,
+                           x < 0 || x >= p->input_w ? NULL : in + (y * p->input_w + x) * depth,
+                           per_pixel);
+            }
+        }
+        d += 4 * row_groups;
+    }
+}
+
+/* A channel's requantization, derived once per call: TFLM computes
+ *     ((acc + bias) * reduced + 2^(shift_r - 1)) >> shift_r
+ * in int64 (mb_mul_by_quantized_multiplier_s64). Modulo 2^64 that is (acc * reduced + c) >> shift_r
+ * with c = bias * reduced + 2^(shift_r - 1): one SMLAL onto c for an int32 sum. */
+typedef struct {
+    int64_t c;
+    int32_t reduced;
+    int32_t shift_r; /* 1..63 (conv2d.py refuses a shift over 14) */
+} s16_channel;
+
+static void s16_channels(const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
+                         int32_t oc, s16_channel *t)
+{
+    for (int32_t c = 0; c < oc; c++) {
+        const int32_t m = multipliers[c];
+        const int32_t reduced = m < 0x7FFF0000 ? ((m + ((int32_t)1 << 15)) >> 16) : 0x7FFF;
+        const int32_t shift_r = 15 - shifts[c];
+        const uint64_t b = bias != NULL ? (uint64_t)bias[c] : 0u;
+        t[c].reduced = reduced;
+        t[c].shift_r = shift_r;
+        t[c].c = (int64_t)(b * (uint64_t)(int64_t)reduced + ((uint64_t)1 << (shift_r - 1)));
+    }
+}
+
+/* The low 32 bits of v >> r (arithmetic), 1 <= r <= 63. */
+static inline int32_t s16_shift(int64_t v, int32_t r)
+{
+    const uint32_t lo = (uint32_t)v;
+    const int32_t hi = (int32_t)(v >> 32);
+    if (r < 32) {
+        return (int32_t)((lo >> r) | ((uint32_t)hi << (32 - r)));
+    }
+    return hi >> (r - 32);
+}
+
+static inline int16_t s16_clamp(int32_t v, int32_t lo, int32_t hi)
+{
+    return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* An int32 sum (one chunk). */
+static inline int16_t s16_finish32(int32_t acc, const s16_channel *t, int32_t lo, int32_t hi)
+{
+    const int64_t v = (int64_t)acc * t->reduced + t->c;
+    return s16_clamp(s16_shift(v, t->shift_r), lo, hi);
+}
+
+/* An int64 sum (several chunks). */
+static inline int16_t s16_finish64(int64_t acc, const s16_channel *t, int32_t lo, int32_t hi)
+{
+    const uint64_t v = (uint64_t)acc * (uint64_t)(int64_t)t->reduced + (uint64_t)t->c;
+    return s16_clamp(s16_shift((int64_t)v, t->shift_r), lo, hi);
+}
 
 void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *p, const int16_t *input, const int8_t *filter,
                        const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
                        int16_t *output, void *scratch)
 {
-    int16_t *column = (int16_t *)scratch;
-    const int32_t depth = p->input_c;
-    const mb_fully_connected_s16_params rows = {
-        .batches = 1,
-        .input_depth = p->filter_h * p->filter_w * depth,
-        .output_depth = p->output_c,
-        .activation_min = p->activation_min,
-        .activation_max = p->activation_max,
-        .output_multiplier = 0,
-        .output_shift = 0,
-        .output_multipliers = multipliers,
-        .output_shifts = shifts,
-    };
-    int16_t *out = output;
-    for (int32_t b = 0; b < p->batches; b++) {
-        const int16_t *in = input + b * p->input_h * p->input_w * depth;
-        for (int32_t oy = 0; oy < p->output_h; oy++) {
-            for (int32_t ox = 0; ox < p->output_w; ox++) {
-                const int32_t y0 = oy * p->stride_h - p->pad_top;
-                const int32_t x0 = ox * p->stride_w - p->pad_left;
-                int16_t *c = column;
-                for (int32_t ky = 0; ky < p->filter_h; ky++) {
-                    const int32_t y = y0 + ky * p->dilation_h;
-                    for (int32_t kx = 0; kx < p->filter_w; kx++) {
-                        const int32_t x = x0 + kx * p->dilation_w;
-                        if (y < 0 || y >= p->input_h || x < 0 || x >= p->input_w) {
-                            memset(c, 0, (size_t)depth * sizeof(int16_t));
-                        } else {
-                            memcpy(c, in + (y * p->input_w + x) * depth,
-                                   (size_t)depth * sizeof(int16_t));
-                        }
-                        c += depth;
-                    }
+    const int32_t k = p->filter_h * p->filter_w * p->input_c;
+    const int32_t kp = (k + 3) & ~(int32_t)3;
+    const int32_t groups = kp / 4;
+    const int32_t oc = p->output_c;
+    const int32_t pixels = p->output_h * p->output_w;
+    const int32_t total = p->batches * pixels;
+    const int32_t image = p->input_h * p->input_w * p->input_c;
+    const int32_t lo = p->activation_min, hi = p->activation_max;
+    int32_t *cols = (int32_t *)scratch;
+    int16_t *lin0 = (int16_t *)scratch + 2 * kp;
+    int16_t *lin1 = lin0 + kp;
+    s16_channel *table = (s16_channel *)(void *)(lin1 + kp);
+    s16_channels(bias, multipliers, shifts, oc, table);
+    const int32_t *f16 = (const int32_t *)(const void *)filter;
+    const int direct = (p->input_c & 3) == 0; /* then k == kp */
+    s16_zero(lin0 + k, kp - k); /* the padding taps, beyond every window */
+    s16_zero(lin1 + k, kp - k);
+    for (int32_t n = 0; n < total; n += 2) {
+        const int32_t two = total - n > 1;
+        const int32_t m1 = two ? n + 1 : n;
+        const int16_t *im0 = input + (n / pixels) * image, *im1 = input + (m1 / pixels) * image;
+        const int32_t oy0 = (n % pixels) / p->output_w, ox0 = n % p->output_w;
+        const int32_t oy1 = (m1 % pixels) / p->output_w, ox1 = m1 % p->output_w;
+        if (direct) {
+            s16_window4(p, im0, oy0, ox0, cols);
+            s16_window4(p, im1, oy1, ox1, cols + 2);
+        } else {
+            s16_window(p, im0, oy0, ox0, lin0);
+            s16_window(p, im1, oy1, ox1, lin1);
+            for (int32_t g = 0; g < groups; g++) {
+                cols[4 * g] = s16_load32(lin0 + 4 * g);
+                cols[4 * g + 1] = s16_load32(lin0 + 4 * g + 2);
+                cols[4 * g + 2] = s16_load32(lin1 + 4 * g);
+                cols[4 * g + 3] = s16_load32(lin1 + 4 * g + 2);
+            }
+        }
+        int16_t *out0 = output + n * oc;
+        int16_t *out1 = two ? out0 + oc : out0; /* a missing pixel: the same values again */
+        const int32_t *f = f16;
+        if (groups <= CHUNK_GROUPS) {
+            for (int32_t c = 0; c < oc; c += 2) {
+                int32_t a[4];
+                mb_conv2d_dsp16_block(cols, f, groups, a);
+                f += 4 * groups;
+                out1[c] = s16_finish32(a[1], &table[c], lo, hi);
+                out0[c] = s16_finish32(a[0], &table[c], lo, hi);
+                if (c + 1 < oc) {
+                    out1[c + 1] = s16_finish32(a[3], &table[c + 1], lo, hi);
+                    out0[c + 1] = s16_finish32(a[2], &table[c + 1], lo, hi);
                 }
-                mb_fully_connected_s16_dsp(&rows, column, filter, bias, out, (void *)0);
-                out += p->output_c;
+            }
+            continue;
+        }
+        for (int32_t c = 0; c < oc; c += 2) {
+            int64_t a[4] = {0, 0, 0, 0};
+            for (int32_t g = 0; g < groups; g += CHUNK_GROUPS) {
+                const int32_t len = groups - g < CHUNK_GROUPS ? groups - g : CHUNK_GROUPS;
+                int32_t part[4];
+                mb_conv2d_dsp16_block(cols + 4 * g, f + 4 * g, len, part);
+                for (int32_t i = 0; i < 4; i++) {
+                    a[i] += part[i];
+                }
+            }
+            f += 4 * groups;
+            out1[c] = s16_finish64(a[1], &table[c], lo, hi);
+            out0[c] = s16_finish64(a[0], &table[c], lo, hi);
+            if (c + 1 < oc) {
+                out1[c + 1] = s16_finish64(a[3], &table[c + 1], lo, hi);
+                out0[c + 1] = s16_finish64(a[2], &table[c + 1], lo, hi);
             }
         }
     }

@@ -20,7 +20,6 @@ from microbuild.compiler.ops.conv_params import (
     emit_conv_params,
     emit_s16,
 )
-from microbuild.compiler.ops.fully_connected import arrange_rows_s16
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     channel_multipliers,
@@ -206,16 +205,63 @@ def _one_group(op: Operator, graph: Graph) -> bool | Refusal:
     return True
 
 
+def _grouped(op: Operator, graph: Graph) -> bool | Refusal:
+    """Two groups or more (the other variants take one)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if len(w.shape) != 4 or w.data is None:
+        return Refusal("the filter is not a constant 4-D tensor")
+    if x.shape[3] == w.shape[3]:
+        return Refusal("one group")
+    if max(w.shape[1], w.shape[2]) > 255:
+        return Refusal(f"a {w.shape[1]}x{w.shape[2]} filter (its taps' rows and columns are "
+                       "bytes)")
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
+    bias = (graph.tensor(op.inputs[2]).data.astype(np.int64)
+            if len(op.inputs) > 2 and op.inputs[2] >= 0 else np.zeros(w.shape[0], np.int64))
+    flat = w.data.reshape(w.shape[0], -1).astype(np.int64)
+    for c, shift in enumerate(int(s) for s in shifts):
+        # |sum(filter * (x + offset)) + bias| <= sum|filter| * 255 + |bias|, shifted left by
+        # the channel's left shift, must stay in int32 for quant_fast.h's requantization.
+        worst = int(np.abs(flat[c]).sum()) * 255 + abs(int(bias[c]))
+        if worst << max(shift, 0) >= 1 << 31:
+            return Refusal(f"channel {c}: |sum + bias| may reach {worst:,}, which shifted left "
+                           f"by {max(shift, 0)} is over int32")
+    return True
+
+
+def _scratch_grouped(op: Operator, graph: Graph) -> int:
+    """The int16 column of one group's window (an even count), a table of as many int32 tap
+    offsets, then the taps' filter rows and columns (a byte each)."""
+    k = int(np.prod(graph.tensor(op.inputs[1]).shape[1:]))
+    return 2 * _round_up(k, 2) + 6 * k
+
+
 def _arrange_s16_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
-    """conv2d_s16_dsp.c's layout: the [out, h * w * in] filter as fully_connected_s16_dsp.c
-    reads its weights."""
-    return arrange_rows_s16(weights.reshape(weights.shape[0], -1), op, graph)
+    """conv2d_s16_dsp.c's layout: dsp's (channel pairs, group by group of 4 taps), widened to
+    int16 with the taps in their natural order (the int16 column's words are (x0, x1), (x2, x3))."""
+    return _arrange_dsp(weights, op, graph).astype(np.int16)
 
 
 def _scratch_s16_dsp(op: Operator, graph: Graph) -> int:
-    """One int16 window column."""
-    _, k, _ = _dims(op, graph)
-    return 2 * k
+    """The 2 pixels' interleaved int16 columns, their 2 linear int16 columns, then 16 bytes of
+    requantization constants per channel."""
+    oc, k, _ = _dims(op, graph)
+    return 8 * _round_up(k, 4) + 16 * oc
+
+
+def _s16_dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """One group, and no channel's shift over 14 (the int64 requantization's right shift,
+    15 - shift, at least 1, as TFLM's rounding term assumes)."""
+    one = _one_group(op, graph)
+    if not one:
+        return one
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
+    if max(int(s) for s in shifts) > 14:
+        return Refusal(f"a channel's shift is {max(int(s) for s in shifts)}, over 14")
+    return True
 
 
 VARIANTS = (
@@ -248,13 +294,20 @@ VARIANTS = (
                     "(1x1: 4 pixels x 4 channels read in place), 4-lane VQRDMULH "
                     "requantization"),
     KernelVariant(
-        opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
-        sources=("conv2d_s16_dsp.c", "fully_connected_s16_dsp.c"), features=frozenset({"dsp"}),
-        rank=20, accepts=_one_group, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
-        activation_dtype="int16",
+        opcode="CONV_2D", name="grouped", function="mb_conv2d_s8_grouped",
+        sources=("conv2d_grouped.c",), rank=10, accepts=_grouped, scratch=_scratch_grouped,
         overlap_group=1,
-        description="16x8, Arm DSP: an int16 window column per pixel, then SMLALD dot products "
-                    "into int64, 4 channels per pass"),
+        description="portable C, grouped convolution: each group's window as an int16 column "
+                    "of offset inputs (0 in the padding), shared by 2 channels at a time"),
+    KernelVariant(
+        opcode="CONV_2D", name="dsp_s16", function="mb_conv2d_s16_dsp",
+        sources=("conv2d_s16_dsp.c", "conv2d_dsp.c"), features=frozenset({"dsp"}),
+        rank=20, accepts=_s16_dsp_fits, arrange=_arrange_s16_dsp, scratch=_scratch_s16_dsp,
+        activation_dtype="int16",
+        overlap_group=2,
+        description="16x8, Arm DSP: int16 window columns of 2 pixels, the filter widened to "
+                    "int16 at compile time, dsp16's SMLAD block (2 pixels x 2 channels) in int32 "
+                    "chunks of 508 taps added in int64"),
     f32_mve.CONV_2D,
 )
 
@@ -318,9 +371,11 @@ class Conv2D(OpLowering):
         interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
                                         "int32_t")
         # A variant that arranges the weights gets its own array instead (kernel_call): do not
-        # emit the original as well. The variants read interior_bias only, not the bias.
+        # emit the original as well. The variants read interior_bias only, not the bias (but
+        # for grouped, which sums like the reference).
         variant = getattr(ctx, "variant", None)
-        bias = (ctx.ptr(op.inputs[2]) if has_bias and variant is None else "(const int32_t *)0")
+        reads_bias = variant is None or variant.name == "grouped"
+        bias = ctx.ptr(op.inputs[2]) if has_bias and reads_bias else "(const int32_t *)0"
         weights = (ctx.ptr(op.inputs[1]) if variant is None or variant.arrange is None
                    else "(const int8_t *)0")
         return self.kernel_call(op, graph, ctx, "mb_conv2d_s8", [

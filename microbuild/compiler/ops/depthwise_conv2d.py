@@ -142,6 +142,27 @@ def _dsp_scratch(op: Operator, graph: Graph) -> int:
     return 48 + 16 + 16 * kh * kw + 48 + 4 * kh + 16 * kh * padded_w
 
 
+def _s16_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """16x8: at most 511 taps per window (int32 sums exact) and no channel's shift over 14 (the
+    int64 requantization's right shift, 15 - shift, at least 1)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if len(w.shape) != 4:
+        return Refusal("the filter is not 4-D")
+    taps = int(w.shape[1]) * int(w.shape[2])
+    if taps > 511:
+        return Refusal(f"{taps} taps per window, over the 511 an int32 sum holds exactly")
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[3]))
+    if max(int(s) for s in shifts) > 14:
+        return Refusal(f"a channel's shift is {max(int(s) for s in shifts)}, over 14")
+    return True
+
+
+def _s16_scratch(op: Operator, graph: Graph) -> int:
+    """16 bytes of requantization constants per output channel."""
+    return 16 * int(graph.tensor(op.inputs[1]).shape[3])
+
+
 VARIANTS = (
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="portable",
@@ -166,6 +187,13 @@ VARIANTS = (
         description="Helium: blocks of 8 channels outermost (constants once per block), int16 "
                     "lanes from widening byte loads, VMULLB/VMULLT, tail-predicated, VQRDMULH "
                     "requantization"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="fast_s16",
+        function="mb_depthwise_conv2d_s16_fast", sources=("depthwise_conv2d_s16_fast.c",),
+        rank=10, accepts=_s16_fits, scratch=_s16_scratch, activation_dtype="int16",
+        overlap_group=1,
+        description="16x8, portable: windows clipped once per pixel, int32 sums, "
+                    "requantization constants once per call (one 32x32->64 multiply a value)"),
 )
 
 

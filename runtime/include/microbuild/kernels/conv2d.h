@@ -55,6 +55,14 @@ void mb_conv2d_s8(const mb_conv2d_s8_params *params, const int8_t *input, const 
                   const int32_t *bias, const int32_t *interior_bias, const int32_t *multipliers,
                   const int32_t *shifts, const mb_residual_add_s8 *residual, int8_t *output);
 
+/* Variant grouped (conv2d_grouped.c, portable; two groups or more): the reference's arguments
+ * (it reads bias, not interior_bias) plus an unused scratch pointer. */
+void mb_conv2d_s8_grouped(const mb_conv2d_s8_params *params, const int8_t *input,
+                          const int8_t *filter, const int32_t *bias,
+                          const int32_t *interior_bias, const int32_t *multipliers,
+                          const int32_t *shifts, const mb_residual_add_s8 *residual,
+                          int8_t *output, void *scratch);
+
 /* 16x8 CONV_2D (conv2d_s16.c): int16 activations with zero point 0 (params' offsets are 0),
  * int8 filters, an int64 bias or NULL, bit-exact with TFLM's int16 reference (int64 sums). */
 void mb_conv2d_s16(const mb_conv2d_s8_params *params, const int16_t *input, const int8_t *filter,
@@ -62,7 +70,8 @@ void mb_conv2d_s16(const mb_conv2d_s8_params *params, const int16_t *input, cons
                    int16_t *output);
 
 /* 16x8 variant dsp_s16 (conv2d_s16_dsp.c, Arm DSP; one group): the same arguments plus scratch
- * for one int16 window column; the filter arranged as mb_fully_connected_s16_dsp reads it. */
+ * for 2 pixels' int16 window columns; the filter widened to int16 and arranged in channel pairs
+ * (conv2d.py, _arrange_s16_dsp). */
 void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *params, const int16_t *input,
                        const int8_t *filter, const int64_t *bias, const int32_t *multipliers,
                        const int32_t *shifts, int16_t *output, void *scratch);

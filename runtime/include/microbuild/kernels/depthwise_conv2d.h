@@ -36,6 +36,13 @@ void mb_depthwise_conv2d_s16(const mb_depthwise_conv2d_s8_params *params, const 
                              const int8_t *filter, const int64_t *bias,
                              const int32_t *multipliers, const int32_t *shifts, int16_t *output);
 
+/* 16x8 variant fast_s16 (depthwise_conv2d_s16_fast.c, portable): windows clipped once per pixel,
+ * int32 sums (at most 511 taps); scratch for 16 bytes per output channel. */
+void mb_depthwise_conv2d_s16_fast(const mb_depthwise_conv2d_s8_params *params,
+                                  const int16_t *input, const int8_t *filter,
+                                  const int64_t *bias, const int32_t *multipliers,
+                                  const int32_t *shifts, int16_t *output, void *scratch);
+
 void mb_depthwise_conv2d_s8(const mb_depthwise_conv2d_s8_params *params, const int8_t *input,
                             const int8_t *filter, const int32_t *bias,
                             const int32_t *interior_bias, const int32_t *multipliers,
