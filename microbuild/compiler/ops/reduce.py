@@ -36,10 +36,12 @@ from microbuild.compiler.ops.mean import (
 from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from microbuild.compiler.spatial import (
     activation_reasons,
+    c_struct,
     operand_count_reasons,
     same_quantization,
     shape_reason,
 )
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # runtime/include/microbuild/kernels/reduce.h: MB_REDUCE_MAX_DIMS.
@@ -222,6 +224,13 @@ class _Arg(OpLowering):
         return [self.numpy(data, axis=axes[0]).astype(np.int32).reshape(out.shape)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        variant = getattr(ctx, "variant", None)
+        if variant is not None:  # the [outer][size][inner] walk, fixed here
+            params = ctx.symbol("params")
+            ctx.static(f"static const mb_arg_s8_fast_params {params} = "
+                       f"{c_struct(_arg_walk(op, graph))};")
+            return (f"{variant.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
+                    f"{ctx.ptr(op.outputs[0])});")
         params = emit_layout_params(op, graph, ctx, MAX_DIMS)
         x = graph.tensor(op.inputs[0])
         function = self.function.replace("_s8", "_f32") if x.dtype == "float32" \
@@ -229,11 +238,27 @@ class _Arg(OpLowering):
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
 
 
+def _arg_walk(op: Operator, graph: Graph) -> list[tuple[str, int]]:
+    """The input as [outer][size][inner] around the one reduced axis (arg_fast.c)."""
+    shape = tuple(graph.tensor(op.inputs[0]).shape)
+    (axis,) = resolved_axes(op, graph)
+    return [("outer", int(np.prod(shape[:axis], dtype=np.int64))), ("size", int(shape[axis])),
+            ("inner", int(np.prod(shape[axis + 1:], dtype=np.int64)))]
+
+
+def _arg_fast(opcode: str, function: str) -> KernelVariant:
+    return KernelVariant(
+        opcode=opcode, name="fast", function=function, sources=("arg_fast.c",), rank=10,
+        description="portable C: the [outer][size][inner] walk fixed at compile time, rows "
+                    "scanned two values a step, ARG_MIN as ARG_MAX of ~v")
+
+
 @register
 class ArgMax(_Arg):
     opcode = "ARG_MAX"
     function = "mb_arg_max_s8"
     numpy = staticmethod(np.argmax)
+    variants = (_arg_fast("ARG_MAX", "mb_arg_max_s8_fast"),)
 
 
 @register
@@ -241,3 +266,4 @@ class ArgMin(_Arg):
     opcode = "ARG_MIN"
     function = "mb_arg_min_s8"
     numpy = staticmethod(np.argmin)
+    variants = (_arg_fast("ARG_MIN", "mb_arg_min_s8_fast"),)

@@ -21,11 +21,21 @@
             const T *x = input + kept_offset;                                                  \
             T best = x[0];                                                                     \
             int32_t best_index = 0;                                                            \
-            for (int32_t i = 1; i < size; i++) {                                               \
-                const T v = x[i * stride];                                                     \
-                if (is_max ? v > best : v < best) {                                            \
-                    best = v;                                                                  \
-                    best_index = i;                                                            \
+            if (is_max) { /* two loops, not a choice per value */                            \
+                for (int32_t i = 1; i < size; i++) {                                           \
+                    x += stride;                                                               \
+                    if (*x > best) {                                                           \
+                        best = *x;                                                             \
+                        best_index = i;                                                        \
+                    }                                                                          \
+                }                                                                              \
+            } else {                                                                           \
+                for (int32_t i = 1; i < size; i++) {                                           \
+                    x += stride;                                                               \
+                    if (*x < best) {                                                           \
+                        best = *x;                                                             \
+                        best_index = i;                                                        \
+                    }                                                                          \
                 }                                                                              \
             }                                                                                  \
             *output++ = best_index;                                                            \
