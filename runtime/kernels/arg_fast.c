@@ -6,7 +6,7 @@
 #include "microbuild/kernels/reduce.h"
 
 /* inner == 1: every output is one contiguous row of size values. */
-static void arg_rows(const mb_arg_s8_fast_params *p, const int8_t *input, int32_t *output,
+static void arg_rows(const mb_arg_walk_params *p, const int8_t *input, int32_t *output,
                      int32_t flip)
 {
     const int32_t size = p->size;
@@ -35,7 +35,7 @@ static void arg_rows(const mb_arg_s8_fast_params *p, const int8_t *input, int32_
 }
 
 /* inner > 1: each output walks its column with the axis' stride. */
-static void arg_columns(const mb_arg_s8_fast_params *p, const int8_t *input, int32_t *output,
+static void arg_columns(const mb_arg_walk_params *p, const int8_t *input, int32_t *output,
                         int32_t flip)
 {
     const int32_t size = p->size;
@@ -59,7 +59,7 @@ static void arg_columns(const mb_arg_s8_fast_params *p, const int8_t *input, int
     }
 }
 
-void mb_arg_max_s8_fast(const mb_arg_s8_fast_params *params, const int8_t *input,
+void mb_arg_max_s8_fast(const mb_arg_walk_params *params, const int8_t *input,
                         int32_t *output)
 {
     if (params->inner == 1) {
@@ -69,7 +69,7 @@ void mb_arg_max_s8_fast(const mb_arg_s8_fast_params *params, const int8_t *input
     }
 }
 
-void mb_arg_min_s8_fast(const mb_arg_s8_fast_params *params, const int8_t *input,
+void mb_arg_min_s8_fast(const mb_arg_walk_params *params, const int8_t *input,
                         int32_t *output)
 {
     if (params->inner == 1) {

@@ -171,8 +171,8 @@ class ReduceMin(_Extreme):
 
 
 class _Arg(OpLowering):
-    """ARG_MAX / ARG_MIN: int8 or float32 input (runtime/kernels/arg_f32.c), int32 indices along
-    one constant axis."""
+    """ARG_MAX / ARG_MIN: int8 or float32 input (runtime/kernels/arg_f32.c, over the
+    [outer][size][inner] view of ``_arg_walk``), int32 indices along one constant axis."""
 
     kernel_sources = ("reduce.c",)
     float32_sources = ("arg_f32.c",)
@@ -225,16 +225,17 @@ class _Arg(OpLowering):
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         variant = getattr(ctx, "variant", None)
-        if variant is not None:  # the [outer][size][inner] walk, fixed here
-            params = ctx.symbol("params")
-            ctx.static(f"static const mb_arg_s8_fast_params {params} = "
-                       f"{c_struct(_arg_walk(op, graph))};")
-            return (f"{variant.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
-                    f"{ctx.ptr(op.outputs[0])});")
-        params = emit_layout_params(op, graph, ctx, MAX_DIMS)
         x = graph.tensor(op.inputs[0])
-        function = self.function.replace("_s8", "_f32") if x.dtype == "float32" \
-            else self.function
+        if variant is None and x.dtype != "float32":
+            params = emit_layout_params(op, graph, ctx, MAX_DIMS)
+            return (f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
+                    f"{ctx.ptr(op.outputs[0])});")
+        # The variants and the float32 kernel: the [outer][size][inner] walk, fixed here.
+        function = variant.function if variant is not None \
+            else self.function.replace("_s8", "_f32")
+        params = ctx.symbol("params")
+        ctx.static(f"static const mb_arg_walk_params {params} = "
+                   f"{c_struct(_arg_walk(op, graph))};")
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
 
 
@@ -246,11 +247,25 @@ def _arg_walk(op: Operator, graph: Graph) -> list[tuple[str, int]]:
             ("inner", int(np.prod(shape[axis + 1:], dtype=np.int64)))]
 
 
-def _arg_fast(opcode: str, function: str) -> KernelVariant:
-    return KernelVariant(
-        opcode=opcode, name="fast", function=function, sources=("arg_fast.c",), rank=10,
-        description="portable C: the [outer][size][inner] walk fixed at compile time, rows "
-                    "scanned two values a step, ARG_MIN as ARG_MAX of ~v")
+def _arg_byte_indices(op: Operator, graph: Graph) -> bool:
+    """an axis of at most 256 values (the indices are kept in bytes)"""
+    return dict(_arg_walk(op, graph))["size"] <= 256
+
+
+def _arg_variants(opcode: str, function: str) -> tuple[KernelVariant, ...]:
+    return (
+        KernelVariant(
+            opcode=opcode, name="fast", function=f"{function}_fast", sources=("arg_fast.c",),
+            rank=10,
+            description="portable C: the [outer][size][inner] walk fixed at compile time, rows "
+                        "scanned two values a step, ARG_MIN as ARG_MAX of ~v"),
+        KernelVariant(
+            opcode=opcode, name="dsp", function=f"{function}_dsp",
+            sources=("arg_fast.c", "arg_dsp.c"), features=frozenset({"dsp"}), rank=20,
+            accepts=_arg_byte_indices,
+            description="Arm DSP: along a strided axis four columns a word, SSUB8 and SEL keep "
+                        "each lane's best value and byte index; rows as fast"),
+    )
 
 
 @register
@@ -258,7 +273,7 @@ class ArgMax(_Arg):
     opcode = "ARG_MAX"
     function = "mb_arg_max_s8"
     numpy = staticmethod(np.argmax)
-    variants = (_arg_fast("ARG_MAX", "mb_arg_max_s8_fast"),)
+    variants = _arg_variants("ARG_MAX", "mb_arg_max_s8")
 
 
 @register
@@ -266,4 +281,4 @@ class ArgMin(_Arg):
     opcode = "ARG_MIN"
     function = "mb_arg_min_s8"
     numpy = staticmethod(np.argmin)
-    variants = (_arg_fast("ARG_MIN", "mb_arg_min_s8_fast"),)
+    variants = _arg_variants("ARG_MIN", "mb_arg_min_s8")

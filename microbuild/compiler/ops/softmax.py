@@ -99,6 +99,12 @@ class Softmax(OpLowering):
             accepts=_s16_fast_accepts,
             description="portable C: each difference rescaled with one rounded high multiply "
                         "and one shift, the table bias folded in, 32-bit normalisation"),
+        KernelVariant(
+            opcode="SOFTMAX", name="dsp_s16", function="mb_softmax_s16_dsp",
+            sources=("softmax16_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            activation_dtype="int16", accepts=_s16_fast_accepts,
+            description="Arm DSP: fast_s16's exp step, the row maximum (SSUB16, SEL) and the "
+                        "normalisation (SMLABB, SMLATB, USAT) two values per word"),
     )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

@@ -1,7 +1,7 @@
 /* ARG_MAX / ARG_MIN along the one reduced axis of mb_reduce_params, for any element type (the
- * int8 kernel in reduce.c, the float32 one in arg_f32.c): a value replaces the best so far only
- * when strictly greater (smaller), so the first of equal values wins, as in TFLM's ArgMinMax
- * (for float, a NaN never replaces the best, nor is replaced when it comes first). */
+ * int8 reference kernel in reduce.c; arg_f32.c walks its own way): a value replaces the best so
+ * far only when strictly greater (smaller), so the first of equal values wins, as in TFLM's
+ * ArgMinMax (for float, a NaN never replaces the best, nor is replaced when it comes first). */
 #ifndef MICROBUILD_KERNELS_ARG_WALK_H
 #define MICROBUILD_KERNELS_ARG_WALK_H
 

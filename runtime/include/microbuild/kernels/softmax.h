@@ -91,5 +91,8 @@ void mb_softmax_s16(const mb_softmax_s16_params *params, const int16_t *input, i
 /* The same, variant "fast" (softmax16_fast.c), for |input_shift| <= 14. */
 void mb_softmax_s16_fast(const mb_softmax_s16_params *params, const int16_t *input,
                          int16_t *output, void *scratch);
+/* Variant "dsp" (softmax16_dsp.c, Arm DSP extension), the same conditions. */
+void mb_softmax_s16_dsp(const mb_softmax_s16_params *params, const int16_t *input,
+                        int16_t *output, void *scratch);
 
 #endif
