@@ -189,7 +189,7 @@ static int32_t wrapping_add(int32_t a, int32_t b)
  * for x >= 1 in Q12.19. The power of two of x is found from its leading zeros (twice, once for
  * x * sqrt(1/2), keeping the better of the two), and the log of the remaining factor, near 1, is
  * a rational approximation; both are accumulated with 6 integer bits. */
-static int32_t log_q12_to_q5(int32_t x)
+int32_t mb_softmax_log_q12_to_q5(int32_t x)
 {
     const int input_integer_bits = ACCUM_INTEGER_BITS;
     const int accum_integer_bits = SCALED_DIFF_INTEGER_BITS + 1;
@@ -261,7 +261,7 @@ void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *inp
             }
         }
 
-        const int32_t log_sum = log_q12_to_q5(sum_of_exps);
+        const int32_t log_sum = mb_softmax_log_q12_to_q5(sum_of_exps);
         /* The smallest difference whose result is representable, in input steps. */
         const int32_t rescaled_min = mb_mul_by_quantized_multiplier(
             wrapping_add(log_sum, INT32_MIN), params->reverse_scaling_divisor,

@@ -13,10 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler.f32 import activations as activations_f32, is_float32
+from microbuild.compiler.fixedpoint import exp_on_negative_values
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.ops.softmax import SCALED_DIFF_INTEGER_BITS, softmax_params
-from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.quant import (
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+)
 from microbuild.compiler.spatial import activation_reasons, c_struct
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 OUTPUT_SCALE = 16.0 / 256
@@ -32,6 +38,19 @@ def log_softmax_params(input_scale: float) -> tuple[int, int, int, int, int]:
     return multiplier, left_shift, divisor, reverse_shift, diff_min
 
 
+def log_softmax_table(input_scale: float) -> np.ndarray:
+    """The fast variant's table: for every difference d = max - x with -d >= diff_min (at most
+    256), the reference kernel's rescaled difference (Q5.26) and its exp() as a term of the sum
+    of exps (Q12.19), interleaved."""
+    multiplier, left_shift, _, _, diff_min = log_softmax_params(input_scale)
+    rows = []
+    for d in range(min(256, 1 - diff_min)):
+        scaled = multiply_by_quantized_multiplier(-d, multiplier, left_shift)
+        term = rounding_divide_by_pot(exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS), 12)
+        rows.append((scaled, term))
+    return np.asarray(rows, dtype=np.int32).reshape(-1)
+
+
 @register
 class LogSoftmax(OpLowering):
     opcode = "LOG_SOFTMAX"
@@ -41,6 +60,14 @@ class LogSoftmax(OpLowering):
     float32_sources = activations_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "float32"})
+    variants = (
+        KernelVariant(
+            opcode="LOG_SOFTMAX", name="fast", function="mb_log_softmax_s8_fast",
+            sources=("log_softmax_fast.c",), rank=10,
+            description="portable C: each difference's rescaled value and exp() looked up in a "
+                        "table computed at compile time; only the log of each row's sum at run "
+                        "time"),
+    )
     dtype_notes = {"int16": "TFLM's LOG_SOFTMAX has no int16 kernel either, only float32 and "
                             "int8"}
 
@@ -83,6 +110,15 @@ class LogSoftmax(OpLowering):
                   ("reverse_scaling_divisor", divisor), ("reverse_scaling_shift", reverse_shift),
                   ("diff_min", diff_min)]
         params = ctx.symbol("params")
+        variant = getattr(ctx, "variant", None)
+        if variant is not None:
+            table = log_softmax_table(x.scale)
+            fields[2:4] = [("table_len", len(table) // 2)]
+            ctx.static(f"static const mb_log_softmax_s8_fast_params {params} = "
+                       f"{c_struct(fields)};")
+            symbol = ctx.const_array(ctx.symbol("table"), table, "int32_t")
+            return (f"{variant.function}(&{params}, {symbol}, {ctx.ptr(op.inputs[0])}, "
+                    f"{ctx.ptr(op.outputs[0])});")
         ctx.static(f"static const mb_log_softmax_s8_params {params} = {c_struct(fields)};")
         return (f"mb_log_softmax_s8(&{params}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.outputs[0])});")

@@ -36,10 +36,12 @@ from microbuild.compiler.ops.mean import (
 from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
 from microbuild.compiler.spatial import (
     activation_reasons,
+    c_struct,
     operand_count_reasons,
     same_quantization,
     shape_reason,
 )
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # runtime/include/microbuild/kernels/reduce.h: MB_REDUCE_MAX_DIMS.
@@ -169,8 +171,8 @@ class ReduceMin(_Extreme):
 
 
 class _Arg(OpLowering):
-    """ARG_MAX / ARG_MIN: int8 or float32 input (runtime/kernels/arg_f32.c), int32 indices along
-    one constant axis."""
+    """ARG_MAX / ARG_MIN: int8 or float32 input (runtime/kernels/arg_f32.c, over the
+    [outer][size][inner] view of ``_arg_walk``), int32 indices along one constant axis."""
 
     kernel_sources = ("reduce.c",)
     float32_sources = ("arg_f32.c",)
@@ -222,11 +224,48 @@ class _Arg(OpLowering):
         return [self.numpy(data, axis=axes[0]).astype(np.int32).reshape(out.shape)]
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
-        params = emit_layout_params(op, graph, ctx, MAX_DIMS)
+        variant = getattr(ctx, "variant", None)
         x = graph.tensor(op.inputs[0])
-        function = self.function.replace("_s8", "_f32") if x.dtype == "float32" \
-            else self.function
+        if variant is None and x.dtype != "float32":
+            params = emit_layout_params(op, graph, ctx, MAX_DIMS)
+            return (f"{self.function}(&{params}, {ctx.ptr(op.inputs[0])}, "
+                    f"{ctx.ptr(op.outputs[0])});")
+        # The variants and the float32 kernel: the [outer][size][inner] walk, fixed here.
+        function = variant.function if variant is not None \
+            else self.function.replace("_s8", "_f32")
+        params = ctx.symbol("params")
+        ctx.static(f"static const mb_arg_walk_params {params} = "
+                   f"{c_struct(_arg_walk(op, graph))};")
         return f"{function}(&{params}, {ctx.ptr(op.inputs[0])}, {ctx.ptr(op.outputs[0])});"
+
+
+def _arg_walk(op: Operator, graph: Graph) -> list[tuple[str, int]]:
+    """The input as [outer][size][inner] around the one reduced axis (arg_fast.c)."""
+    shape = tuple(graph.tensor(op.inputs[0]).shape)
+    (axis,) = resolved_axes(op, graph)
+    return [("outer", int(np.prod(shape[:axis], dtype=np.int64))), ("size", int(shape[axis])),
+            ("inner", int(np.prod(shape[axis + 1:], dtype=np.int64)))]
+
+
+def _arg_byte_indices(op: Operator, graph: Graph) -> bool:
+    """an axis of at most 256 values (the indices are kept in bytes)"""
+    return dict(_arg_walk(op, graph))["size"] <= 256
+
+
+def _arg_variants(opcode: str, function: str) -> tuple[KernelVariant, ...]:
+    return (
+        KernelVariant(
+            opcode=opcode, name="fast", function=f"{function}_fast", sources=("arg_fast.c",),
+            rank=10,
+            description="portable C: the [outer][size][inner] walk fixed at compile time, rows "
+                        "scanned two values a step, ARG_MIN as ARG_MAX of ~v"),
+        KernelVariant(
+            opcode=opcode, name="dsp", function=f"{function}_dsp",
+            sources=("arg_fast.c", "arg_dsp.c"), features=frozenset({"dsp"}), rank=20,
+            accepts=_arg_byte_indices,
+            description="Arm DSP: along a strided axis four columns a word, SSUB8 and SEL keep "
+                        "each lane's best value and byte index; rows as fast"),
+    )
 
 
 @register
@@ -234,6 +273,7 @@ class ArgMax(_Arg):
     opcode = "ARG_MAX"
     function = "mb_arg_max_s8"
     numpy = staticmethod(np.argmax)
+    variants = _arg_variants("ARG_MAX", "mb_arg_max_s8")
 
 
 @register
@@ -241,3 +281,4 @@ class ArgMin(_Arg):
     opcode = "ARG_MIN"
     function = "mb_arg_min_s8"
     numpy = staticmethod(np.argmin)
+    variants = _arg_variants("ARG_MIN", "mb_arg_min_s8")

@@ -23,6 +23,7 @@ import numpy as np
 from microbuild.compiler.f32 import activations as activations_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.model.ir import Graph, Operator
 
 SCALED_DIFF_INTEGER_BITS = 5
@@ -69,6 +70,21 @@ def _s16_reasons(op: Operator, x, y) -> list[str]:
     return reasons
 
 
+# The int16 variants rescale a difference (|diff| < 2^16) shifted left by input_shift + 1 in
+# int32, and add the exp table's bias shifted left by the right shift: both need |shift| <= 14.
+MAX_FAST_S16_SHIFT = 14
+
+
+def _s16_fast_accepts(op: Operator, graph: Graph) -> bool:
+    """int16 softmax whose input rescaling shifts by at most 14 bits either way."""
+    x = graph.tensor(op.inputs[0])
+    _, shift = softmax_s16_params(x.scale, op.options.get("beta", 1.0))
+    if abs(shift) > MAX_FAST_S16_SHIFT:
+        return Refusal(f"the input rescaling shifts by {shift} bits; the int16 variants take at "
+                       f"most {MAX_FAST_S16_SHIFT} either way")
+    return True
+
+
 @register
 class Softmax(OpLowering):
     opcode = "SOFTMAX"
@@ -76,6 +92,20 @@ class Softmax(OpLowering):
     float32_sources = activations_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
+    variants = (
+        KernelVariant(
+            opcode="SOFTMAX", name="fast_s16", function="mb_softmax_s16_fast",
+            sources=("softmax16_fast.c",), rank=10, activation_dtype="int16",
+            accepts=_s16_fast_accepts,
+            description="portable C: each difference rescaled with one rounded high multiply "
+                        "and one shift, the table bias folded in, 32-bit normalisation"),
+        KernelVariant(
+            opcode="SOFTMAX", name="dsp_s16", function="mb_softmax_s16_dsp",
+            sources=("softmax16_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            activation_dtype="int16", accepts=_s16_fast_accepts,
+            description="Arm DSP: fast_s16's exp step, the row maximum (SSUB16, SEL) and the "
+                        "normalisation (SMLABB, SMLATB, USAT) two values per word"),
+    )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 1 or op.inputs[0] < 0 or len(op.outputs) != 1:
@@ -126,7 +156,8 @@ class Softmax(OpLowering):
             params = ctx.symbol("params")
             ctx.static(f"static const mb_softmax_s16_params {params} = "
                        f"{{{x.num_elements // depth}, {depth}, {multiplier}, {shift}}};")
-            return f"mb_softmax_s16(&{params}, {ctx.ptr(x.index)}, {ctx.ptr(y.index)});"
+            return self.kernel_call(op, graph, ctx, "mb_softmax_s16",
+                                    [f"&{params}", ctx.ptr(x.index), ctx.ptr(y.index)])
         multiplier, left_shift, diff_min = softmax_params(x.scale, op.options.get("beta", 1.0))
         depth = x.shape[-1]
         params = ctx.symbol("params")

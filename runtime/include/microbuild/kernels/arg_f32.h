@@ -1,5 +1,5 @@
 /* Float32 ARG_MAX / ARG_MIN along one axis, int32 indices, bit-exact with TFLM's ArgMinMax on
- * float: the int8 kernel's walk (arg_walk.h) over floats. */
+ * float, over the [outer][size][inner] view of the input fixed at compile time (reduce.h). */
 #ifndef MICROBUILD_KERNELS_ARG_F32_H
 #define MICROBUILD_KERNELS_ARG_F32_H
 
@@ -7,7 +7,7 @@
 
 #include "microbuild/kernels/reduce.h"
 
-void mb_arg_max_f32(const mb_reduce_params *params, const float *input, int32_t *output);
-void mb_arg_min_f32(const mb_reduce_params *params, const float *input, int32_t *output);
+void mb_arg_max_f32(const mb_arg_walk_params *params, const float *input, int32_t *output);
+void mb_arg_min_f32(const mb_arg_walk_params *params, const float *input, int32_t *output);
 
 #endif

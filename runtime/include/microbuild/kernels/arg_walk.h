@@ -1,7 +1,7 @@
 /* ARG_MAX / ARG_MIN along the one reduced axis of mb_reduce_params, for any element type (the
- * int8 kernel in reduce.c, the float32 one in arg_f32.c): a value replaces the best so far only
- * when strictly greater (smaller), so the first of equal values wins, as in TFLM's ArgMinMax
- * (for float, a NaN never replaces the best, nor is replaced when it comes first). */
+ * int8 reference kernel in reduce.c; arg_f32.c walks its own way): a value replaces the best so
+ * far only when strictly greater (smaller), so the first of equal values wins, as in TFLM's
+ * ArgMinMax (for float, a NaN never replaces the best, nor is replaced when it comes first). */
 #ifndef MICROBUILD_KERNELS_ARG_WALK_H
 #define MICROBUILD_KERNELS_ARG_WALK_H
 
@@ -21,11 +21,21 @@
             const T *x = input + kept_offset;                                                  \
             T best = x[0];                                                                     \
             int32_t best_index = 0;                                                            \
-            for (int32_t i = 1; i < size; i++) {                                               \
-                const T v = x[i * stride];                                                     \
-                if (is_max ? v > best : v < best) {                                            \
-                    best = v;                                                                  \
-                    best_index = i;                                                            \
+            if (is_max) { /* two loops, not a choice per value */                            \
+                for (int32_t i = 1; i < size; i++) {                                           \
+                    x += stride;                                                               \
+                    if (*x > best) {                                                           \
+                        best = *x;                                                             \
+                        best_index = i;                                                        \
+                    }                                                                          \
+                }                                                                              \
+            } else {                                                                           \
+                for (int32_t i = 1; i < size; i++) {                                           \
+                    x += stride;                                                               \
+                    if (*x < best) {                                                           \
+                        best = *x;                                                             \
+                        best_index = i;                                                        \
+                    }                                                                          \
                 }                                                                              \
             }                                                                                  \
             *output++ = best_index;                                                            \

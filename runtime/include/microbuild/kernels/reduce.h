@@ -34,4 +34,23 @@ void mb_reduce_min_s8(const mb_reduce_params *params, const int8_t *input, int8_
 void mb_arg_max_s8(const mb_reduce_params *params, const int8_t *input, int32_t *output);
 void mb_arg_min_s8(const mb_reduce_params *params, const int8_t *input, int32_t *output);
 
+/* The int8 ARG_MAX / ARG_MIN variants (arg_fast.c, arg_dsp.c) and the float32 kernel
+ * (arg_f32.c): the input as [outer][size][inner], size along the reduced axis, inner its stride;
+ * the output [outer][inner]. */
+typedef struct {
+    int32_t outer;
+    int32_t size;
+    int32_t inner;
+} mb_arg_walk_params;
+
+void mb_arg_max_s8_fast(const mb_arg_walk_params *params, const int8_t *input,
+                        int32_t *output);
+void mb_arg_min_s8_fast(const mb_arg_walk_params *params, const int8_t *input,
+                        int32_t *output);
+/* Variant "dsp" (arg_dsp.c, Arm DSP extension): size <= 256. */
+void mb_arg_max_s8_dsp(const mb_arg_walk_params *params, const int8_t *input,
+                       int32_t *output);
+void mb_arg_min_s8_dsp(const mb_arg_walk_params *params, const int8_t *input,
+                       int32_t *output);
+
 #endif

@@ -44,6 +44,26 @@ typedef struct {
 void mb_log_softmax_s8(const mb_log_softmax_s8_params *params, const int8_t *input,
                        int8_t *output);
 
+/* TFLite's log(x) for x >= 1, x in Q12.19 and the result in Q5.26 (softmax.c; the LOG_SOFTMAX
+ * kernels' log of the sum of exps). */
+int32_t mb_softmax_log_q12_to_q5(int32_t x);
+
+/* The LOG_SOFTMAX variant "fast" (log_softmax_fast.c): the compiler tabulates, for every
+ * difference d = max - x that can matter (0 <= d < table_len = min(256, 1 - diff_min)), the
+ * input rescaled to Q5.26 (table[2d]) and its exp() as a Q12.19 term of the sum (table[2d + 1]);
+ * the device only looks them up. */
+typedef struct {
+    int32_t rows;
+    int32_t depth;
+    int32_t table_len;
+    int32_t reverse_scaling_divisor; /* Q31 */
+    int32_t reverse_scaling_shift;   /* <= 0 */
+    int32_t diff_min;                /* <= 0 */
+} mb_log_softmax_s8_fast_params;
+
+void mb_log_softmax_s8_fast(const mb_log_softmax_s8_fast_params *params, const int32_t *table,
+                            const int8_t *input, int8_t *output);
+
 /* Int16 -> int16 SOFTMAX (16x8 models; output scale 1/32768, zero point 0), bit-exact with TFLM's
  * reference_ops::SoftmaxInt16. Per row: each difference to the row maximum is rescaled (Q31
  * multiplier and shift, beta * input_scale / (10 / 65535)) so that [-65535, 0] spans exp's
@@ -67,5 +87,12 @@ typedef struct {
 } mb_softmax_s16_params;
 
 void mb_softmax_s16(const mb_softmax_s16_params *params, const int16_t *input, int16_t *output);
+
+/* The same, variant "fast" (softmax16_fast.c), for |input_shift| <= 14. */
+void mb_softmax_s16_fast(const mb_softmax_s16_params *params, const int16_t *input,
+                         int16_t *output, void *scratch);
+/* Variant "dsp" (softmax16_dsp.c, Arm DSP extension), the same conditions. */
+void mb_softmax_s16_dsp(const mb_softmax_s16_params *params, const int16_t *input,
+                        int16_t *output, void *scratch);
 
 #endif
