@@ -9,6 +9,10 @@ this even when the two inputs share a quantization, and with scales below 2^-8 n
 values can rescale to one number, so the kernels always rescale. TFLM broadcasts comparisons
 over at most 4 dimensions.
 
+The "keys" variant (every CPU, comparisons_keys.c) does the rescaling at compile time: each input
+gets a 256-entry table of its values' ranks among both inputs' rescaled values, so the device
+compares two looked-up keys; the ranks order and tie exactly as the rescaled int32 values do.
+
 Constants are evaluated at compile time: int32/int64/float32/bool values compared directly (shape
 arithmetic), int8 values with the same rescaling as the kernel.
 """
@@ -33,6 +37,7 @@ from microbuild.compiler.quant import (
     multiply_by_quantized_multiplier,
     quantize_multiplier_smaller_than_one,
 )
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 LEFT_SHIFT = 8
@@ -50,6 +55,33 @@ def _rescaled(values: np.ndarray, offset: int, multiplier: int, shift: int) -> n
     table = {v: multiply_by_quantized_multiplier((offset + v) << LEFT_SHIFT, multiplier, shift)
              for v in range(-128, 128)}
     return np.vectorize(table.__getitem__, otypes=[np.int64])(values.astype(np.int64))
+
+
+def comparison_keys(p: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Both inputs' key tables, indexed by the int8 value's byte (value & 0xff): the rank of the
+    value's rescaling among the 512 rescaled values of both inputs."""
+    values = np.arange(-128, 128, dtype=np.int64)
+    x = _rescaled(values, p["input1_offset"], p["input1_multiplier"], p["input1_shift"])
+    y = _rescaled(values, p["input2_offset"], p["input2_multiplier"], p["input2_shift"])
+    ranks = np.unique(np.concatenate([x, y]))
+    index = values & 0xFF
+    keys1, keys2 = np.zeros(256, np.uint16), np.zeros(256, np.uint16)
+    keys1[index] = np.searchsorted(ranks, x)
+    keys2[index] = np.searchsorted(ranks, y)
+    return keys1, keys2
+
+
+def _int8_instance(op: Operator, graph: Graph) -> bool:
+    """The keys variant takes the int8 comparisons (float32 ones run compare_f32.c)."""
+    return all(graph.tensor(t).dtype == "int8" for t in op.inputs)
+
+
+def _keys_variant(opcode: str, function: str) -> tuple[KernelVariant, ...]:
+    return (KernelVariant(
+        opcode=opcode, name="keys", function=function, sources=("comparisons_keys.c",),
+        rank=10, accepts=_int8_instance,
+        description="portable C: each input's rescaling looked up as a 16-bit rank in a "
+                    "256-entry table built at compile time (1 KiB per op)"),)
 
 
 class _Comparison(OpLowering):
@@ -105,10 +137,19 @@ class _Comparison(OpLowering):
                     f"{ctx.ptr(op.outputs[0])});")
         p = comparison_params(a.scale, a.zero_point, b.scale, b.zero_point)
         params, shape = ctx.symbol("params"), ctx.symbol("shape")
-        ctx.static(f"static const mb_comparison_s8_params {params} = {c_designated(p)};")
+        variant = getattr(ctx, "variant", None)
+        function = self.function
+        if variant is not None:  # keys: the rescaling as two rank tables
+            function = variant.function
+            keys = [ctx.const_array(ctx.symbol(f"keys{k}"), table, "uint16_t")
+                    for k, table in enumerate(comparison_keys(p), 1)]
+            ctx.static(f"static const mb_comparison_keys {params} = "
+                       f"{{ {keys[0]}, {keys[1]} }};")
+        else:
+            ctx.static(f"static const mb_comparison_s8_params {params} = {c_designated(p)};")
         plan = plan_broadcast(a.shape, b.shape, out.shape)
         ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
-        return (f"{self.function}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+        return (f"{function}(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
                 f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
 
 
@@ -116,6 +157,7 @@ class _Comparison(OpLowering):
 class Equal(_Comparison):
     opcode = "EQUAL"
     function = "mb_equal_s8"
+    variants = _keys_variant("EQUAL", "mb_equal_s8_keys")
     compare = staticmethod(operator.eq)
 
 
@@ -123,6 +165,7 @@ class Equal(_Comparison):
 class NotEqual(_Comparison):
     opcode = "NOT_EQUAL"
     function = "mb_not_equal_s8"
+    variants = _keys_variant("NOT_EQUAL", "mb_not_equal_s8_keys")
     compare = staticmethod(operator.ne)
 
 
@@ -130,6 +173,7 @@ class NotEqual(_Comparison):
 class Less(_Comparison):
     opcode = "LESS"
     function = "mb_less_s8"
+    variants = _keys_variant("LESS", "mb_less_s8_keys")
     compare = staticmethod(operator.lt)
 
 
@@ -137,6 +181,7 @@ class Less(_Comparison):
 class LessEqual(_Comparison):
     opcode = "LESS_EQUAL"
     function = "mb_less_equal_s8"
+    variants = _keys_variant("LESS_EQUAL", "mb_less_equal_s8_keys")
     compare = staticmethod(operator.le)
 
 
@@ -144,6 +189,7 @@ class LessEqual(_Comparison):
 class Greater(_Comparison):
     opcode = "GREATER"
     function = "mb_greater_s8"
+    variants = _keys_variant("GREATER", "mb_greater_s8_keys")
     compare = staticmethod(operator.gt)
 
 
@@ -151,4 +197,5 @@ class Greater(_Comparison):
 class GreaterEqual(_Comparison):
     opcode = "GREATER_EQUAL"
     function = "mb_greater_equal_s8"
+    variants = _keys_variant("GREATER_EQUAL", "mb_greater_equal_s8_keys")
     compare = staticmethod(operator.ge)

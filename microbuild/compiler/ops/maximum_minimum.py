@@ -7,6 +7,8 @@ when both inputs and the output share one quantization, which the converter arra
 QUANTIZE where they would differ). microbuild refuses other instances rather than compute a
 meaningless raw comparison. TFLM broadcasts over at most 5 dimensions.
 
+int8 variants: "dsp" (four bytes per SSUB8 + SEL) and "mve" (sixteen lanes per VMAX/VMIN).
+
 Constants are evaluated at compile time: int32/int64/float32 (e.g. the minimum of shape values)
 and int8/int16 (the raw comparison TFLM does).
 """
@@ -16,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from microbuild.compiler import int32_arith
-from microbuild.compiler.elementwise import f32, fold_arithmetic
+from microbuild.compiler.elementwise import f32, fold_arithmetic, plan_broadcast
 from microbuild.compiler.f32 import arith as arith_f32
-from microbuild.compiler.ops.base import register
+from microbuild.compiler.ops.base import EmitContext, register
 from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 # TFLM's MaximumMinimumBroadcastSlow: NdArrayDesc<5> when the shapes differ.
@@ -69,6 +72,39 @@ def fold_raw(op: Operator, graph: Graph, compute) -> list[np.ndarray] | None:
     return [np.asarray(compute(a.data, b.data)).astype(out.dtype)]
 
 
+# The largest output a broadcast constant operand is expanded to (bytes of flash it costs).
+EXPAND_LIMIT = 1024
+
+
+def _expandable_constant(op: Operator, graph: Graph) -> int | None:
+    """The input index of an int8 constant that varies along the last dimension only and is
+    broadcast to a small output (each band of whole rows sees the same expanded values), or None."""
+    out = graph.tensor(op.outputs[0])
+    if out.dtype != "int8" or not out.shape or int(np.prod(out.shape)) > EXPAND_LIMIT:
+        return None
+    for k, t in enumerate(op.inputs):
+        tensor = graph.tensor(t)
+        shape = tuple(tensor.shape)
+        inner = tuple(d for d in shape if d != 1)
+        if (tensor.is_constant and shape != tuple(out.shape) and len(inner) == 1
+                and shape[-1] == out.shape[-1] == inner[0]):
+            return k
+    return None
+
+
+def _simd_variants(opcode: str, function: str) -> tuple[KernelVariant, ...]:
+    return (
+        KernelVariant(
+            opcode=opcode, name="dsp", function=f"{function}_s8_dsp",
+            sources=("maximum_minimum_dsp.c",), features=frozenset({"dsp"}), rank=20,
+            description="Arm DSP: four bytes per SSUB8 + SEL, broadcast operands splatted"),
+        KernelVariant(
+            opcode=opcode, name="mve", function=f"{function}_s8_mve",
+            sources=("maximum_minimum_mve.c",), features=frozenset({"mve"}), rank=30,
+            description="Helium: sixteen lanes per VMAX/VMIN, tail-predicated"),
+    )
+
+
 class _MaximumMinimum(BroadcastBinaryLowering):
     kernel_sources = ("maximum_minimum.c", "broadcast.c") + int32_arith.KERNEL_SOURCES
     headers = ("microbuild/kernels/maximum_minimum.h", int32_arith.HEADER, arith_f32.HEADER)
@@ -83,11 +119,29 @@ class _MaximumMinimum(BroadcastBinaryLowering):
         compute = type(self).compute
         return fold_arithmetic(op, graph, compute) or fold_raw(op, graph, compute)
 
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        variant = getattr(ctx, "variant", None)
+        k = _expandable_constant(op, graph) if variant is not None else None
+        if k is None:
+            return super().emit(op, graph, ctx)
+        # A per-channel constant expanded to the output's shape at compile time: one flat row
+        # instead of a row per pixel.
+        out = graph.tensor(op.outputs[0])
+        expanded = np.broadcast_to(graph.tensor(op.inputs[k]).data, out.shape)
+        args = [ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1])]
+        args[k] = ctx.const_array(ctx.symbol("expanded"), expanded, "int8_t")
+        shape = ctx.symbol("shape")
+        plan = plan_broadcast(out.shape, out.shape, out.shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        return self.kernel_call(op, graph, ctx, f"{self.function}_s8",
+                                [f"&{shape}", *args, ctx.ptr(op.outputs[0])])
+
 
 @register
 class Maximum(_MaximumMinimum):
     opcode = "MAXIMUM"
     function = "mb_maximum"
+    variants = _simd_variants("MAXIMUM", "mb_maximum")
     # TFLM's MaximumOp: el1 > el2 ? el1 : el2 (so a NaN second operand wins, unlike np.maximum)
     compute = staticmethod(lambda a, b: np.where(a > b, a, b))
 
@@ -96,4 +150,5 @@ class Maximum(_MaximumMinimum):
 class Minimum(_MaximumMinimum):
     opcode = "MINIMUM"
     function = "mb_minimum"
+    variants = _simd_variants("MINIMUM", "mb_minimum")
     compute = staticmethod(lambda a, b: np.where(a < b, a, b))

@@ -7,6 +7,9 @@ the difference of the two is squared in int32 and rescaled by
 float32 product in TFLM) with QuantizeMultiplier, which may shift left. The output is clamped to the
 type's range (no fused activation). TFLM broadcasts over at most 4 dimensions.
 
+The int8 variant "lut" (every CPU, squared_difference_lut.c) looks each input's rescaled value up
+in a 256-entry int16 table computed here with the kernel's integer arithmetic.
+
 int32/float32 constants are evaluated at compile time.
 """
 
@@ -19,6 +22,9 @@ from microbuild.compiler.ops.base import register
 from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering, rescale_pair_params
 from microbuild.compiler.ops.maximum_minimum import broadcast_rank_reasons
 from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from microbuild.compiler.elementwise import c_designated, plan_broadcast
+from microbuild.compiler.ops.base import EmitContext
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 LEFT_SHIFT = {"int8": 7, "int16": 0}
@@ -51,6 +57,16 @@ def _largest_difference(p: dict[str, int], dtype: str) -> int:
     return max(abs(x - y) for x in e1 for y in e2)
 
 
+def scaled_table(p: dict[str, int], k: int) -> np.ndarray:
+    """Input ``k``'s rescaled values (offset, left shift, multiplier), indexed by value & 0xff."""
+    table = np.zeros(256, np.int16)
+    for v in range(-128, 128):
+        table[v & 0xFF] = multiply_by_quantized_multiplier(
+            (p[f"input{k}_offset"] + v) << p["left_shift"], p[f"input{k}_multiplier"],
+            p[f"input{k}_shift"])
+    return table
+
+
 @register
 class SquaredDifference(BroadcastBinaryLowering):
     opcode = "SQUARED_DIFFERENCE"
@@ -62,6 +78,30 @@ class SquaredDifference(BroadcastBinaryLowering):
     params_type = "mb_squared_difference_params"
     # int32 (wrapping, as TFLM's int32 kernel) and float32 constants; int8 runs on the device.
     compute = staticmethod(lambda a, b: (a - b) * (a - b))
+    variants = (
+        KernelVariant(
+            opcode="SQUARED_DIFFERENCE", name="lut", function="mb_squared_difference_s8_lut",
+            sources=("squared_difference_lut.c",), rank=10,
+            description="portable C: each input's rescaling looked up in a 256-entry int16 "
+                        "table built at compile time (1 KiB per op)"),
+    )
+
+    def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
+        variant = getattr(ctx, "variant", None)
+        if variant is None:
+            return super().emit(op, graph, ctx)
+        a, b = (graph.tensor(i) for i in op.inputs)
+        p = self.quantized_params(op, graph)
+        params, lut, shape = ctx.symbol("params"), ctx.symbol("lut"), ctx.symbol("shape")
+        ctx.static(f"static const {self.params_type} {params} = {c_designated(p)};")
+        tables = [ctx.const_array(ctx.symbol(f"scaled{k}"), scaled_table(p, k), "int16_t")
+                  for k in (1, 2)]
+        ctx.static(f"static const mb_squared_difference_lut {lut} = "
+                   f"{{ &{params}, {tables[0]}, {tables[1]} }};")
+        plan = plan_broadcast(a.shape, b.shape, graph.tensor(op.outputs[0]).shape)
+        ctx.static(f"static const mb_broadcast_shape {shape} = {plan.c_initializer()};")
+        return (f"{variant.function}(&{lut}, &{shape}, {ctx.ptr(op.inputs[0])}, "
+                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
 
     def quantized_params(self, op: Operator, graph: Graph) -> dict[str, int]:
         a, b = (graph.tensor(i) for i in op.inputs)

@@ -17,4 +17,15 @@ void mb_maximum_s16(const mb_broadcast_shape *shape, const int16_t *input1,
 void mb_minimum_s16(const mb_broadcast_shape *shape, const int16_t *input1,
                     const int16_t *input2, int16_t *output);
 
+/* int8 variants (maximum_minimum_dsp.c: four bytes per SSUB8 + SEL; maximum_minimum_mve.c:
+ * sixteen lanes per VMAX/VMIN): the reference's arguments, then the (unused) scratch pointer. */
+void mb_maximum_s8_dsp(const mb_broadcast_shape *shape, const int8_t *input1,
+                       const int8_t *input2, int8_t *output, void *scratch);
+void mb_minimum_s8_dsp(const mb_broadcast_shape *shape, const int8_t *input1,
+                       const int8_t *input2, int8_t *output, void *scratch);
+void mb_maximum_s8_mve(const mb_broadcast_shape *shape, const int8_t *input1,
+                       const int8_t *input2, int8_t *output, void *scratch);
+void mb_minimum_s8_mve(const mb_broadcast_shape *shape, const int8_t *input1,
+                       const int8_t *input2, int8_t *output, void *scratch);
+
 #endif

@@ -26,4 +26,17 @@ void mb_squared_difference_s16(const mb_squared_difference_params *params,
                                const mb_broadcast_shape *shape, const int16_t *input1,
                                const int16_t *input2, int16_t *output);
 
+/* int8 variant "lut" (squared_difference_lut.c): each input's rescaled value (at most 2^14 in
+ * magnitude) looked up in a 256-entry int16 table the compiler builds, indexed by the value's
+ * byte; the square and its rescaling to the output as in the reference. */
+typedef struct {
+    const mb_squared_difference_params *params;
+    const int16_t *scaled1;
+    const int16_t *scaled2;
+} mb_squared_difference_lut;
+
+void mb_squared_difference_s8_lut(const mb_squared_difference_lut *lut,
+                                  const mb_broadcast_shape *shape, const int8_t *input1,
+                                  const int8_t *input2, int8_t *output);
+
 #endif
