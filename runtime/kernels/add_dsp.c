@@ -1,11 +1,12 @@
-/* ADD, Arm DSP variants "dsp" and "dsp_lut" (Cortex-M4/M7/M33/M55): add_portable.c's exact arithmetic (read its
- * comment for why it equals TFLM's) with each rounding doubling high multiply one SMMULR, two
- * elements per iteration, and a broadcast operand rescaled once per run. SUB's "dsp"
- * (mb_sub_s8_dsp) is the same row subtracting the second rescaled input (add_portable.c says why
- * that, and not a negated multiplier, is exact). */
+/* ADD, Arm DSP variants "dsp", "dsp_lut" and "dsp_s16" (Cortex-M4/M7/M33/M55): add_portable.c's
+ * exact arithmetic (read its comment for why it equals TFLM's) with each rounding doubling high
+ * multiply one SMMULR, two elements per iteration, and a broadcast operand rescaled once per run.
+ * SUB's "dsp" and "dsp_s16" (mb_sub_s8_dsp, mb_sub_s16_dsp) are the same rows subtracting the
+ * second rescaled input (add_portable.c says why that, and not a negated multiplier, is exact). */
 #if defined(__ARM_FEATURE_DSP)
 
 #include "microbuild/kernels/add.h"
+#include "microbuild/kernels/sub.h"
 
 typedef struct {
     int32_t offset2x;   /* input offset * 2^(left_shift + 1) */
@@ -126,6 +127,116 @@ void mb_sub_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *sha
 {
     (void)scratch;
     mb_broadcast_binary_s8(shape, input1, input2, output, sub_row_dsp, params);
+}
+
+/* 16x8 ADD and SUB, variant "dsp_s16": the dsp arithmetic on int16 elements, two a word. TFLM's
+ * int16 ADD/SUB take zero points 0 only and a left shift of 15, so an input step's doubled
+ * operand is x * 2^16: the low element of a loaded word shifted left 16, the high one masked
+ * with 0xFFFF0000 (one instruction each, no sign extension). add_portable.c's "fast_s16" comment
+ * says why every step stays within int32; the output offset (zero) is left out for the same
+ * reason. Two results are stored as one word. */
+static inline uint32_t load_pair(const int16_t *p)
+{
+    uint32_t w;
+    __builtin_memcpy(&w, p, sizeof w); /* one LDR: ARMv7E-M loads halfword-aligned words */
+    return w;
+}
+
+static inline void store_pair(int16_t *p, int32_t lo, int32_t hi)
+{
+    const uint32_t w = (uint32_t)(uint16_t)lo | ((uint32_t)hi << 16);
+    __builtin_memcpy(p, &w, sizeof w);
+}
+
+/* The output step of a sum (or difference) of two rescaled inputs, clamped. */
+static inline int32_t out_s16(const add_step *so, int32_t lo, int32_t hi, int32_t sum)
+{
+    const int32_t v = add_rescale(so, sum * 2);
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+static inline void row_dsp_s16(const void *params, const int16_t *a, int32_t a_step,
+                               const int16_t *b, int32_t b_step, int16_t *out, int32_t n,
+                               int32_t sign2)
+{
+    const mb_add_s8_params *p = (const mb_add_s8_params *)params;
+    const add_step s1 = make_step(0, p->left_shift, p->input1_multiplier, p->input1_shift);
+    const add_step s2 = make_step(0, p->left_shift, p->input2_multiplier, p->input2_shift);
+    const add_step so = make_step(0, 0, p->output_multiplier, p->output_shift);
+    const int32_t lo = p->activation_min;
+    const int32_t hi = p->activation_max;
+    if (a_step == 1 && b_step == 1) {
+        int32_t i = 0;
+        for (; i + 2 <= n; i += 2) {
+            const uint32_t wa = load_pair(a + i);
+            const uint32_t wb = load_pair(b + i);
+            const int32_t sum0 = add_rescale(&s1, (int32_t)(wa << 16)) +
+                                 sign2 * add_rescale(&s2, (int32_t)(wb << 16));
+            const int32_t sum1 = add_rescale(&s1, (int32_t)(wa & 0xFFFF0000u)) +
+                                 sign2 * add_rescale(&s2, (int32_t)(wb & 0xFFFF0000u));
+            store_pair(out + i, out_s16(&so, lo, hi, sum0), out_s16(&so, lo, hi, sum1));
+        }
+        if (i < n) {
+            const int32_t sum = add_rescale(&s1, (int32_t)((uint32_t)a[i] << 16)) +
+                                sign2 * add_rescale(&s2, (int32_t)((uint32_t)b[i] << 16));
+            out[i] = (int16_t)out_s16(&so, lo, hi, sum);
+        }
+    } else if (a_step == 0 || b_step == 0) {
+        /* One operand broadcast: its rescaled value once, the other's two a word when dense. */
+        const int32_t fixed = a_step == 0 ? add_rescale(&s1, (int32_t)((uint32_t)a[0] << 16))
+                                          : sign2 * add_rescale(&s2, (int32_t)((uint32_t)b[0] << 16));
+        const int16_t *x = a_step == 0 ? b : a;
+        const int32_t step = a_step == 0 ? b_step : a_step;
+        const add_step *sx = a_step == 0 ? &s2 : &s1;
+        const int32_t sign = a_step == 0 ? sign2 : 1;
+        int32_t i = 0;
+        if (step == 1) {
+            for (; i + 2 <= n; i += 2) {
+                const uint32_t w = load_pair(x + i);
+                const int32_t sum0 = fixed + sign * add_rescale(sx, (int32_t)(w << 16));
+                const int32_t sum1 = fixed + sign * add_rescale(sx, (int32_t)(w & 0xFFFF0000u));
+                store_pair(out + i, out_s16(&so, lo, hi, sum0), out_s16(&so, lo, hi, sum1));
+            }
+        }
+        for (; i < n; i++) {
+            const int32_t sum =
+                fixed + sign * add_rescale(sx, (int32_t)((uint32_t)x[i * step] << 16));
+            out[i] = (int16_t)out_s16(&so, lo, hi, sum);
+        }
+    } else {
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t sum =
+                add_rescale(&s1, (int32_t)((uint32_t)a[i * a_step] << 16)) +
+                sign2 * add_rescale(&s2, (int32_t)((uint32_t)b[i * b_step] << 16));
+            out[i] = (int16_t)out_s16(&so, lo, hi, sum);
+        }
+    }
+}
+
+static void add_row_dsp_s16(const void *params, const int16_t *a, int32_t a_step,
+                            const int16_t *b, int32_t b_step, int16_t *out, int32_t n)
+{
+    row_dsp_s16(params, a, a_step, b, b_step, out, n, 1);
+}
+
+static void sub_row_dsp_s16(const void *params, const int16_t *a, int32_t a_step,
+                            const int16_t *b, int32_t b_step, int16_t *out, int32_t n)
+{
+    row_dsp_s16(params, a, a_step, b, b_step, out, n, -1);
+}
+
+void mb_add_s16_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s16(shape, input1, input2, output, add_row_dsp_s16, params);
+}
+
+void mb_sub_s16_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s16(shape, input1, input2, output, sub_row_dsp_s16, params);
 }
 
 /* dsp_lut: the same arithmetic, each input's rescaling (the two SMMULR steps of add_row_dsp

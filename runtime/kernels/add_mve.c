@@ -13,6 +13,7 @@
 #include <arm_mve.h>
 
 #include "microbuild/kernels/add.h"
+#include "microbuild/kernels/sub.h"
 #include "microbuild/kernels/add_mve.h"
 
 /* The same arithmetic on one element (scalar broadcast operands, odd strides). */
@@ -31,7 +32,7 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
 /* One row for element type T (int8_t or int16_t) loaded with VLD (VLDRB.S32 or VLDRH.S32) and
  * stored with VST: the int8 and the 16x8 rows are the same code but for the memory accesses, so
  * one macro defines both. */
-#define ADD_ROW_MVE(NAME, T, VLD, VST)                                                         \
+#define ADD_ROW_MVE(NAME, T, VLD, VST, VCOMBINE, SIGN2)                                        \
     static void NAME(const void *params, const T *a, int32_t a_step, const T *b,              \
                      int32_t b_step, T *out, int32_t n)                                       \
     {                                                                                         \
@@ -55,7 +56,7 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
                 const mve_pred16_t pred = vctp32q((uint32_t)(n - i));                         \
                 const int32x4_t x1 = a_step ? mb_add_mve_input(&s1, VLD(a + i, pred)) : fixed1; \
                 const int32x4_t x2 = b_step ? mb_add_mve_input(&s2, VLD(b + i, pred)) : fixed2; \
-                int32x4_t y = vaddq_s32(mb_add_mve_rescale(&so, vaddq_s32(x1, x2)), zp);      \
+                int32x4_t y = vaddq_s32(mb_add_mve_rescale(&so, VCOMBINE(x1, x2)), zp);       \
                 y = vminq_s32(vmaxq_s32(y, lo), hi);                                          \
                 VST(out + i, y, pred);                                                        \
             }                                                                                 \
@@ -63,7 +64,7 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
         }                                                                                     \
         for (int32_t i = 0; i < n; i++) {                                                     \
             const int32_t sum =                                                               \
-                add_input_1(&s1, a[i * a_step]) + add_input_1(&s2, b[i * b_step]);            \
+                add_input_1(&s1, a[i * a_step]) + SIGN2 * add_input_1(&s2, b[i * b_step]);    \
             const int32_t y = add_rescale_1(&so, sum) + p->output_offset;                     \
             out[i] = (T)(y < p->activation_min ? p->activation_min                            \
                                                : (y > p->activation_max ? p->activation_max   \
@@ -71,13 +72,17 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
         }                                                                                     \
     }
 
-ADD_ROW_MVE(add_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32)
+ADD_ROW_MVE(add_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vaddq_s32, 1)
+/* SUB's "mve" and "mve_s16": the same rows subtracting the second rescaled input (add_portable.c
+ * says why that, and not a negated multiplier, is exact; the difference has the sum's bounds). */
+ADD_ROW_MVE(sub_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vsubq_s32, -1)
 
 /* 16x8 ADD, variant "mve_s16": the same lanes with VLDRH.S32 / VSTRH.32 and left_shift 15.
  * Exact on any int16 operands: |x + offset| <= 65535, so (x + offset) * 2^15 < 2^31 fits a lane
  * (add_portable.c's 2a form would not: VQRDMULH doubles inside its 64-bit product instead); each
  * rescaled input is at most half that (multipliers <= 0.5), so their sum fits too. */
-ADD_ROW_MVE(add_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32)
+ADD_ROW_MVE(add_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32, vaddq_s32, 1)
+ADD_ROW_MVE(sub_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32, vsubq_s32, -1)
 
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
@@ -91,6 +96,20 @@ void mb_add_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *sh
 {
     (void)scratch;
     mb_broadcast_binary_s16(shape, input1, input2, output, add_row_mve_s16, params);
+}
+
+void mb_sub_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s8(shape, input1, input2, output, sub_row_mve, params);
+}
+
+void mb_sub_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s16(shape, input1, input2, output, sub_row_mve_s16, params);
 }
 
 #else

@@ -92,6 +92,15 @@ class Add(BroadcastBinaryLowering):
             features=frozenset({"mve"}), rank=30,
             description="Helium: 4 int32 lanes (VMLA, VQRDMULH, VRSHL), tail-predicated"),
         KernelVariant(
+            opcode="ADD", name="fast_s16", function="mb_add_s16_fast",
+            sources=("add_portable.c",), rank=10, activation_dtype="int16",
+            description="portable C, 16x8: fast's 32-bit exact steps on int16 elements"),
+        KernelVariant(
+            opcode="ADD", name="dsp_s16", function="mb_add_s16_dsp", sources=("add_dsp.c",),
+            features=frozenset({"dsp"}), rank=20, activation_dtype="int16",
+            description="Arm DSP, 16x8: one SMMULR per step, two elements a word (each "
+                        "element's x * 2^16 is one shift or mask of the loaded word)"),
+        KernelVariant(
             opcode="ADD", name="mve_s16", function="mb_add_s16_mve", sources=("add_mve.c",),
             features=frozenset({"mve"}), rank=30, activation_dtype="int16",
             description="Helium, 16x8: mve's lanes with halfword loads and stores"),

@@ -51,6 +51,22 @@ class Sub(BroadcastBinaryLowering):
             opcode="SUB", name="dsp", function="mb_sub_s8_dsp", sources=("add_dsp.c",),
             features=frozenset({"dsp"}), rank=20,
             description="Arm DSP: one SMMULR per rescaling step, 2 elements per iteration"),
+        KernelVariant(
+            opcode="SUB", name="mve", function="mb_sub_s8_mve", sources=("add_mve.c",),
+            features=frozenset({"mve"}), rank=30,
+            description="Helium: ADD's mve lanes subtracting (VSUB), tail-predicated"),
+        KernelVariant(
+            opcode="SUB", name="fast_s16", function="mb_sub_s16_fast",
+            sources=("add_portable.c",), rank=10, activation_dtype="int16",
+            description="portable C, 16x8: fast's 32-bit exact steps on int16 elements"),
+        KernelVariant(
+            opcode="SUB", name="dsp_s16", function="mb_sub_s16_dsp", sources=("add_dsp.c",),
+            features=frozenset({"dsp"}), rank=20, activation_dtype="int16",
+            description="Arm DSP, 16x8: ADD's dsp_s16 row subtracting, two elements a word"),
+        KernelVariant(
+            opcode="SUB", name="mve_s16", function="mb_sub_s16_mve", sources=("add_mve.c",),
+            features=frozenset({"mve"}), rank=30, activation_dtype="int16",
+            description="Helium, 16x8: mve's lanes with halfword loads and stores"),
     )
     function = "mb_sub"
     params_type = "mb_add_s8_params"

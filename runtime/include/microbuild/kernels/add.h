@@ -52,7 +52,8 @@ void mb_add_s16(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
  * dsp:  Arm DSP, one SMMULR per rescaling step (add_dsp.c).
  * dsp_lut: the dsp arithmetic with each input's step looked up in tables built in scratch
  *       (2 x 256 int32) once per call (add_dsp.c).
- * mve:  Helium, four int32 lanes per step (add_mve.c). */
+ * mve:  Helium, four int32 lanes per step (add_mve.c).
+ * fast_s16, dsp_s16, mve_s16: the 16x8 forms of fast, dsp and mve. */
 void mb_add_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                     const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_add_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
@@ -61,7 +62,11 @@ void mb_add_s8_dsp_lut(const mb_add_s8_params *params, const mb_broadcast_shape 
                        const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
-/* mve_s16: 16x8 ADD on the same Helium lanes (add_mve.c). */
+void mb_add_s16_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                     const int16_t *input1, const int16_t *input2, int16_t *output,
+                     void *scratch);
+void mb_add_s16_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
 void mb_add_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                     const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
 

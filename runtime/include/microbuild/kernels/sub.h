@@ -17,11 +17,22 @@ void mb_sub_s16(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                 const int16_t *input1, const int16_t *input2, int16_t *output);
 
 /* Variants (microbuild/compiler/ops/sub.py), with ADD's variant arguments (add.h): ADD's rows
- * subtracting the second rescaled input. fast: portable C (add_portable.c, which says why this is
- * exact); dsp: one SMMULR per step (add_dsp.c). */
+ * subtracting the second rescaled input. fast, fast_s16: portable C (add_portable.c, which says
+ * why this is exact); dsp, dsp_s16: one SMMULR per step (add_dsp.c); mve, mve_s16: Helium, four
+ * int32 lanes (add_mve.c). */
 void mb_sub_s8_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                     const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
 void mb_sub_s8_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+
+void mb_sub_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+void mb_sub_s16_fast(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                     const int16_t *input1, const int16_t *input2, int16_t *output,
+                     void *scratch);
+void mb_sub_s16_dsp(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
+void mb_sub_s16_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
 
 #endif
