@@ -183,8 +183,9 @@ static inline void row_dsp_s16(const void *params, const int16_t *a, int32_t a_s
         }
     } else if (a_step == 0 || b_step == 0) {
         /* One operand broadcast: its rescaled value once, the other's two a word when dense. */
-        const int32_t fixed = a_step == 0 ? add_rescale(&s1, (int32_t)((uint32_t)a[0] << 16))
-                                          : sign2 * add_rescale(&s2, (int32_t)((uint32_t)b[0] << 16));
+        const int32_t fixed =
+            a_step == 0 ? add_rescale(&s1, (int32_t)((uint32_t)a[0] << 16))
+                        : sign2 * add_rescale(&s2, (int32_t)((uint32_t)b[0] << 16));
         const int16_t *x = a_step == 0 ? b : a;
         const int32_t step = a_step == 0 ? b_step : a_step;
         const add_step *sx = a_step == 0 ? &s2 : &s1;

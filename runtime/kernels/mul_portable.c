@@ -11,27 +11,44 @@
 
 #include "microbuild/quant_fast.h"
 
-static void mul_row_fast(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
-                         int32_t b_step, int8_t *out, int32_t n)
-{
-    const mb_mul_s8_params *p = (const mb_mul_s8_params *)params;
-    const int32_t off1 = p->input1_offset;
-    const int32_t off2 = p->input2_offset;
-    const int32_t multiplier = p->output_multiplier;
-    const int32_t shift = p->output_shift;
-    const int32_t zp = p->output_offset;
-    const int32_t lo = p->activation_min;
-    const int32_t hi = p->activation_max;
-    /* A stride-0 operand is one value for the whole run: step 0 keeps reading it. */
-    for (int32_t i = 0; i < n; i++, a += a_step, b += b_step) {
-        const int32_t v = mb_requantize_fast((*a + off1) * (*b + off2), multiplier, shift) + zp;
-        out[i] = (int8_t)(v < lo ? lo : (v > hi ? hi : v));
+/* One row for element type T: the int8 and the 16x8 rows are the same code, so one macro
+ * defines both. For int16 operands (zero points 0, mul.py refuses a left shift) the product is
+ * at most 2^30 in magnitude: an int32, which mb_requantize_fast takes whole. */
+#define MUL_ROW_FAST(NAME, T)                                                                 \
+    static void NAME(const void *params, const T *a, int32_t a_step, const T *b,              \
+                     int32_t b_step, T *out, int32_t n)                                       \
+    {                                                                                         \
+        const mb_mul_s8_params *p = (const mb_mul_s8_params *)params;                         \
+        const int32_t off1 = p->input1_offset;                                                \
+        const int32_t off2 = p->input2_offset;                                                \
+        const int32_t multiplier = p->output_multiplier;                                      \
+        const int32_t shift = p->output_shift;                                                \
+        const int32_t zp = p->output_offset;                                                  \
+        const int32_t lo = p->activation_min;                                                 \
+        const int32_t hi = p->activation_max;                                                 \
+        /* A stride-0 operand is one value for the whole run: step 0 keeps reading it. */    \
+        for (int32_t i = 0; i < n; i++, a += a_step, b += b_step) {                           \
+            const int32_t v =                                                                 \
+                mb_requantize_fast((*a + off1) * (*b + off2), multiplier, shift) + zp;        \
+            out[i] = (T)(v < lo ? lo : (v > hi ? hi : v));                                    \
+        }                                                                                     \
     }
-}
+
+MUL_ROW_FAST(mul_row_fast, int8_t)
+MUL_ROW_FAST(mul_row_fast_s16, int16_t)
 
 void mb_mul_s8_fast(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
                     const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch)
 {
     (void)scratch;
     mb_broadcast_binary_s8(shape, input1, input2, output, mul_row_fast, params);
+}
+
+/* 16x8 MUL, variant "fast_s16": the same row on int16 elements. */
+void mb_mul_s16_fast(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                     const int16_t *input1, const int16_t *input2, int16_t *output,
+                     void *scratch)
+{
+    (void)scratch;
+    mb_broadcast_binary_s16(shape, input1, input2, output, mul_row_fast_s16, params);
 }

@@ -12,7 +12,7 @@ from microbuild.compiler.f32 import arith as arith_f32
 from microbuild.compiler.ops.base import register
 from microbuild.compiler.ops.broadcast_binary import BroadcastBinaryLowering
 from microbuild.compiler.quant import activation_range_int8, quantize_multiplier
-from microbuild.compiler.variants import KernelVariant
+from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.model.ir import Graph, Operator
 
 
@@ -29,6 +29,17 @@ def mul_params(scale1: float, zp1: int, scale2: float, zp2: int, scale_out: floa
     }
 
 
+def _smmulr_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """The output shift's left part at most 14: mul_dsp.c's SMMULR doubles the shifted product
+    (at most 255 * 255 before the shift), which must stay in int32."""
+    a, b = (graph.tensor(i) for i in op.inputs)
+    out = graph.tensor(op.outputs[0])
+    _, shift = quantize_multiplier(f32(a.scale) * f32(b.scale) / f32(out.scale))
+    if shift > 14:
+        return Refusal(f"a left shift of {shift} (the doubled product would overflow int32)")
+    return True
+
+
 @register
 class Mul(BroadcastBinaryLowering):
     opcode = "MUL"
@@ -42,9 +53,27 @@ class Mul(BroadcastBinaryLowering):
             description="portable C: quant_fast.h's exact requantization, parameters in "
                         "registers"),
         KernelVariant(
+            opcode="MUL", name="dsp", function="mb_mul_s8_dsp", sources=("mul_dsp.c",),
+            features=frozenset({"dsp"}), rank=20, accepts=_smmulr_fits,
+            description="Arm DSP: 4 elements a word (SXTAB16 adds the offsets, SMULBB/SMULTT "
+                        "multiply), one SMMULR per requantization"),
+        KernelVariant(
+            opcode="MUL", name="dsp_s16", function="mb_mul_s16_dsp", sources=("mul_dsp.c",),
+            features=frozenset({"dsp"}), rank=20, activation_dtype="int16",
+            description="Arm DSP, 16x8: 2 elements a word (SMULBB/SMULTT), SMLAL's 64-bit "
+                        "requantization"),
+        KernelVariant(
             opcode="MUL", name="mve", function="mb_mul_s8_mve", sources=("mul_mve.c",),
             features=frozenset({"mve"}), rank=30,
             description="Helium: 4 int32 lanes (VMUL, VQRDMULH, VRSHL), tail-predicated"),
+        KernelVariant(
+            opcode="MUL", name="fast_s16", function="mb_mul_s16_fast",
+            sources=("mul_portable.c",), rank=10, activation_dtype="int16",
+            description="portable C, 16x8: fast's row on int16 elements"),
+        KernelVariant(
+            opcode="MUL", name="mve_s16", function="mb_mul_s16_mve", sources=("mul_mve.c",),
+            features=frozenset({"mve"}), rank=30, activation_dtype="int16",
+            description="Helium, 16x8: mve's lanes with halfword loads and stores"),
     )
     function = "mb_mul"
     params_type = "mb_mul_s8_params"

@@ -30,5 +30,16 @@ void mb_mul_s8_fast(const mb_mul_s8_params *params, const mb_broadcast_shape *sh
 /* Variant "mve": Helium, four int32 lanes (mul_mve.c). */
 void mb_mul_s8_mve(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
                    const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+/* Variants "dsp" and "dsp_s16": Arm DSP, 4 int8 or 2 int16 elements a word (mul_dsp.c). */
+void mb_mul_s8_dsp(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                   const int8_t *input1, const int8_t *input2, int8_t *output, void *scratch);
+void mb_mul_s16_dsp(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
+/* fast_s16, mve_s16: the 16x8 forms of fast and mve (int16 elements, the same arithmetic). */
+void mb_mul_s16_fast(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                     const int16_t *input1, const int16_t *input2, int16_t *output,
+                     void *scratch);
+void mb_mul_s16_mve(const mb_mul_s8_params *params, const mb_broadcast_shape *shape,
+                    const int16_t *input1, const int16_t *input2, int16_t *output, void *scratch);
 
 #endif
