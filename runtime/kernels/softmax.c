@@ -100,6 +100,11 @@ static int32_t reciprocal(int32_t x, int *num_bits_over_unit)
     return one_over_one_plus_x(shifted_minus_one);
 }
 
+int32_t mb_softmax_reciprocal(int32_t sum_of_exps, int *num_bits_over_unit)
+{
+    return reciprocal(sum_of_exps, num_bits_over_unit);
+}
+
 static int32_t scaled_diff(const mb_softmax_s8_params *p, int32_t diff)
 {
     /* MultiplyByQuantizedMultiplierGreaterThanOne: no rounding shift; diff_min guarantees

@@ -21,8 +21,10 @@ import math
 import numpy as np
 
 from microbuild.compiler.f32 import activations as activations_f32, is_float32
+from microbuild.compiler.fixedpoint import exp_on_negative_values
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
-from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from microbuild.compiler.spatial import c_struct
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.model.ir import Graph, Operator
 
@@ -40,6 +42,16 @@ def softmax_params(input_scale: float, beta: float) -> tuple[int, int, int]:
     max_input_rescaled = (1.0 * ((1 << SCALED_DIFF_INTEGER_BITS) - 1)
                           * (1 << (31 - SCALED_DIFF_INTEGER_BITS)) / (1 << left_shift))
     return multiplier, left_shift, -int(math.floor(max_input_rescaled))
+
+
+def softmax_table(input_scale: float, beta: float) -> np.ndarray:
+    """The int8 variant "fast"'s table: exp() of every difference d = max - x the reference
+    computes (-d >= diff_min, at most 256 of them), Q0.31, with the reference's arithmetic (the
+    difference shifted left and multiplied by the Q31 multiplier, then gemmlowp's exp)."""
+    multiplier, left_shift, diff_min = softmax_params(input_scale, beta)
+    return np.asarray([exp_on_negative_values(
+        multiply_by_quantized_multiplier(-d, multiplier, left_shift), SCALED_DIFF_INTEGER_BITS)
+        for d in range(min(256, 1 - diff_min))], dtype=np.int32)
 
 
 # TFLM's int16 softmax: the sum of up to 65535 Q0.15 exp values fits its int32.
@@ -93,6 +105,12 @@ class Softmax(OpLowering):
     headers = ("microbuild/kernels/softmax.h", activations_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
     variants = (
+        KernelVariant(
+            opcode="SOFTMAX", name="fast", function="mb_softmax_s8_fast",
+            sources=("softmax_fast.c",), rank=10,
+            description="portable C, int8 input (int8 or int16 output): each difference's exp() "
+                        "looked up in a table computed at compile time (at most 256 int32), "
+                        "one reciprocal per row"),
         KernelVariant(
             opcode="SOFTMAX", name="fast_s16", function="mb_softmax_s16_fast",
             sources=("softmax16_fast.c",), rank=10, activation_dtype="int16",
@@ -161,6 +179,15 @@ class Softmax(OpLowering):
         multiplier, left_shift, diff_min = softmax_params(x.scale, op.options.get("beta", 1.0))
         depth = x.shape[-1]
         params = ctx.symbol("params")
+        variant = getattr(ctx, "variant", None)
+        if variant is not None:  # "fast": the exp() table
+            table = softmax_table(x.scale, op.options.get("beta", 1.0))
+            fields = [("rows", x.num_elements // depth), ("depth", depth),
+                      ("table_len", len(table)), ("out_bits", 16 if y.dtype == "int16" else 8)]
+            ctx.static(f"static const mb_softmax_s8_fast_params {params} = {c_struct(fields)};")
+            symbol = ctx.const_array(ctx.symbol("table"), table, "int32_t")
+            return (f"{variant.function}(&{params}, {symbol}, {ctx.ptr(x.index)}, "
+                    f"{ctx.ptr(y.index)});")
         ctx.static(f"static const mb_softmax_s8_params {params} = "
                    f"{{{x.num_elements // depth}, {depth}, {multiplier}, {left_shift}, "
                    f"{diff_min}}};")

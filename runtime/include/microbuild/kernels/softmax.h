@@ -25,6 +25,24 @@ void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8
  * softmax (the keyword-spotting models' last layer). Not in place. */
 void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, int16_t *output);
 
+/* The SOFTMAX variant "fast" (softmax_fast.c), int8 input with an int8 or int16 output: the
+ * compiler tabulates exp() of every difference d = max - x that can matter (0 <= d < table_len =
+ * min(256, 1 - diff_min)) as the reference computes it (Q0.31); the device looks them up, sums
+ * them as Q12.19 terms, inverts the sum once per row (mb_softmax_reciprocal) and scales each. */
+typedef struct {
+    int32_t rows;
+    int32_t depth;
+    int32_t table_len;
+    int32_t out_bits;  /* 8: int8 output; 16: int16 output */
+} mb_softmax_s8_fast_params;
+
+void mb_softmax_s8_fast(const mb_softmax_s8_fast_params *params, const int32_t *table,
+                        const int8_t *input, void *output);
+
+/* TFLM's GetReciprocal (softmax.c): 1 / sum for a Q12.19 sum of exps, as a Q0.31 value and the
+ * number of bits the sum has over one. */
+int32_t mb_softmax_reciprocal(int32_t sum_of_exps, int *num_bits_over_unit);
+
 /* Int8 LOG_SOFTMAX along the last axis (output scale 16/256, zero point 127), bit-exact with
  * TFLM's LogSoftmaxQuantized: the same Q5.26 differences and exp() as SOFTMAX, their sum's log
  * (TFLite's log_x_for_x_greater_than_or_equal_to_1) subtracted from each difference. Differences
