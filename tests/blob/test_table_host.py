@@ -118,7 +118,7 @@ def test_build_prints_the_kernel_set_and_records_it_in_the_note(firmware):
     assert (note.board, note.executor) == ("host-asan", "table")
     functions = set(note.table["functions"])
     assert {"mb_conv2d_s8_gemm", "mb_depthwise_conv2d_s8_portable", "mb_avgpool2d_s8_swar",
-            "mb_fully_connected_s8_rows4", "mb_softmax_s8", "mb_concatenation_s8", "memcpy",
+            "mb_fully_connected_s8_rows4", "mb_softmax_s8_fast", "mb_concatenation_s8", "memcpy",
             "mb_softmax_f32"} <= functions
     # The largest workspace of the models, state included (at its end, 16-aligned).
     assert note.table["workspace_bytes"] == max(
