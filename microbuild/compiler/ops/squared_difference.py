@@ -8,7 +8,8 @@ float32 product in TFLM) with QuantizeMultiplier, which may shift left. The outp
 type's range (no fused activation). TFLM broadcasts over at most 4 dimensions.
 
 The int8 variant "lut" (every CPU, squared_difference_lut.c) looks each input's rescaled value up
-in a 256-entry int16 table computed here with the kernel's integer arithmetic.
+in a 256-entry int16 table computed here with the kernel's integer arithmetic; the int16 variant
+"fast_s16" (squared_difference_fast.c) takes the reference's arguments.
 
 int32/float32 constants are evaluated at compile time.
 """
@@ -84,11 +85,22 @@ class SquaredDifference(BroadcastBinaryLowering):
             sources=("squared_difference_lut.c",), rank=10,
             description="portable C: each input's rescaling looked up in a 256-entry int16 "
                         "table built at compile time (1 KiB per op)"),
+        KernelVariant(
+            opcode="SQUARED_DIFFERENCE", name="fast_s16",
+            function="mb_squared_difference_s16_fast", sources=("squared_difference_fast.c",),
+            rank=10, activation_dtype="int16",
+            description="portable C, 16x8: quant_fast.h's exact requantization for the three "
+                        "steps, a broadcast operand rescaled once"),
+        KernelVariant(
+            opcode="SQUARED_DIFFERENCE", name="dsp_s16",
+            function="mb_squared_difference_s16_dsp", sources=("squared_difference_fast.c",),
+            features=frozenset({"dsp"}), rank=20, activation_dtype="int16",
+            description="Arm DSP, 16x8: fast_s16 with each input's rescaling one SMMULR"),
     )
 
     def emit(self, op: Operator, graph: Graph, ctx: EmitContext) -> str:
         variant = getattr(ctx, "variant", None)
-        if variant is None:
+        if variant is None or variant.name in ("fast_s16", "dsp_s16"):  # the reference's arguments
             return super().emit(op, graph, ctx)
         a, b = (graph.tensor(i) for i in op.inputs)
         p = self.quantized_params(op, graph)

@@ -39,4 +39,14 @@ void mb_squared_difference_s8_lut(const mb_squared_difference_lut *lut,
                                   const mb_broadcast_shape *shape, const int8_t *input1,
                                   const int8_t *input2, int8_t *output);
 
+/* int16 variant "fast_s16" (squared_difference_fast.c): the reference's arithmetic with
+ * quant_fast.h's requantization, a broadcast operand rescaled once per run. */
+void mb_squared_difference_s16_fast(const mb_squared_difference_params *params,
+                                    const mb_broadcast_shape *shape, const int16_t *input1,
+                                    const int16_t *input2, int16_t *output, void *scratch);
+/* int16 variant "dsp_s16" (the same file, Arm DSP): the inputs' steps as one SMMULR each. */
+void mb_squared_difference_s16_dsp(const mb_squared_difference_params *params,
+                                   const mb_broadcast_shape *shape, const int16_t *input1,
+                                   const int16_t *input2, int16_t *output, void *scratch);
+
 #endif
