@@ -24,6 +24,7 @@ from microbuild.compiler.elementwise import (
 from microbuild.compiler.f32 import arith as arith_f32, is_float32
 from microbuild.compiler.ops.base import EmitContext, OpLowering, register
 from microbuild.compiler.quant import quantize_multiplier
+from microbuild.compiler.variants import KernelVariant
 from microbuild.model.ir import Graph, Operator
 
 MAX_RANK = 4
@@ -46,6 +47,17 @@ class Prelu(OpLowering):
     float32_sources = arith_f32.KERNEL_SOURCES
     headers = ("microbuild/kernels/prelu.h", arith_f32.HEADER)
     dtypes = frozenset({"int8", "int16", "float32"})
+    variants = (
+        KernelVariant(
+            opcode="PRELU", name="fast", function="mb_prelu_s8_fast", sources=("prelu_fast.c",),
+            rank=10,
+            description="portable C: quant_fast.h's exact requantization, parameters in "
+                        "registers"),
+        KernelVariant(
+            opcode="PRELU", name="fast_s16", function="mb_prelu_s16_fast",
+            sources=("prelu_fast.c",), rank=10, activation_dtype="int16",
+            description="portable C, 16x8: fast's row on int16 elements"),
+    )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:
         if len(op.inputs) != 2 or min(op.inputs) < 0 or len(op.outputs) != 1:
@@ -99,10 +111,12 @@ class Prelu(OpLowering):
         if out.dtype == "int16":
             widened = ctx.const_array(ctx.symbol("alpha_s16"),
                                       np.asarray(alpha.data, dtype=np.int16), "int16_t")
-            return (f"mb_prelu_s16(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, {widened}, "
-                    f"{ctx.ptr(op.outputs[0])});")
-        return (f"mb_prelu_s8(&{params}, &{shape}, {ctx.ptr(op.inputs[0])}, "
-                f"{ctx.ptr(op.inputs[1])}, {ctx.ptr(op.outputs[0])});")
+            return self.kernel_call(op, graph, ctx, "mb_prelu_s16", [
+                f"&{params}", f"&{shape}", ctx.ptr(op.inputs[0]), widened,
+                ctx.ptr(op.outputs[0])])
+        return self.kernel_call(op, graph, ctx, "mb_prelu_s8", [
+            f"&{params}", f"&{shape}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]),
+            ctx.ptr(op.outputs[0])])
 
     def can_run_in_place(self, op: Operator, graph: Graph) -> bool:
         return input0_not_broadcast(op, graph)

@@ -28,4 +28,13 @@ void mb_prelu_s8(const mb_prelu_params *params, const mb_broadcast_shape *shape,
 void mb_prelu_s16(const mb_prelu_params *params, const mb_broadcast_shape *shape,
                   const int16_t *input, const int16_t *alpha, int16_t *output);
 
+/* Variants "fast" and "fast_s16" (microbuild/compiler/ops/prelu.py, prelu_fast.c): the same
+ * arguments plus the (unused) scratch pointer, the same bytes out; portable C with quant_fast.h's
+ * requantization. */
+void mb_prelu_s8_fast(const mb_prelu_params *params, const mb_broadcast_shape *shape,
+                      const int8_t *input, const int8_t *alpha, int8_t *output, void *scratch);
+void mb_prelu_s16_fast(const mb_prelu_params *params, const mb_broadcast_shape *shape,
+                       const int16_t *input, const int16_t *alpha, int16_t *output,
+                       void *scratch);
+
 #endif
