@@ -16,22 +16,6 @@
 
 #include "microbuild/quant.h"
 
-static int32_t row_max(const int8_t *x, int32_t depth)
-{
-    int32_t max = x[0];
-    int32_t c = 1;
-    for (; c + 1 < depth; c += 2) {
-        const int32_t a = x[c];
-        const int32_t b = x[c + 1];
-        max = a > max ? a : max;
-        max = b > max ? b : max;
-    }
-    if (c < depth && x[c] > max) {
-        max = x[c];
-    }
-    return max;
-}
-
 void mb_softmax_s8_fast(const mb_softmax_s8_fast_params *params, const int32_t *table,
                         const int8_t *input, void *output)
 {
@@ -44,7 +28,7 @@ void mb_softmax_s8_fast(const mb_softmax_s8_fast_params *params, const int32_t *
     int16_t *out16 = (int16_t *)output;
     for (int32_t row = 0; row < params->rows; row++) {
         const int8_t *x = input + row * depth;
-        const int32_t max = row_max(x, depth);
+        const int32_t max = mb_softmax_row_max_s8(x, depth);
 
         uint32_t sum = 0; /* Q12.19, wrapping as TFLM's int32 adds */
         for (int32_t c = 0; c < depth; c++) {

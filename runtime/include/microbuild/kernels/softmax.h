@@ -25,6 +25,24 @@ void mb_softmax_s8(const mb_softmax_s8_params *params, const int8_t *input, int8
  * softmax (the keyword-spotting models' last layer). Not in place. */
 void mb_softmax_s8_s16(const mb_softmax_s8_params *params, const int8_t *input, int16_t *output);
 
+/* The largest of a row's depth >= 1 int8 values (the fast SOFTMAX and LOG_SOFTMAX kernels),
+ * two per iteration. */
+static inline int32_t mb_softmax_row_max_s8(const int8_t *x, int32_t depth)
+{
+    int32_t max = x[0];
+    int32_t c = 1;
+    for (; c + 1 < depth; c += 2) {
+        const int32_t a = x[c];
+        const int32_t b = x[c + 1];
+        max = a > max ? a : max;
+        max = b > max ? b : max;
+    }
+    if (c < depth && x[c] > max) {
+        max = x[c];
+    }
+    return max;
+}
+
 /* The SOFTMAX variant "fast" (softmax_fast.c), int8 input with an int8 or int16 output: the
  * compiler tabulates exp() of every difference d = max - x that can matter (0 <= d < table_len =
  * min(256, 1 - diff_min)) as the reference computes it (Q0.31); the device looks them up, sums
