@@ -88,6 +88,10 @@ class KernelVariant:
     # True when the kernel walks all pixels once per block of channels: an overlapping output must
     # then start a whole number of pixels below the input (writes land on finished channels).
     overlap_whole_pixels: bool = False
+    # True when the kernel reads a table the compiler emits as constants (about 1 KiB per op):
+    # not a candidate where constants are copied to RAM (Target.constants_in_ram, the AVR's
+    # 2 KiB), where the table would cost more RAM than the whole model's workspace.
+    const_table: bool = False
 
     def accepts_op(self, op: Operator, graph: Graph) -> bool:
         return self.refusal(op, graph) is None
@@ -122,14 +126,29 @@ class Target:
 
     cpu: str = "generic"
     features: frozenset[str] = frozenset()
+    # The board places read-only data in a writable region while its code is not (AVR: avr-gcc
+    # copies .rodata to RAM at boot): a constant table costs RAM there.
+    constants_in_ram: bool = False
 
     @classmethod
     def of_board(cls, board: Any) -> "Target":
         cpu = board.cpu if hasattr(board, "cpu") else dict(board)
-        return cls(cpu=str(cpu.get("core", "generic")), features=cpu_features(cpu))
+        return cls(cpu=str(cpu.get("core", "generic")), features=cpu_features(cpu),
+                   constants_in_ram=_constants_in_ram(board))
 
     def to_dict(self) -> dict[str, Any]:
         return {"cpu": self.cpu, "features": sorted(self.features)}
+
+
+def _constants_in_ram(board: Any) -> bool:
+    """Whether ``board`` keeps .rodata in a writable region and its code in a read-only one."""
+    try:
+        regions, placement = board.regions, board.placement
+    except AttributeError:  # a bare cpu mapping (tests, the tuner): no memory map
+        return False
+    rodata, text = regions.get(placement.get("rodata", "")), regions.get(placement.get("text", ""))
+    return bool(rodata is not None and text is not None and rodata.writable
+                and not text.writable)
 
 
 # Architectures with the Arm DSP extension (SMLAD, SXTB16, ...) in every implementation.
@@ -192,7 +211,8 @@ def op_signature(op: Operator, graph: Graph) -> str:
 def _allowed(variant: KernelVariant, target: Target, allow_float_reorder: bool) -> bool:
     """The CPU can run it, and it keeps TFLM's bits or the user accepted reordered float sums."""
     return variant.features <= target.features and (
-        allow_float_reorder or not variant.reorders_float_sums)
+        allow_float_reorder or not variant.reorders_float_sums) and not (
+        variant.const_table and target.constants_in_ram)
 
 
 def candidates(lowering: "OpLowering", op: Operator, graph: Graph,
@@ -220,6 +240,8 @@ def refusals(lowering: "OpLowering", op: Operator, graph: Graph, target: Target,
             if reason is None and variant.reorders_float_sums and not allow_float_reorder:
                 reason = ("adds float sums in another order than TFLM (not bit-exact); "
                           "--allow-float-reorder allows it")
+            if reason is None and variant.const_table and target.constants_in_ram:
+                reason = ("reads a constant table, and this board copies constants to RAM")
             if reason is not None:
                 found[variant.name] = reason
     return found
@@ -400,11 +422,14 @@ def selection_spec(target: Target, tuning: str | None, force: Mapping[Any, str] 
             "force": {str(k): v for k, v in (force or {}).items()}}
     if not row_stream:  # only when off: the usual spec (a build input) stays the same
         spec["row_stream"] = False
+    if target.constants_in_ram:  # likewise only when set (AVR)
+        spec["constants_in_ram"] = True
     return spec
 
 
 def selection_from_spec(spec: Mapping[str, Any]) -> Selection:
     tuning = TuningLog.load(spec["tuning"]) if spec.get("tuning") else None
-    return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ()))),
+    return Selection(Target(spec.get("cpu", "generic"), frozenset(spec.get("features", ())),
+                            bool(spec.get("constants_in_ram", False))),
                      tuning=tuning, force=dict(spec.get("force") or {}),
                      row_stream=bool(spec.get("row_stream", True)))

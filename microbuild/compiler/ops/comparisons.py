@@ -79,7 +79,7 @@ def _int8_instance(op: Operator, graph: Graph) -> bool:
 def _keys_variant(opcode: str, function: str) -> tuple[KernelVariant, ...]:
     return (KernelVariant(
         opcode=opcode, name="keys", function=function, sources=("comparisons_keys.c",),
-        rank=10, accepts=_int8_instance,
+        rank=10, accepts=_int8_instance, const_table=True,
         description="portable C: each input's rescaling looked up as a 16-bit rank in a "
                     "256-entry table built at compile time (1 KiB per op)"),)
 

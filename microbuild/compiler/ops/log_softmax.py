@@ -63,7 +63,7 @@ class LogSoftmax(OpLowering):
     variants = (
         KernelVariant(
             opcode="LOG_SOFTMAX", name="fast", function="mb_log_softmax_s8_fast",
-            sources=("log_softmax_fast.c",), rank=10,
+            sources=("log_softmax_fast.c",), rank=10, const_table=True,
             description="portable C: each difference's rescaled value and exp() looked up in a "
                         "table computed at compile time; only the log of each row's sum at run "
                         "time"),

@@ -107,7 +107,7 @@ class Softmax(OpLowering):
     variants = (
         KernelVariant(
             opcode="SOFTMAX", name="fast", function="mb_softmax_s8_fast",
-            sources=("softmax_fast.c",), rank=10,
+            sources=("softmax_fast.c",), rank=10, const_table=True,
             description="portable C, int8 input (int8 or int16 output): each difference's exp() "
                         "looked up in a table computed at compile time (at most 256 int32), "
                         "one reciprocal per row"),

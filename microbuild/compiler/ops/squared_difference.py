@@ -82,7 +82,7 @@ class SquaredDifference(BroadcastBinaryLowering):
     variants = (
         KernelVariant(
             opcode="SQUARED_DIFFERENCE", name="lut", function="mb_squared_difference_s8_lut",
-            sources=("squared_difference_lut.c",), rank=10,
+            sources=("squared_difference_lut.c",), rank=10, const_table=True,
             description="portable C: each input's rescaling looked up in a 256-entry int16 "
                         "table built at compile time (1 KiB per op)"),
         KernelVariant(
