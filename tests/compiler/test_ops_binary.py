@@ -37,7 +37,7 @@ def test_the_binary_sweep_is_there():
         "squared_difference_s16", "squared_difference_s16_bcast",
         "less_select", "less_equal_select_bcast", "greater_select_const",
         "greater_equal_select_bcast", "equal_select", "not_equal_select",
-        "prelu_per_element", "prelu_shared_hw", "prelu_shared_all", "prelu_dense",
+        "prelu_per_element", "prelu_shared_hw", "prelu_shared_all", "prelu_dense", "prelu_s16",
         "leaky_relu_0p1", "leaky_relu_default", "leaky_relu_0p01_wide", "leaky_relu_1p7",
         "leaky_relu_s16"}
 

@@ -109,8 +109,10 @@ CROSS = [
 def test_generated_c_and_kernels_cross_compile(target, tmp_path):
     model = compile_model(OPS_DIR / "fc_reshape_chain.tflite", prefix="chain")
     # The reference kernels (FULLY_CONNECTED's int8 and 16x8 files, SOFTMAX's with the 16x8
-    # tables), and the portable variant a generic CPU gets by default.
+    # tables), and the portable variants a generic CPU gets by default (SOFTMAX fast needs
+    # softmax.c's reciprocal).
     assert set(model.kernel_sources) == {"kernels/fully_connected.c", "kernels/softmax.c",
+                                         "kernels/softmax_fast.c",
                                          "kernels/fully_connected_band.c",
                                          "kernels/softmax16_tables.c",
                                          "kernels/fully_connected_s16.c",

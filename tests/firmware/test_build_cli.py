@@ -103,7 +103,8 @@ def test_build_run_json_on_host_matches_tflm(tmp_path, capsys):
     for key in ("text", "rodata", "weights", "data", "bss", "workspace", "stack"):
         assert key in totals
     assert totals["text"] > 0
-    assert totals["weights"] == document["models"][0]["weights_bytes"] == 304
+    # tiny_fc's 304 bytes and SOFTMAX fast's exp() table (256 int32)
+    assert totals["weights"] == document["models"][0]["weights_bytes"] == 304 + 1024
     assert document["size"]["fits"] is True
     assert document["models"][0]["prefix"] == "tiny_fc"
     assert document["models"][0]["model"] == str(TINY)
@@ -380,11 +381,12 @@ def test_human_output_has_the_region_table_and_ticks(tmp_path, capsys):
     assert f"firmware: {tmp_path / 'fw' / 'firmware.elf'} (+ .bin, .hex)\n" in out
     rows = table_rows(out)
     assert rows["Region"][:3] == ["Used", "Size", "Use%"]
-    # tiny_fc's 304 bytes and the M7 FC kernel's requantization table (3 int32 per row)
-    assert rows["code"][1] == "4.00 MiB" and "weights 352 B" in rows["code"][3]
+    # tiny_fc's 304 bytes, the M7 FC kernel's requantization table (3 int32 per row) and
+    # SOFTMAX fast's exp() table (256 int32): 1,376 B
+    assert rows["code"][1] == "4.00 MiB" and "weights 1.3 KiB" in rows["code"][3]
     assert rows["sram"][1] == "4.00 MiB" and "stack 16.0 KiB" in rows["sram"][3]
     assert rows["psram"][1] == "16.00 MiB"
-    assert re.search(r"^text [\d,]+ B  rodata [\d,]+ B  weights 352 B", out, re.M)
+    assert re.search(r"^text [\d,]+ B  rodata [\d,]+ B  weights 1,376 B", out, re.M)
     # Under QEMU -icount the timer counts instructions (40 per 25 MHz tick), shown as such.
     ticks = re.search(r"^tiny_fc: ([\d,]+) timer ticks per inference at 25,000,000 Hz = "
                       r"([\d,]+) instructions \(QEMU icount: a count, not a time\)$", out, re.M)
