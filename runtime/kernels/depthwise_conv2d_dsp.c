@@ -19,7 +19,10 @@
  *   3x3 filter, stride 1 or 2 ("fast3"): per filter row, the 4 channels' (tap 0, tap 1) pairs
  *     and then their tap-2 words: (0, tap 2) for stride 1, which meets the entry after the
  *     output pixel's (pixels a + 1, a + 2), and (tap 2, 0) for stride 2 (pixels a + 2, a + 3);
- *   any other filter: per tap, the 4 channels' taps in the low halves (SMLABB);
+ *   any other filter: per filter row, per pair of adjacent taps (kx, kx + 1), kx even, the 4
+ *     channels' (tap kx, tap kx + 1) pairs, the row's last pair (tap, 0) when the filter width
+ *     is odd; the pair meets the entry of the tap's pixel, (pixels a, a + 1), in one SMLAD (a
+ *     1-wide filter, the temporal loop's, has one (tap, 0) word per tap);
  *   per channel: multiplier, offset, right shift + 1 (the requantization below).
  * Filter taps are stored times 2^(left shift + 1), so the accumulator already holds what the
  * requantization's rounding multiply-high wants: acc * 2^(left + 1).
@@ -95,9 +98,11 @@ static inline int32_t dw_pair(int32_t lo, int32_t hi)
 
 /* ---- the output row loops ------------------------------------------------------------------ */
 /* The 4 accumulators of one output pixel to its 4 bytes at out, q = the consts' requantization
- * words (see the top of the file). */
-static void dw_finish4(const int32_t *acc, const int32_t *q, int8_t *out, int32_t amin,
-                       int32_t amax)
+ * words (see the top of the file). Always inlined: called, the sums go through the stack and
+ * the call costs as much as the temporal loop's taps. */
+static inline __attribute__((always_inline)) void dw_finish4(const int32_t *acc, const int32_t *q,
+                                                             int8_t *out, int32_t amin,
+                                                             int32_t amax)
 {
     for (int32_t j = 0; j < 4; j++, q += 3) {
         const int32_t hi = dw_smmulr(acc[j], q[0]);
@@ -214,24 +219,29 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r)
 }
 #endif
 
-/* One output row, any filter size and stride: per tap and channel one SMLABB on the low half
- * of the entry that starts at the tap's pixel (the band has q = 1). */
+/* One output row, any filter size and stride: per filter row and pair of adjacent taps one
+ * SMLAD per channel on the entry that starts at the pair's first pixel (the band has q = 1, so
+ * an entry starts at every pixel whatever the stride). The sums stay in four locals: kept in an
+ * array whose address dw_finish4 takes, gcc stored them back to the stack on every pair. */
 static void dw_row_any(const mb_depthwise_conv2d_s8_params *p, const int32_t *const *rows,
                        const int32_t *consts, int8_t *out)
 {
-    const int32_t taps = p->filter_h * p->filter_w;
+    const int32_t pairs = (p->filter_w + 1) / 2;
+    const int32_t *const q = consts + 4 + 4 * p->filter_h * pairs;
     for (int32_t ox = 0; ox < p->output_w; ox++, out += p->input_c) {
-        int32_t acc[4] = {consts[0], consts[1], consts[2], consts[3]};
+        int32_t a0 = consts[0], a1 = consts[1], a2 = consts[2], a3 = consts[3];
         const int32_t *f = consts + 4;
         for (int32_t ky = 0; ky < p->filter_h; ky++) {
             const int32_t *x = rows[ky] + 4 * ox * p->stride_w;
-            for (int32_t kx = 0; kx < p->filter_w; kx++, x += 4, f += 4) {
-                for (int32_t j = 0; j < 4; j++) {
-                    acc[j] = __smlabb(x[j], f[j], acc[j]);
-                }
+            for (int32_t k = 0; k < pairs; k++, x += 8, f += 4) {
+                a0 = __smlad(x[0], f[0], a0);
+                a1 = __smlad(x[1], f[1], a1);
+                a2 = __smlad(x[2], f[2], a2);
+                a3 = __smlad(x[3], f[3], a3);
             }
         }
-        dw_finish4(acc, consts + 4 + 4 * taps, out, p->activation_min, p->activation_max);
+        const int32_t acc[4] = {a0, a1, a2, a3};
+        dw_finish4(acc, q, out, p->activation_min, p->activation_max);
     }
 }
 
@@ -280,7 +290,6 @@ static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t
                             const int32_t *shifts, int32_t c0, int fast3, int32_t *k)
 {
     const int32_t channels = p->input_c;
-    const int32_t taps = p->filter_h * p->filter_w;
     int32_t scale[4];
     for (int32_t j = 0; j < 4; j++) {
         const int32_t s = shifts[c0 + j];
@@ -299,9 +308,20 @@ static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t
             }
         }
     } else {
-        for (int32_t t = 0; t < taps; t++, f += 4) {
-            for (int32_t j = 0; j < 4; j++) {
-                f[j] = dw_pair(TAP(t, j), 0);
+        const int32_t kw = p->filter_w;
+        for (int32_t ky = 0; ky < p->filter_h; ky++) {
+            const int32_t t = ky * kw;
+            int32_t kx = 0;
+            for (; kx + 1 < kw; kx += 2, f += 4) {
+                for (int32_t j = 0; j < 4; j++) {
+                    f[j] = dw_pair(TAP(t + kx, j), TAP(t + kx + 1, j));
+                }
+            }
+            if (kx < kw) { /* an odd width's last tap, alone in its pair */
+                for (int32_t j = 0; j < 4; j++) {
+                    f[j] = dw_pair(TAP(t + kx, j), 0);
+                }
+                f += 4;
             }
         }
     }
