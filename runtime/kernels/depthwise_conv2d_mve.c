@@ -121,7 +121,8 @@ static ALWAYS_INLINE void store8(const int32_t *k, int32x4_t even, int32x4_t odd
  * the offset at the border). Blocks of 16 channels would need 4 accumulators and 4 loaded
  * vectors plus the products: more than the 8 vector registers, GCC spills an accumulator on
  * every tap. The initial values are the table's vectors `init` (INIT_E: interior, BIAS_E:
- * border). kw is the filter width when a constant (3: the tap loop unrolled), else 0. */
+ * border). kw is the filter width when a constant (3: the tap loop unrolled, 1: no tap loop),
+ * else 0. */
 static ALWAYS_INLINE void dw_block8(const dw_walk *w, const int8_t *x, const int8_t *f,
                                     const int32_t *k, const int init, int8_t *out,
                                     const int with_offset, const int kw)
@@ -283,6 +284,11 @@ static NOINLINE void dw_run_interior(const dw_walk *w, int32_t channels, const i
                                   out + c, channels, 0);
                 break;
             }
+        } else if (w->nkx == 1) { /* a time convolution's column: no loop over one tap */
+            for (int32_t i = 0; i < count; i++) {
+                dw_block8(w, x + c + i * pixel, f + c, tables, INIT_E, out + c + i * channels,
+                          0, 1);
+            }
         } else {
             for (int32_t i = 0; i < count; i++) {
                 dw_block8(w, x + c + i * pixel, f + c, tables, INIT_E, out + c + i * channels,
@@ -348,6 +354,23 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *p, const in
     /* The block tables (see enum dw_table) follow the interior biases. */
     const int32_t *tables = interior_bias + ((channels + 3) & ~3);
     (void)scratch;
+
+    /* One output column whose windows all lie inside the input (a time convolution over a
+     * W = 1 or filter-wide input): the whole column is one interior run per batch, the next
+     * window stride_h input rows on, so each block of 8 channels walks every output row with
+     * its table loaded once, instead of a run of one pixel per row. */
+    const int32_t span_h = (p->filter_h - 1) * p->dilation_h + 1;
+    if (p->output_w == 1 && ox_in_lo == 0 && ox_in_hi == 1 && p->pad_top == 0 &&
+        (p->output_h - 1) * p->stride_h + span_h <= p->input_h) {
+        w.nky = p->filter_h;
+        w.nkx = p->filter_w;
+        for (int32_t b = 0; b < p->batches; b++) {
+            dw_run_interior(&w, channels, input + b * p->input_h * row, p->stride_h * row,
+                            p->output_h, filter, tables, interior_bias, multipliers, shifts,
+                            output + b * p->output_h * channels);
+        }
+        return;
+    }
 
     for (int32_t b = 0; b < p->batches; b++) {
         const int8_t *in_batch = input + b * p->input_h * row;
