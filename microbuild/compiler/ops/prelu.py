@@ -57,6 +57,15 @@ class Prelu(OpLowering):
             opcode="PRELU", name="fast_s16", function="mb_prelu_s16_fast",
             sources=("prelu_fast.c",), rank=10, activation_dtype="int16",
             description="portable C, 16x8: fast's row on int16 elements"),
+        KernelVariant(
+            opcode="PRELU", name="mve", function="mb_prelu_s8_mve", sources=("prelu_mve.c",),
+            features=frozenset({"mve"}), rank=30,
+            description="Helium: 4 int32 lanes, both rescalings computed, VPSEL keeps one"),
+        KernelVariant(
+            opcode="PRELU", name="mve_s16", function="mb_prelu_s16_mve",
+            sources=("prelu_mve.c",), features=frozenset({"mve"}), rank=30,
+            activation_dtype="int16",
+            description="Helium, 16x8: mve's lanes with halfword loads and stores"),
     )
 
     def check(self, op: Operator, graph: Graph) -> list[str]:

@@ -37,4 +37,12 @@ void mb_prelu_s16_fast(const mb_prelu_params *params, const mb_broadcast_shape *
                        const int16_t *input, const int16_t *alpha, int16_t *output,
                        void *scratch);
 
+/* Variants "mve" and "mve_s16" (prelu_mve.c, Cortex-M55/M85): the same arguments and bytes out;
+ * four int32 lanes, both rescalings computed and one kept per lane. */
+void mb_prelu_s8_mve(const mb_prelu_params *params, const mb_broadcast_shape *shape,
+                     const int8_t *input, const int8_t *alpha, int8_t *output, void *scratch);
+void mb_prelu_s16_mve(const mb_prelu_params *params, const mb_broadcast_shape *shape,
+                      const int16_t *input, const int16_t *alpha, int16_t *output,
+                      void *scratch);
+
 #endif
