@@ -222,9 +222,11 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r)
 /* One output row, any filter size and stride: per filter row and pair of adjacent taps one
  * SMLAD per channel on the entry that starts at the pair's first pixel (the band has q = 1, so
  * an entry starts at every pixel whatever the stride). The sums stay in four locals: kept in an
- * array whose address dw_finish4 takes, gcc stored them back to the stack on every pair. */
-static void dw_row_any(const mb_depthwise_conv2d_s8_params *p, const int32_t *const *rows,
-                       const int32_t *consts, int8_t *out)
+ * array whose address dw_finish4 takes, gcc stored them back to the stack on every pair. Not
+ * inlined (nor the temporal loop): in the caller they cost the 3x3 band fill registers. */
+static __attribute__((noinline)) void dw_row_any(const mb_depthwise_conv2d_s8_params *p,
+                                                 const int32_t *const *rows,
+                                                 const int32_t *consts, int8_t *out)
 {
     const int32_t pairs = (p->filter_w + 1) / 2;
     const int32_t *const q = consts + 4 + 4 * p->filter_h * pairs;
@@ -258,8 +260,9 @@ static int dw_is_temporal(const mb_depthwise_conv2d_s8_params *p)
 }
 
 /* The output column of channels c0 .. c0 + 3 of one batch: in and out at its first pixel's c0. */
-static void dw_temporal_block(const mb_depthwise_conv2d_s8_params *p, const int8_t *in,
-                              const int32_t *consts, int8_t *out)
+static __attribute__((noinline)) void dw_temporal_block(const mb_depthwise_conv2d_s8_params *p,
+                                                        const int8_t *in, const int32_t *consts,
+                                                        int8_t *out)
 {
     const int32_t channels = p->input_c, kh = p->filter_h;
     const int32_t step = p->stride_h * channels;
