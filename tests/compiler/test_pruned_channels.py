@@ -101,8 +101,9 @@ def test_a_layer_left_on_the_reference_says_which_check_refused_it(tmp_path, cap
     op = compile_model(model, selection=Selection(m7)).summary()["ops"][0]
     assert op["kernel"] == REFERENCE
     refused = dict(op["variants_refused"])
-    # grouped takes only convolutions of two groups or more; this one has one.
+    # grouped and dsp_groups take only convolutions of two groups or more; this one has one.
     assert refused.pop("grouped") == "one group"
+    assert refused.pop("dsp_groups") == "one group"
     assert set(refused) == {"gemm", "dsp", "dsp16"}  # not mve: no Helium on M7
     assert all(why.startswith("channel 1: ") and "2^30" in why for why in refused.values())
     assert cli.main(["compile", str(model), "--board", "mps2-an500", "-o",

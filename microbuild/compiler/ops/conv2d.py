@@ -33,16 +33,40 @@ from microbuild.model.ir import Graph, Operator
 # ---- kernel variants (runtime/kernels/conv2d_*.c) -------------------------------------------------
 # Each computes every output pixel as sum(filter * column) + interior_bias over an im2col column in
 # which taps in the padding hold the input zero point (so they add nothing), on a filter arranged
-# here at compile time. Grouped and dilated convolutions stay on the reference.
+# here at compile time. A grouped convolution of a few groups runs the same kernels on its filter
+# made dense (_dense_filter): every channel's row spans the whole input depth, zero outside its
+# group, so the kernels (which read the input's depth, never filter_c) see a one-group
+# convolution with the same int32 sums.
 def _round_up(n: int, m: int) -> int:
     return (n + m - 1) // m * m
 
 
+def _groups(op: Operator, graph: Graph) -> int:
+    return int(graph.tensor(op.inputs[0]).shape[3] // graph.tensor(op.inputs[1]).shape[3])
+
+
+def _dense_filter(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """The filter [output_c, h, w, filter_c] as [output_c, h, w, input_c]: channel c's taps at
+    its group's depths, zeros at the other groups' (the same array for one group)."""
+    groups = _groups(op, graph)
+    if groups == 1:
+        return weights
+    oc, fh, fw, fc = weights.shape
+    dense = np.zeros((oc, fh, fw, fc * groups), dtype=weights.dtype)
+    per_group = oc // groups
+    for c in range(oc):
+        g = c // per_group
+        dense[c, :, :, g * fc:(g + 1) * fc] = weights[c]
+    return dense
+
+
 def _dims(op: Operator, graph: Graph) -> tuple[int, int, int]:
-    """(output channels, taps per output = filter_h * filter_w * depth, output pixels)."""
+    """(output channels, taps per output = filter_h * filter_w * input depth, output pixels):
+    the dense filter's taps (_dense_filter) for a grouped convolution."""
     w = graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
-    return int(w.shape[0]), int(np.prod(w.shape[1:])), int(np.prod(out.shape[:3]))
+    depth = int(graph.tensor(op.inputs[0]).shape[3])
+    return int(w.shape[0]), int(w.shape[1] * w.shape[2]) * depth, int(np.prod(out.shape[:3]))
 
 
 def _value_bound(op: Operator, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
@@ -57,17 +81,42 @@ def _value_bound(op: Operator, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     return bias, np.abs(flat).sum(axis=1) * 128 + np.abs(interior)
 
 
+# A grouped convolution made dense multiplies its filter's flash and its multiply-accumulates by
+# the number of groups; up to 4, the dense int8 dot products (16 a Helium instruction, 4 a DSP
+# pair of SMLADs) still beat the per-group kernel several times over (conv_3x3_same_groups3_pc).
+_MAX_DENSE_GROUPS = 4
+
+
 def _plain(op: Operator, graph: Graph) -> bool | Refusal:
     """What every variant handles: one group (any dilation: the im2col column gathers the
     dilated taps), and every value before
     requantization (sum(filter * column) + interior_bias) below 2^30 in magnitude, so the kernels
     may double it (their requantization takes 2x)."""
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
-    o = op.options
     if not (len(w.shape) == 4 and w.data is not None):
         return Refusal("the filter is not a constant 4-D tensor")
     if x.shape[3] != w.shape[3]:
         return Refusal(f"grouped convolution ({x.shape[3] // w.shape[3]} groups)")
+    return _sums_bounded(op, graph)
+
+
+def _few_groups(op: Operator, graph: Graph) -> bool | Refusal:
+    """A grouped convolution of 2 to 4 groups (made dense: _dense_filter), every value before
+    requantization below 2^30 in magnitude."""
+    w = graph.tensor(op.inputs[1])
+    if not (len(w.shape) == 4 and w.data is not None):
+        return Refusal("the filter is not a constant 4-D tensor")
+    groups = _groups(op, graph)
+    if groups == 1:
+        return Refusal("one group")
+    if groups > _MAX_DENSE_GROUPS:
+        return Refusal(f"{groups} groups: made dense, the filter would take {groups}x its "
+                       f"flash and multiply-accumulates (up to {_MAX_DENSE_GROUPS} groups)")
+    return _sums_bounded(op, graph)
+
+
+def _sums_bounded(op: Operator, graph: Graph) -> bool | Refusal:
+    """Every value before requantization below 2^30 in magnitude."""
     bias, bound = _value_bound(op, graph)
     if bound.max() >= (1 << 30):
         c = int(bound.argmax())
@@ -80,7 +129,7 @@ def _plain(op: Operator, graph: Graph) -> bool | Refusal:
 def _is_direct(op: Operator, graph: Graph, kp: int) -> bool:
     """A 1x1 filter whose padded depth is the depth: the kernels read pixels in place."""
     w = graph.tensor(op.inputs[1])
-    return w.shape[1] == 1 and w.shape[2] == 1 and kp == w.shape[3]
+    return w.shape[1] == 1 and w.shape[2] == 1 and kp == graph.tensor(op.inputs[0]).shape[3]
 
 
 def _padded_rows(weights: np.ndarray, rows: int, taps: int) -> np.ndarray:
@@ -99,7 +148,7 @@ def _arrange_gemm(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray
     4, 8 or 12), the block's 4 rows of that chunk one after the other."""
     oc, k, _ = _dims(op, graph)
     kp = _round_up(k, 4)
-    rows = _padded_rows(weights, _round_up(oc, _GEMM_CB), kp)
+    rows = _padded_rows(_dense_filter(weights, op, graph), _round_up(oc, _GEMM_CB), kp)
     parts = []
     for c0 in range(0, rows.shape[0], _GEMM_CB):
         block = rows[c0:c0 + _GEMM_CB]
@@ -123,7 +172,7 @@ def _arrange_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
     4 taps, then the second's (one 8-byte load feeds both)."""
     oc, k, _ = _dims(op, graph)
     kp = _round_up(k, 4)
-    rows = _padded_rows(weights, _round_up(oc, _DSP_CB), kp)
+    rows = _padded_rows(_dense_filter(weights, op, graph), _round_up(oc, _DSP_CB), kp)
     blocks = rows.reshape(-1, _DSP_CB, kp // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)
 
@@ -155,7 +204,7 @@ def _arrange_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
     the other."""
     oc, k, _ = _dims(op, graph)
     kp = _round_up(k, _MVE_CHUNK)
-    rows = _padded_rows(weights, _round_up(oc, _MVE_CB), kp)
+    rows = _padded_rows(_dense_filter(weights, op, graph), _round_up(oc, _MVE_CB), kp)
     blocks = rows.reshape(-1, _MVE_CB, kp // _MVE_CHUNK, _MVE_CHUNK).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)
 
@@ -166,8 +215,16 @@ def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:
     requantization, shifted left by its channel's left shift, below 2^30 in magnitude and no
     right shift over 28."""
     plain = _plain(op, graph)
-    if not plain:
-        return plain
+    return plain if not plain else _mve_bounds(op, graph)
+
+
+def _mve_few_groups(op: Operator, graph: Graph) -> bool | Refusal:
+    """_few_groups and the 4-lane requantization's bounds (_mve_fits)."""
+    few = _few_groups(op, graph)
+    return few if not few else _mve_bounds(op, graph)
+
+
+def _mve_bounds(op: Operator, graph: Graph) -> bool | Refusal:
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
     _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
@@ -293,6 +350,20 @@ VARIANTS = (
         description="Helium: VMLADAVA.S8 on int8 im2col columns, 2 pixels x 4 channels "
                     "(1x1: 4 pixels x 4 channels read in place), 4-lane VQRDMULH "
                     "requantization"),
+    KernelVariant(
+        opcode="CONV_2D", name="dsp_groups", function="mb_conv2d_s8_dsp",
+        sources=("conv2d_dsp.c",), features=frozenset({"dsp"}), rank=20, accepts=_few_groups,
+        arrange=_arrange_dsp, scratch=_scratch_dsp,
+        overlap_group=2,
+        description="Arm DSP, grouped convolution of 2-4 groups: dsp's kernel on the filter "
+                    "made dense (zeros outside each channel's group; groups x its flash)"),
+    KernelVariant(
+        opcode="CONV_2D", name="mve_groups", function="mb_conv2d_s8_mve",
+        sources=("conv2d_mve.c",), features=frozenset({"mve"}), rank=30,
+        accepts=_mve_few_groups, arrange=_arrange_mve, scratch=_scratch_mve,
+        overlap_group=4,
+        description="Helium, grouped convolution of 2-4 groups: mve's kernel on the filter "
+                    "made dense (zeros outside each channel's group; groups x its flash)"),
     KernelVariant(
         opcode="CONV_2D", name="grouped", function="mb_conv2d_s8_grouped",
         sources=("conv2d_grouped.c",), rank=10, accepts=_grouped, scratch=_scratch_grouped,
