@@ -6,7 +6,9 @@
  * as long as the true sum fits int16: a sum of at most 256 int8 values does (-32768..32512). So
  * every 256 window positions the halves are moved to int32 totals; the total is then the
  * reference's integer sum exactly, and the rounding division is the reference's. 16 channels are
- * summed per pass over the window, then 4; the last channels % 4 one by one. */
+ * summed per pass over the window, then 4; the last channels % 4 one by one. A window of at most
+ * 256 positions (every pooling layer of the models we know) needs no int32 totals: each half is
+ * divided straight from the accumulators (dsp_small_window). */
 #if defined(__ARM_FEATURE_DSP)
 
 #include <arm_acle.h>
@@ -99,6 +101,83 @@ static void dsp_sum(const mb_pool2d_s8_params *p, const int8_t *in, int32_t y0, 
     }
 }
 
+/* TFLM's (acc +- count / 2) / count, the sign of the rounding term taken from acc without a
+ * branch (acc 0 adds +count / 2, which truncates to 0 as -count / 2 would), then the clamp. */
+static inline int8_t dsp_divide(int32_t acc, int32_t half, int32_t count, int32_t low,
+                                int32_t high)
+{
+    const int32_t sign = acc >> 31;
+    int32_t q = (acc + ((half ^ sign) - sign)) / count;
+    q = q < low ? low : q;
+    return (int8_t)(q > high ? high : q);
+}
+
+/* The 4 channels of an (even, odd) pair of accumulators, divided and stored. */
+static inline void dsp_store4(int8_t *out, int32_t even, int32_t odd, int32_t half, int32_t count,
+                              int32_t low, int32_t high)
+{
+    out[0] = dsp_divide((int16_t)(even & 0xFFFF), half, count, low, high);
+    out[1] = dsp_divide((int16_t)(odd & 0xFFFF), half, count, low, high);
+    out[2] = dsp_divide(even >> 16, half, count, low, high);
+    out[3] = dsp_divide(odd >> 16, half, count, low, high);
+}
+
+/* A window of at most 256 positions, rows [y0, y1) x columns [x0, x1): every channel's average,
+ * 16 channels per pass, then 4, then one by one. */
+static void dsp_small_window(const mb_pool2d_s8_params *p, const int8_t *in, int32_t y0,
+                             int32_t y1, int32_t x0, int32_t x1, int8_t *out)
+{
+    const int32_t c = p->channels, w = x1 - x0, count = (y1 - y0) * w, half = count / 2;
+    const int32_t low = p->activation_min, high = p->activation_max;
+    int32_t c0 = 0;
+    for (; c0 + 16 <= c; c0 += 16) {
+        int32_t e0 = 0, o0 = 0, e1 = 0, o1 = 0, e2 = 0, o2 = 0, e3 = 0, o3 = 0;
+        for (int32_t y = y0; y < y1; y++) {
+            const int8_t *pos = in + (y * p->input_w + x0) * c + c0;
+            for (int32_t i = 0; i < w; i++, pos += c) {
+                const int32_t w0 = dsp_load(pos);
+                const int32_t w1 = dsp_load(pos + 4);
+                const int32_t w2 = dsp_load(pos + 8);
+                const int32_t w3 = dsp_load(pos + 12);
+                e0 = __sxtab16(e0, w0);
+                o0 = dsp_add_odd(o0, w0);
+                e1 = __sxtab16(e1, w1);
+                o1 = dsp_add_odd(o1, w1);
+                e2 = __sxtab16(e2, w2);
+                o2 = dsp_add_odd(o2, w2);
+                e3 = __sxtab16(e3, w3);
+                o3 = dsp_add_odd(o3, w3);
+            }
+        }
+        dsp_store4(out + c0, e0, o0, half, count, low, high);
+        dsp_store4(out + c0 + 4, e1, o1, half, count, low, high);
+        dsp_store4(out + c0 + 8, e2, o2, half, count, low, high);
+        dsp_store4(out + c0 + 12, e3, o3, half, count, low, high);
+    }
+    for (; c0 + 4 <= c; c0 += 4) {
+        int32_t e0 = 0, o0 = 0;
+        for (int32_t y = y0; y < y1; y++) {
+            const int8_t *pos = in + (y * p->input_w + x0) * c + c0;
+            for (int32_t i = 0; i < w; i++, pos += c) {
+                const int32_t w0 = dsp_load(pos);
+                e0 = __sxtab16(e0, w0);
+                o0 = dsp_add_odd(o0, w0);
+            }
+        }
+        dsp_store4(out + c0, e0, o0, half, count, low, high);
+    }
+    for (; c0 < c; c0++) {
+        int32_t acc = 0;
+        for (int32_t y = y0; y < y1; y++) {
+            const int8_t *pos = in + (y * p->input_w + x0) * c + c0;
+            for (int32_t i = 0; i < w; i++, pos += c) {
+                acc += *pos;
+            }
+        }
+        out[c0] = dsp_divide(acc, half, count, low, high);
+    }
+}
+
 void mb_avgpool2d_s8_dsp(const mb_pool2d_s8_params *p, const int8_t *input, int8_t *output,
                          void *scratch)
 {
@@ -118,6 +197,10 @@ void mb_avgpool2d_s8_dsp(const mb_pool2d_s8_params *p, const int8_t *input, int8
                     in_x0 + p->filter_w < p->input_w ? in_x0 + p->filter_w : p->input_w;
                 /* The compiler rejects shapes where a window misses the input entirely. */
                 const int32_t count = (y1 - y0) * (x1 - x0);
+                if (count <= MB_DSP_RUN) {
+                    dsp_small_window(p, in_batch, y0, y1, x0, x1, out);
+                    continue;
+                }
                 int32_t c0 = 0;
                 for (; c0 + 4 <= channels;) {
                     const int32_t words = channels - c0 >= 16 ? 4 : 1;
