@@ -266,29 +266,32 @@ static void pool_window(const mb_spatial_f32_params *p, int32_t oy, int32_t ox, 
 
 /* AVERAGE_POOL_2D (squares 0) and L2_POOL_2D (squares 1): per window the sum from 0 of x, or of
  * x * x, in row-major order, divided by the float count of taps (an empty window would divide by
- * 0, as in TFLM); L2 then takes sqrtf. */
+ * 0, as in TFLM); L2 then takes sqrtf. The parameters are read into locals once: the output is
+ * float, as are the clamp bounds in *p, so each store would otherwise make the compiler reload
+ * every parameter. */
 static void mean_pool(const mb_spatial_f32_params *p, const float *input, float *output,
                       int squares)
 {
+    const int32_t depth = p->input_c, pitch = p->input_w * depth;
+    const float low = p->activation_min, high = p->activation_max;
     for (int32_t b = 0; b < p->batches; b++) {
-        const float *image = input + b * p->input_h * p->input_w * p->input_c;
+        const float *image = input + b * p->input_h * pitch;
         for (int32_t oy = 0; oy < p->output_h; oy++) {
             for (int32_t ox = 0; ox < p->output_w; ox++) {
                 int32_t ys, ye, xs, xe;
                 pool_window(p, oy, ox, &ys, &ye, &xs, &xe);
-                for (int32_t c = 0; c < p->input_c; c++) {
+                const float count = (float)((ye - ys) * (xe - xs));
+                const float *corner = image + ys * pitch + xs * depth;
+                for (int32_t c = 0; c < depth; c++) {
                     float total = 0.0f;
-                    int32_t count = 0;
                     for (int32_t y = ys; y < ye; y++) {
-                        for (int32_t x = xs; x < xe; x++) {
-                            const float v = image[(y * p->input_w + x) * p->input_c + c];
-                            total = squares ? MB_F32_MULADD(total, v, v) : total + v;
-                            count++;
+                        const float *v = corner + (y - ys) * pitch + c;
+                        for (int32_t x = xs; x < xe; x++, v += depth) {
+                            total = squares ? MB_F32_MULADD(total, *v, *v) : total + *v;
                         }
                     }
-                    const float mean = total / (float)count;
-                    *output++ = mb_f32_clamp(squares ? sqrtf(mean) : mean, p->activation_min,
-                                             p->activation_max);
+                    const float mean = total / count;
+                    *output++ = mb_f32_clamp(squares ? sqrtf(mean) : mean, low, high);
                 }
             }
         }
@@ -307,21 +310,24 @@ void mb_l2_pool_f32(const mb_spatial_f32_params *p, const float *input, float *o
 
 void mb_max_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
 {
+    const int32_t depth = p->input_c, pitch = p->input_w * depth;
+    const float low = p->activation_min, high = p->activation_max;
     for (int32_t b = 0; b < p->batches; b++) {
-        const float *image = input + b * p->input_h * p->input_w * p->input_c;
+        const float *image = input + b * p->input_h * pitch;
         for (int32_t oy = 0; oy < p->output_h; oy++) {
             for (int32_t ox = 0; ox < p->output_w; ox++) {
                 int32_t ys, ye, xs, xe;
                 pool_window(p, oy, ox, &ys, &ye, &xs, &xe);
-                for (int32_t c = 0; c < p->input_c; c++) {
+                const float *corner = image + ys * pitch + xs * depth;
+                for (int32_t c = 0; c < depth; c++) {
                     float max = -FLT_MAX;
                     for (int32_t y = ys; y < ye; y++) {
-                        for (int32_t x = xs; x < xe; x++) {
-                            const float v = image[(y * p->input_w + x) * p->input_c + c];
-                            max = max < v ? v : max; /* std::max(max, v) */
+                        const float *v = corner + (y - ys) * pitch + c;
+                        for (int32_t x = xs; x < xe; x++, v += depth) {
+                            max = max < *v ? *v : max; /* std::max(max, v) */
                         }
                     }
-                    *output++ = mb_f32_clamp(max, p->activation_min, p->activation_max);
+                    *output++ = mb_f32_clamp(max, low, high);
                 }
             }
         }
