@@ -27,14 +27,50 @@ def covering_input(dtype: str, shape: tuple[int, ...], scale: float | None) -> n
         values = np.concatenate([[info.min, info.max, 0, -1],
                                  np.clip(signs * magnitudes, info.min, info.max)])
     else:
-        ties = (np.arange(-64, 64) + 0.5) * scale
+        halves = np.arange(-64, 64) + 0.5
+        ties = (halves * scale).astype(np.float32)
+        # The floats next to 16 ties, and quotients 2^-19 (relative) from 16 others: on either
+        # side of where quantize.c's Helium path stops trusting x * (1 / scale) and divides.
+        near = np.concatenate([np.nextafter(ties[56:72], np.float32(np.inf)),
+                               np.nextafter(ties[56:72], np.float32(-np.inf))])
+        edges = np.concatenate([halves[40:48] * (1 + 2.0 ** -19), halves[40:48] * (1 - 2.0 ** -19),
+                                halves[80:88] * (1 + 2.0 ** -19), halves[80:88] * (1 - 2.0 ** -19)
+                                ]) * scale
+        # And floats whose quotient rounds to another integer than x * (1 / scale) does
+        # (reciprocal_disagreements): the Helium path must notice them and divide (these
+        # models' scales have few, all saturating; test_quantize_qemu.py adds models full of them).
+        disagree = reciprocal_disagreements(np.float32(scale), 8 if dtype == "int8" else 16)
+        near = np.concatenate([near, disagree[:16]])
         # Beyond the int32 range after the division TFLM's float -> int conversion is undefined
         # (x86 gives INT_MIN, Arm saturates; quantize.c saturates), so the extremes stay inside.
         extremes = [0.0, -0.0, 2e9 * scale, -2e9 * scale, 3e4 * scale, -3e4 * scale, 1e-30,
                     -1e-30]
-        rest = rng.uniform(-40000, 40000, n - len(ties) - len(extremes)) * scale
-        values = np.concatenate([ties, extremes, rest])
+        fixed = len(ties) + len(near) + len(edges) + len(extremes)
+        rest = rng.uniform(-40000, 40000, n - fixed) * scale
+        values = np.concatenate([ties, near, edges, extremes, rest])
     return np.asarray(values).astype(dtype).reshape(shape)
+
+
+def _half_away(v: np.ndarray) -> np.ndarray:
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def reciprocal_disagreements(scale: np.float32, bits: int) -> np.ndarray:
+    """Floats within 3 ulps of a tie x = (k + 0.5) * scale, |k| up to the output range plus 128,
+    whose float32 quotient x / scale (TFLM's) rounds, halves away from zero, to another integer
+    than x * float32(1 / scale) when that product is not itself a tie."""
+    k = np.arange(-(1 << (bits - 1)) - 128, (1 << (bits - 1)) + 128) + 0.5
+    ties = (k * np.float64(scale)).astype(np.float32)
+    candidates, up, down = [ties], ties, ties
+    for _ in range(3):
+        up = np.nextafter(up, np.float32(np.inf))
+        down = np.nextafter(down, np.float32(-np.inf))
+        candidates += [up, down]
+    x = np.concatenate(candidates)
+    quotient, product = x / scale, x * (np.float32(1) / scale)
+    differ = (_half_away(quotient) != _half_away(product)) & \
+        (np.abs(product - _half_away(product)) != 0.5)
+    return x[differ]
 
 
 def covering_inputs(path: str | Path) -> list[np.ndarray]:
