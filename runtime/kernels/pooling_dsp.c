@@ -40,6 +40,27 @@ static inline int32_t dsp_add_odd(int32_t acc, int32_t v)
     return r;
 }
 
+/* 16 channels' sums: channels 4k, 4k + 2 in the halves of e[k], 4k + 1, 4k + 3 in o[k]. */
+typedef struct {
+    int32_t e0, o0, e1, o1, e2, o2, e3, o3;
+} dsp_sums16;
+
+static inline __attribute__((always_inline)) void dsp_add16(dsp_sums16 *a, const int8_t *pos)
+{
+    const int32_t w0 = dsp_load(pos);
+    const int32_t w1 = dsp_load(pos + 4);
+    const int32_t w2 = dsp_load(pos + 8);
+    const int32_t w3 = dsp_load(pos + 12);
+    a->e0 = __sxtab16(a->e0, w0);
+    a->o0 = dsp_add_odd(a->o0, w0);
+    a->e1 = __sxtab16(a->e1, w1);
+    a->o1 = dsp_add_odd(a->o1, w1);
+    a->e2 = __sxtab16(a->e2, w2);
+    a->o2 = dsp_add_odd(a->o2, w2);
+    a->e3 = __sxtab16(a->e3, w3);
+    a->o3 = dsp_add_odd(a->o3, w3);
+}
+
 static inline void dsp_flush(int32_t *total, int32_t even, int32_t odd)
 {
     total[0] += (int16_t)(even & 0xFFFF);
@@ -53,7 +74,7 @@ static void dsp_sum(const mb_pool2d_s8_params *p, const int8_t *in, int32_t y0, 
                     int32_t x0, int32_t x1, int32_t words, int32_t *total)
 {
     const int32_t c = p->channels;
-    int32_t e0 = 0, o0 = 0, e1 = 0, o1 = 0, e2 = 0, o2 = 0, e3 = 0, o3 = 0;
+    dsp_sums16 a = {0, 0, 0, 0, 0, 0, 0, 0};
     int32_t room = MB_DSP_RUN;
     for (int32_t j = 0; j < 4 * words; j++) {
         total[j] = 0;
@@ -65,36 +86,25 @@ static void dsp_sum(const mb_pool2d_s8_params *p, const int8_t *in, int32_t y0, 
             const int32_t run = left < room ? left : room;
             if (words == 4) {
                 for (int32_t i = 0; i < run; i++, pos += c) {
-                    const int32_t w0 = dsp_load(pos);
-                    const int32_t w1 = dsp_load(pos + 4);
-                    const int32_t w2 = dsp_load(pos + 8);
-                    const int32_t w3 = dsp_load(pos + 12);
-                    e0 = __sxtab16(e0, w0);
-                    o0 = dsp_add_odd(o0, w0);
-                    e1 = __sxtab16(e1, w1);
-                    o1 = dsp_add_odd(o1, w1);
-                    e2 = __sxtab16(e2, w2);
-                    o2 = dsp_add_odd(o2, w2);
-                    e3 = __sxtab16(e3, w3);
-                    o3 = dsp_add_odd(o3, w3);
+                    dsp_add16(&a, pos);
                 }
             } else {
                 for (int32_t i = 0; i < run; i++, pos += c) {
                     const int32_t w0 = dsp_load(pos);
-                    e0 = __sxtab16(e0, w0);
-                    o0 = dsp_add_odd(o0, w0);
+                    a.e0 = __sxtab16(a.e0, w0);
+                    a.o0 = dsp_add_odd(a.o0, w0);
                 }
             }
             left -= run;
             room -= run;
             if (room == 0 || (left == 0 && y + 1 == y1)) {
-                dsp_flush(total, e0, o0);
+                dsp_flush(total, a.e0, a.o0);
                 if (words == 4) {
-                    dsp_flush(total + 4, e1, o1);
-                    dsp_flush(total + 8, e2, o2);
-                    dsp_flush(total + 12, e3, o3);
+                    dsp_flush(total + 4, a.e1, a.o1);
+                    dsp_flush(total + 8, a.e2, a.o2);
+                    dsp_flush(total + 12, a.e3, a.o3);
                 }
-                e0 = o0 = e1 = o1 = e2 = o2 = e3 = o3 = 0;
+                a = (dsp_sums16){0, 0, 0, 0, 0, 0, 0, 0};
                 room = MB_DSP_RUN;
             }
         }
@@ -131,28 +141,17 @@ static void dsp_small_window(const mb_pool2d_s8_params *p, const int8_t *in, int
     const int32_t low = p->activation_min, high = p->activation_max;
     int32_t c0 = 0;
     for (; c0 + 16 <= c; c0 += 16) {
-        int32_t e0 = 0, o0 = 0, e1 = 0, o1 = 0, e2 = 0, o2 = 0, e3 = 0, o3 = 0;
+        dsp_sums16 a = {0, 0, 0, 0, 0, 0, 0, 0};
         for (int32_t y = y0; y < y1; y++) {
             const int8_t *pos = in + (y * p->input_w + x0) * c + c0;
             for (int32_t i = 0; i < w; i++, pos += c) {
-                const int32_t w0 = dsp_load(pos);
-                const int32_t w1 = dsp_load(pos + 4);
-                const int32_t w2 = dsp_load(pos + 8);
-                const int32_t w3 = dsp_load(pos + 12);
-                e0 = __sxtab16(e0, w0);
-                o0 = dsp_add_odd(o0, w0);
-                e1 = __sxtab16(e1, w1);
-                o1 = dsp_add_odd(o1, w1);
-                e2 = __sxtab16(e2, w2);
-                o2 = dsp_add_odd(o2, w2);
-                e3 = __sxtab16(e3, w3);
-                o3 = dsp_add_odd(o3, w3);
+                dsp_add16(&a, pos);
             }
         }
-        dsp_store4(out + c0, e0, o0, half, count, low, high);
-        dsp_store4(out + c0 + 4, e1, o1, half, count, low, high);
-        dsp_store4(out + c0 + 8, e2, o2, half, count, low, high);
-        dsp_store4(out + c0 + 12, e3, o3, half, count, low, high);
+        dsp_store4(out + c0, a.e0, a.o0, half, count, low, high);
+        dsp_store4(out + c0 + 4, a.e1, a.o1, half, count, low, high);
+        dsp_store4(out + c0 + 8, a.e2, a.o2, half, count, low, high);
+        dsp_store4(out + c0 + 12, a.e3, a.o3, half, count, low, high);
     }
     for (; c0 + 4 <= c; c0 += 4) {
         int32_t e0 = 0, o0 = 0;
