@@ -9,7 +9,9 @@
  *
  * One vector load of the input feeds four VMLADAVA (sum of 16 int8 x int8 products added to an
  * int32 scalar: exact, the reference's sum in another order). The tail uses tail predication
- * (VCTP): masked lanes are neither read nor summed. */
+ * (VCTP): masked lanes are neither read nor summed. The four rows' sums are requantized together
+ * on 4 lanes (requantize_mve.h's mb_mve_requantize_any_lanes: mb_requantize_fast32's result for
+ * any int32 sum) and stored with one narrowing store. */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
@@ -17,6 +19,7 @@
 
 #include "microbuild/kernels/fully_connected.h"
 #include "microbuild/kernels/fully_connected_requantize.h"
+#include "microbuild/kernels/requantize_mve.h"
 #include "microbuild/quant.h"
 
 void mb_fully_connected_s8_mve(const mb_fully_connected_s8_params *params, const int8_t *input,
@@ -29,6 +32,12 @@ void mb_fully_connected_s8_mve(const mb_fully_connected_s8_params *params, const
     const int32_t chunks = depth / 16;
     const int32_t tail = depth - chunks * 16;
     (void)scratch;
+    const int32_t *multipliers = params->output_multipliers;
+    const int32_t *shifts = params->output_shifts;
+    const int32x4_t tensor_multiplier = vdupq_n_s32(params->output_multiplier);
+    const int32x4_t tensor_shift = vdupq_n_s32(params->output_shift);
+    const int32x4_t low = vdupq_n_s32(params->activation_min);
+    const int32x4_t high = vdupq_n_s32(params->activation_max);
     for (int32_t b = 0; b < params->batches; b++) {
         const int8_t *x_row = input + b * depth;
         int8_t *y = output + b * out_depth;
@@ -56,10 +65,17 @@ void mb_fully_connected_s8_mve(const mb_fully_connected_s8_params *params, const
                 acc3 = vmladavaq_p_s8(acc3, xv, vldrbq_z_s8(w + 3 * tail, p), p);
                 w += 4 * tail;
             }
-            y[c] = mb_fc_requantize(params, c, acc0);
-            y[c + 1] = mb_fc_requantize(params, c + 1, acc1);
-            y[c + 2] = mb_fc_requantize(params, c + 2, acc2);
-            y[c + 3] = mb_fc_requantize(params, c + 3, acc3);
+            int32x4_t acc = vdupq_n_s32(acc0);
+            acc = vsetq_lane_s32(acc1, acc, 1);
+            acc = vsetq_lane_s32(acc2, acc, 2);
+            acc = vsetq_lane_s32(acc3, acc, 3);
+            const int32x4_t scaled =
+                multipliers != NULL
+                    ? mb_mve_requantize_any_lanes(acc, vld1q_s32(multipliers + c),
+                                                  vld1q_s32(shifts + c))
+                    : mb_mve_requantize_any_lanes(acc, tensor_multiplier, tensor_shift);
+            const int32x4_t out = vaddq_n_s32(scaled, params->output_offset);
+            vstrbq_s32(y + c, vminq_s32(vmaxq_s32(out, low), high));
         }
         for (; c < out_depth; c++) {
             int32_t acc = bias[c];

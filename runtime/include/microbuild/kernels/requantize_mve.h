@@ -68,5 +68,17 @@ static inline int32x4_t mb_mve_requantize_any(int32x4_t acc, mb_mve_requant r)
     return vrshlq_n_s32(vqaddq_s32(high, negative), r.neg_right);
 }
 
+/* mb_mve_requantize_any with a multiplier and shift per lane (shifts as mb_requantize_fast's:
+ * > 0 shifts left): the same rounding for any int32 acc, lane by lane. */
+static inline int32x4_t mb_mve_requantize_any_lanes(int32x4_t acc, int32x4_t multipliers,
+                                                    int32x4_t shifts)
+{
+    const int32x4_t zero = vdupq_n_s32(0);
+    const int32x4_t neg_right = vminq_s32(shifts, zero);
+    const int32x4_t high = vqrdmulhq_s32(vshlq_s32(acc, vmaxq_s32(shifts, zero)), multipliers);
+    const int32x4_t negative = vshrq_n_s32(vandq_s32(high, neg_right), 31);
+    return vrshlq_s32(vqaddq_s32(high, negative), neg_right);
+}
+
 #endif
 #endif
