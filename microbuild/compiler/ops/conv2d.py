@@ -167,14 +167,19 @@ _DSP_CB = 2
 _RESIDUAL_TABLES = 2 * 256 * 4  # conv2d_dsp.c: the fused ADD's two rescaling tables (int32)
 
 
-def _arrange_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
-    """conv2d_dsp.c's layout: channel pairs, each group of 4 taps by group: the first channel's
-    4 taps, then the second's (one 8-byte load feeds both)."""
-    oc, k, _ = _dims(op, graph)
+def dsp_layout(dense: np.ndarray) -> np.ndarray:
+    """conv2d_dsp.c's layout of a one-group filter [output_c, h, w, input_c]: channel pairs,
+    each group of 4 taps by group: the first channel's 4 taps, then the second's (one 8-byte
+    load feeds both)."""
+    oc, k = int(dense.shape[0]), int(np.prod(dense.shape[1:]))
     kp = _round_up(k, 4)
-    rows = _padded_rows(_dense_filter(weights, op, graph), _round_up(oc, _DSP_CB), kp)
+    rows = _padded_rows(dense, _round_up(oc, _DSP_CB), kp)
     blocks = rows.reshape(-1, _DSP_CB, kp // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)
+
+
+def _arrange_dsp(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    return dsp_layout(_dense_filter(weights, op, graph))
 
 
 def _arrange_dsp16(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
@@ -184,29 +189,37 @@ def _arrange_dsp16(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarra
     return np.ascontiguousarray(groups[:, [0, 2, 1, 3]]).astype(np.int16).reshape(-1)
 
 
-def _scratch_dsp(op: Operator, graph: Graph) -> int:
+def dsp_scratch_bytes(oc: int, k: int, depth: int, residual: bool) -> int:
     """The 2 pixels' int16 columns, a dummy output row (the second pixel of an odd last pair),
     an int8 staging column when the depth is not a multiple of 4, 16 bytes of requantization
     constants per channel, and the residual ADD's tables when an ADD is fused."""
-    oc, k, _ = _dims(op, graph)
     kp = _round_up(k, 4)
-    depth = graph.tensor(op.inputs[0]).shape[3]
     return (2 * kp * 2 + _round_up(oc, 4) + (kp if depth % 4 else 0) + 16 * oc
-            + (_RESIDUAL_TABLES if op.options.get(RESIDUAL_ADD) else 0))
+            + (_RESIDUAL_TABLES if residual else 0))
+
+
+def _scratch_dsp(op: Operator, graph: Graph) -> int:
+    oc, k, _ = _dims(op, graph)
+    return dsp_scratch_bytes(oc, k, int(graph.tensor(op.inputs[0]).shape[3]),
+                             bool(op.options.get(RESIDUAL_ADD)))
 
 
 _MVE_CB, _MVE_CHUNK = 4, 16
 
 
-def _arrange_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
-    """conv2d_mve.c's layout: rows padded with zeros to a multiple of 16 taps and of 4
-    channels; per block of 4 channels, chunk by chunk (16 taps), the 4 rows' chunk one after
-    the other."""
-    oc, k, _ = _dims(op, graph)
+def mve_layout(dense: np.ndarray) -> np.ndarray:
+    """conv2d_mve.c's layout of a one-group filter [output_c, h, w, input_c]: rows padded with
+    zeros to a multiple of 16 taps and of 4 channels; per block of 4 channels, chunk by chunk
+    (16 taps), the 4 rows' chunk one after the other."""
+    oc, k = int(dense.shape[0]), int(np.prod(dense.shape[1:]))
     kp = _round_up(k, _MVE_CHUNK)
-    rows = _padded_rows(_dense_filter(weights, op, graph), _round_up(oc, _MVE_CB), kp)
+    rows = _padded_rows(dense, _round_up(oc, _MVE_CB), kp)
     blocks = rows.reshape(-1, _MVE_CB, kp // _MVE_CHUNK, _MVE_CHUNK).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(blocks).reshape(-1)
+
+
+def _arrange_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    return mve_layout(_dense_filter(weights, op, graph))
 
 
 def _mve_fits(op: Operator, graph: Graph) -> bool | Refusal:

@@ -21,6 +21,7 @@ from microbuild.compiler.ops.conv_params import (
     emit_conv_params,
     emit_s16,
 )
+from microbuild.compiler.ops.conv2d import dsp_layout, dsp_scratch_bytes, mve_layout
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     channel_multipliers,
@@ -158,6 +159,90 @@ def _s16_fits(op: Operator, graph: Graph) -> bool | Refusal:
     return True
 
 
+# A depth multiplier above 1 on a few input channels runs as the CONV_2D it equals, on the
+# filter made dense: input_c times the multiply-accumulates, which the CONV_2D kernels' 2- and
+# 16-lane dot products still do several times faster than the reference's one tap at a time
+# (dw_3x3_same_s2_m3_pc, dw_3x3_dil2_same_m2_pc). Beyond 4 input channels the waste grows.
+_MAX_DENSE_CHANNELS = 4
+
+
+def _as_dense(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """The filter [1, h, w, output_c] as a CONV_2D's [output_c, h, w, input_c]: output channel
+    o's taps at input channel o / depth_multiplier, zeros at the others."""
+    in_c = int(graph.tensor(op.inputs[0]).shape[3])
+    _, h, w, out_c = weights.shape
+    multiplier = out_c // in_c
+    dense = np.zeros((out_c, h, w, in_c), dtype=weights.dtype)
+    for o in range(out_c):
+        dense[o, :, :, o // multiplier] = weights[0, :, :, o]
+    return dense
+
+
+def _dense_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """A depth multiplier above 1 on at most 4 input channels, every value before
+    requantization below 2^30 in magnitude (the CONV_2D kernels' bound, conv2d.py _plain)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        return Refusal("input or filter is not 4-D")
+    in_c, out_c = int(x.shape[3]), int(w.shape[3])
+    if out_c == in_c:
+        return Refusal("depth multiplier 1 (the depthwise kernels take it)")
+    if in_c > _MAX_DENSE_CHANNELS:
+        return Refusal(f"{in_c} input channels: made dense, the filter would take {in_c}x the "
+                       f"multiply-accumulates (up to {_MAX_DENSE_CHANNELS})")
+    for c, bound in enumerate(_dense_bounds(op, graph)):
+        if bound >= 1 << 30:
+            return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach {bound:,}, "
+                           "over the 2^30 the CONV_2D kernels' requantization allows")
+    return True
+
+
+def _dense_bounds(op: Operator, graph: Graph) -> list[int]:
+    """Per output channel, the largest |sum(filter * column) + interior bias| (column values
+    are int8: the input, or its zero point in the padding)."""
+    w = graph.tensor(op.inputs[1])
+    _, interior = bias_and_interior_bias(op, graph)
+    taps = np.abs(w.data.astype(np.int64)).reshape(-1, w.shape[3]).sum(axis=0)
+    return [int(t) * 128 + abs(int(i)) for t, i in zip(taps, interior)]
+
+
+def _mve_dense_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """_dense_fits, and the 4-lane requantization's bounds (conv2d.py _mve_fits): every value
+    shifted left by its channel's left shift below 2^30, no right shift over 28."""
+    fits = _dense_fits(op, graph)
+    if not fits:
+        return fits
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[3]))
+    for c, (bound, shift) in enumerate(zip(_dense_bounds(op, graph), (int(s) for s in shifts))):
+        left, right = max(shift, 0), max(-shift, 0)
+        if bound << left >= 1 << 30:
+            return Refusal(f"channel {c}: |sum + bias| may reach {bound:,}, which shifted left by "
+                           f"{left} is over the 2^30 the 4-lane requantization allows")
+        if right > 28:
+            return Refusal(f"channel {c}: right shift {right} is over the 28 the 4-lane "
+                           "requantization allows")
+    return True
+
+
+def _dense_taps(op: Operator, graph: Graph) -> int:
+    w = graph.tensor(op.inputs[1])
+    return int(w.shape[1] * w.shape[2]) * int(graph.tensor(op.inputs[0]).shape[3])
+
+
+def _dense_dsp_scratch(op: Operator, graph: Graph) -> int:
+    """conv2d_dsp.c's scratch for the dense filter (conv2d.py dsp_scratch_bytes)."""
+    return dsp_scratch_bytes(int(graph.tensor(op.inputs[1]).shape[3]), _dense_taps(op, graph),
+                             int(graph.tensor(op.inputs[0]).shape[3]), residual=False)
+
+
+def _dense_mve_scratch(op: Operator, graph: Graph) -> int:
+    """conv2d_mve.c's 4 pixels' int8 columns, padded to 16 taps (none for a 1x1 filter)."""
+    w = graph.tensor(op.inputs[1])
+    return 0 if w.shape[1] == 1 and w.shape[2] == 1 else 4 * (-(-_dense_taps(op, graph) // 16) * 16)
+
+
 def _s16_scratch(op: Operator, graph: Graph) -> int:
     """16 bytes of requantization constants per output channel."""
     return 16 * int(graph.tensor(op.inputs[1]).shape[3])
@@ -187,6 +272,22 @@ VARIANTS = (
         description="Helium: blocks of 8 channels outermost (constants once per block), int16 "
                     "lanes from widening byte loads, VMULLB/VMULLT, tail-predicated, VQRDMULH "
                     "requantization"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="dsp_dense",
+        function="mb_depthwise_conv2d_s8_dense_dsp",
+        sources=("depthwise_conv2d_dense.c", "conv2d_dsp.c"), features=frozenset({"dsp"}),
+        rank=20, accepts=_dense_fits, scratch=_dense_dsp_scratch,
+        arrange=lambda weights, op, graph: dsp_layout(_as_dense(weights, op, graph)),
+        description="Arm DSP, depth multiplier above 1 on up to 4 input channels: CONV_2D's dsp "
+                    "kernel on the filter made dense (input_c times its flash)"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="mve_dense",
+        function="mb_depthwise_conv2d_s8_dense_mve",
+        sources=("depthwise_conv2d_dense.c", "conv2d_mve.c"), features=frozenset({"mve"}),
+        rank=30, accepts=_mve_dense_fits, scratch=_dense_mve_scratch,
+        arrange=lambda weights, op, graph: mve_layout(_as_dense(weights, op, graph)),
+        description="Helium, depth multiplier above 1 on up to 4 input channels: CONV_2D's mve "
+                    "kernel on the filter made dense (input_c times its flash)"),
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="fast_s16",
         function="mb_depthwise_conv2d_s16_fast", sources=("depthwise_conv2d_s16_fast.c",),
@@ -263,6 +364,10 @@ class DepthwiseConv2D(OpLowering):
                 interior_bias, pad, mve_block_tables(op, graph, interior_bias, zero_bias)])
         interior = ctx.const_array(ctx.symbol("interior_bias"), interior_values.astype(np.int32),
                                    "int32_t")
+        # A variant that arranges the weights gets its own array (kernel_call): do not emit the
+        # original as well.
+        weights = (ctx.ptr(op.inputs[1]) if variant is None or variant.arrange is None
+                   else "(const int8_t *)0")
         return self.kernel_call(op, graph, ctx, "mb_depthwise_conv2d_s8", [
-            f"&{params}", ctx.ptr(op.inputs[0]), ctx.ptr(op.inputs[1]), bias, interior, mult,
+            f"&{params}", ctx.ptr(op.inputs[0]), weights, bias, interior, mult,
             shift, ctx.ptr(op.outputs[0])], weights=2)

@@ -78,4 +78,18 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *params,
                                 const int32_t *interior_bias, const int32_t *multipliers,
                                 const int32_t *shifts, int8_t *output, void *scratch);
 
+/* "dsp_dense" and "mve_dense" (depthwise_conv2d_dense.c): a depth multiplier above 1 on at most
+ * 4 input channels, as the CONV_2D it equals (conv2d_dsp.c / conv2d_mve.c) on a filter the
+ * compiler made dense and arranged; scratch as those kernels'. */
+void mb_depthwise_conv2d_s8_dense_dsp(const mb_depthwise_conv2d_s8_params *params,
+                                      const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, const int32_t *interior_bias,
+                                      const int32_t *multipliers, const int32_t *shifts,
+                                      int8_t *output, void *scratch);
+void mb_depthwise_conv2d_s8_dense_mve(const mb_depthwise_conv2d_s8_params *params,
+                                      const int8_t *input, const int8_t *filter,
+                                      const int32_t *bias, const int32_t *interior_bias,
+                                      const int32_t *multipliers, const int32_t *shifts,
+                                      int8_t *output, void *scratch);
+
 #endif
