@@ -49,6 +49,7 @@ typedef struct {
     uint8x16_t lane_dx[2];     /* tap and its tap's input column from the first tap's (255 past */
     mve_pred16_t high_row;     /* the row); high_row: the lanes of the row's second half */
     int32_t span_w;            /* (filter_w - 1) * dilation_w */
+    int32_t narrow_edge;       /* undilated rows of at most 16 bytes: narrow_edge_column */
 } window_copy;
 
 static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
@@ -73,6 +74,7 @@ static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
     const int32_t c = p->input_c, span = (p->filter_w - 1) * p->dilation_w;
     w.gather = w.dilated_taps && w.row <= 32 && span * c + c <= 256 && span <= 254;
     w.high_row = vctp8q((uint32_t)(w.row > 16 ? w.row - 16 : 0));
+    w.narrow_edge = p->dilation_h == 1 && p->dilation_w == 1 && w.row <= 16;
     if (w.gather) { /* once per convolution; the lanes past the row as gather_column needs */
         uint8_t offsets[32] = {0}, lane_dx[32];
         memset(lane_dx, 255, sizeof lane_dx);
@@ -213,6 +215,43 @@ static ALWAYS_INLINE void gather_column(const window_copy *w, const int8_t *imag
     vstrbq_p_s8(dst, vdupq_n_s8(0), zeros);
 }
 
+/* An undilated window reaching into the padding whose rows are at most 16 bytes (first layers:
+ * ds_cnn's 10x4x1, a 3x3x3): each row one predicated VLDRB of its taps inside the input (the
+ * lanes of the columns in the padding are not read) and one VSTRB of the row with the zero point
+ * in the others (VPSEL), a row in the padding one VSTRB of the zero point; then the zeros up to
+ * kp. mb_conv2d_column_s8 calls memset and memcpy per row: about 80 instructions a row. */
+static __attribute__((noinline)) void narrow_edge_column(const window_copy *w,
+                                                         const int8_t *image, int32_t oy,
+                                                         int32_t ox, int8_t *col)
+{
+    const mb_conv2d_s8_params *p = w->p;
+    const int32_t c = p->input_c, row = w->row, fh = p->filter_h, fw = p->filter_w;
+    const uint32_t in_h = (uint32_t)p->input_h;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
+    /* The row's columns inside the input: [lo, hi) of the filter's, as lanes [lo * c, hi * c). */
+    const int32_t lo = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
+    const int32_t right = p->input_w - ix0;
+    const int32_t hi = right < lo ? lo : (right > fw ? fw : right);
+    const mve_pred16_t in_row = w->in_row;
+    const mve_pred16_t taps = (mve_pred16_t)(vctp8q((uint32_t)(hi * c)) &
+                                             (mve_pred16_t)~vctp8q((uint32_t)(lo * c)));
+    /* The row's first tap, which may lie before the image row (its lanes are not read). */
+    const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
+    const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
+    int8_t *dst = col;
+    uint32_t iy = (uint32_t)iy0;
+    for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
+        if (iy < in_h) {
+            vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(src, taps), zero_point, taps), in_row);
+        } else {
+            vstrbq_p_s8(dst, zero_point, in_row);
+        }
+    }
+    vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
+}
+
 /* gather_column's two forms, each its own function (the two-half loop inlined beside the other
  * cost the rows of at most 16 bytes 4% in set-up). */
 static __attribute__((noinline)) void gather_column_narrow(const window_copy *w,
@@ -253,6 +292,10 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
         }
         if (w->dilated_taps) {
             dilated_column(w, image, oy, ox, col);
+            return;
+        }
+        if (w->narrow_edge) {
+            narrow_edge_column(w, image, oy, ox, col);
             return;
         }
         edge_column(p, image, oy, ox, w->kp, col);
