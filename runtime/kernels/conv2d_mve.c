@@ -49,7 +49,7 @@ typedef struct {
     uint8x16_t lane_dx[2];     /* tap and its tap's input column from the first tap's (255 past */
     mve_pred16_t high_row;     /* the row); high_row: the lanes of the row's second half */
     int32_t span_w;            /* (filter_w - 1) * dilation_w */
-    int32_t narrow_edge;       /* undilated rows of at most 16 bytes: narrow_edge_column */
+    int32_t undilated;         /* undilated: edge_rows_column for windows in the padding */
 } window_copy;
 
 static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
@@ -74,7 +74,7 @@ static window_copy window_copy_of(const mb_conv2d_s8_params *p, int32_t kp)
     const int32_t c = p->input_c, span = (p->filter_w - 1) * p->dilation_w;
     w.gather = w.dilated_taps && w.row <= 32 && span * c + c <= 256 && span <= 254;
     w.high_row = vctp8q((uint32_t)(w.row > 16 ? w.row - 16 : 0));
-    w.narrow_edge = p->dilation_h == 1 && p->dilation_w == 1 && w.row <= 16;
+    w.undilated = p->dilation_h == 1 && p->dilation_w == 1;
     if (w.gather) { /* once per convolution; the lanes past the row as gather_column needs */
         uint8_t offsets[32] = {0}, lane_dx[32];
         memset(lane_dx, 255, sizeof lane_dx);
@@ -215,14 +215,14 @@ static ALWAYS_INLINE void gather_column(const window_copy *w, const int8_t *imag
     vstrbq_p_s8(dst, vdupq_n_s8(0), zeros);
 }
 
-/* An undilated window reaching into the padding whose rows are at most 16 bytes (first layers:
- * ds_cnn's 10x4x1, a 3x3x3): each row one predicated VLDRB of its taps inside the input (the
- * lanes of the columns in the padding are not read) and one VSTRB of the row with the zero point
- * in the others (VPSEL), a row in the padding one VSTRB of the zero point; then the zeros up to
- * kp. mb_conv2d_column_s8 calls memset and memcpy per row: about 80 instructions a row. */
-static __attribute__((noinline)) void narrow_edge_column(const window_copy *w,
-                                                         const int8_t *image, int32_t oy,
-                                                         int32_t ox, int8_t *col)
+/* An undilated window reaching into the padding: each row, 16 bytes at a time, one predicated
+ * VLDRB of its taps inside the input (lanes of columns in the padding are not read) and one VSTRB
+ * with the zero point in the other lanes (VPSEL), a row in the padding VSTRBs of the zero point;
+ * then the zeros up to kp. mb_conv2d_column_s8 calls memset and memcpy per row: about 80
+ * instructions a row. WIDE: rows of 17-32 bytes (a loop over their two chunks), a constant in
+ * each copy. */
+static ALWAYS_INLINE void edge_rows_column(const window_copy *w, const int8_t *image, int32_t oy,
+                                           int32_t ox, int8_t *col, const int wide)
 {
     const mb_conv2d_s8_params *p = w->p;
     const int32_t c = p->input_c, row = w->row, fh = p->filter_h, fw = p->filter_w;
@@ -230,26 +230,56 @@ static __attribute__((noinline)) void narrow_edge_column(const window_copy *w,
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
-    /* The row's columns inside the input: [lo, hi) of the filter's, as lanes [lo * c, hi * c). */
-    const int32_t lo = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
+    /* The row's bytes inside the input: [lo, hi), from the columns inside the filter's. */
+    const int32_t lo_x = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
     const int32_t right = p->input_w - ix0;
-    const int32_t hi = right < lo ? lo : (right > fw ? fw : right);
-    const mve_pred16_t in_row = w->in_row;
-    const mve_pred16_t taps = (mve_pred16_t)(vctp8q((uint32_t)(hi * c)) &
-                                             (mve_pred16_t)~vctp8q((uint32_t)(lo * c)));
+    const int32_t lo = lo_x * c;
+    const int32_t hi = (right < lo_x ? lo_x : (right > fw ? fw : right)) * c;
     /* The row's first tap, which may lie before the image row (its lanes are not read). */
     const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
     const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
     int8_t *dst = col;
     uint32_t iy = (uint32_t)iy0;
-    for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
-        if (iy < in_h) {
-            vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(src, taps), zero_point, taps), in_row);
-        } else {
-            vstrbq_p_s8(dst, zero_point, in_row);
+    if (!wide) {
+        const mve_pred16_t in_row = w->in_row;
+        const mve_pred16_t taps = (mve_pred16_t)(vctp8q((uint32_t)hi) &
+                                                 (mve_pred16_t)~vctp8q((uint32_t)lo));
+        for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
+            if (iy < in_h) {
+                vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(src, taps), zero_point, taps), in_row);
+            } else {
+                vstrbq_p_s8(dst, zero_point, in_row);
+            }
+        }
+    } else {
+        for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, iy++) {
+            const int inside = iy < in_h;
+            for (int32_t b = 0; b < row; b += 16, dst += 16) {
+                const mve_pred16_t lanes = vctp8q((uint32_t)(row - b));
+                const mve_pred16_t taps =
+                    (mve_pred16_t)(vctp8q((uint32_t)(hi - b < 0 ? 0 : hi - b)) &
+                                   (mve_pred16_t)~vctp8q((uint32_t)(lo - b < 0 ? 0 : lo - b)));
+                const int8x16_t v = inside ? vpselq_s8(vldrbq_z_s8(src + b, taps), zero_point,
+                                                       taps)
+                                           : zero_point;
+                vstrbq_p_s8(dst, v, lanes);
+            }
+            dst -= (16 - row % 16) % 16; /* back to the row's end */
         }
     }
     vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
+}
+
+static __attribute__((noinline)) void edge_rows_narrow(const window_copy *w, const int8_t *image,
+                                                       int32_t oy, int32_t ox, int8_t *col)
+{
+    edge_rows_column(w, image, oy, ox, col, 0);
+}
+
+static __attribute__((noinline)) void edge_rows_wide(const window_copy *w, const int8_t *image,
+                                                     int32_t oy, int32_t ox, int8_t *col)
+{
+    edge_rows_column(w, image, oy, ox, col, 1);
 }
 
 /* gather_column's two forms, each its own function (the two-half loop inlined beside the other
@@ -294,8 +324,13 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
             dilated_column(w, image, oy, ox, col);
             return;
         }
-        if (w->narrow_edge) {
-            narrow_edge_column(w, image, oy, ox, col);
+        if (w->undilated && w->row <= 32) {
+            /* Longer rows (resnet8's 3x3x16: 48 bytes) measured faster with memset / memcpy. */
+            if (w->row <= 16) {
+                edge_rows_narrow(w, image, oy, ox, col);
+            } else {
+                edge_rows_wide(w, image, oy, ox, col);
+            }
             return;
         }
         edge_column(p, image, oy, ox, w->kp, col);
