@@ -215,12 +215,19 @@ static ALWAYS_INLINE void gather_column(const window_copy *w, const int8_t *imag
     vstrbq_p_s8(dst, vdupq_n_s8(0), zeros);
 }
 
+/* The lanes [lo, hi) of a 16-byte chunk (bounds outside 0..16 clamped). */
+static inline mve_pred16_t lanes_between(int32_t lo, int32_t hi)
+{
+    const uint32_t from = (uint32_t)(lo < 0 ? 0 : (lo > 16 ? 16 : lo));
+    const uint32_t to = (uint32_t)(hi < 0 ? 0 : (hi > 16 ? 16 : hi));
+    return (mve_pred16_t)(vctp8q(to) & (mve_pred16_t)~vctp8q(from));
+}
+
 /* An undilated window reaching into the padding: each row, 16 bytes at a time, one predicated
  * VLDRB of its taps inside the input (lanes of columns in the padding are not read) and one VSTRB
  * with the zero point in the other lanes (VPSEL), a row in the padding VSTRBs of the zero point;
  * then the zeros up to kp. mb_conv2d_column_s8 calls memset and memcpy per row: about 80
- * instructions a row. WIDE: rows of 17-32 bytes (a loop over their two chunks), a constant in
- * each copy. */
+ * instructions a row. WIDE: rows of 17-32 bytes (two chunks), a constant in each copy. */
 static ALWAYS_INLINE void edge_rows_column(const window_copy *w, const int8_t *image, int32_t oy,
                                            int32_t ox, int8_t *col, const int wide)
 {
@@ -240,10 +247,9 @@ static ALWAYS_INLINE void edge_rows_column(const window_copy *w, const int8_t *i
     const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
     int8_t *dst = col;
     uint32_t iy = (uint32_t)iy0;
+    const mve_pred16_t taps = lanes_between(lo, hi);
     if (!wide) {
         const mve_pred16_t in_row = w->in_row;
-        const mve_pred16_t taps = (mve_pred16_t)(vctp8q((uint32_t)hi) &
-                                                 (mve_pred16_t)~vctp8q((uint32_t)lo));
         for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
             if (iy < in_h) {
                 vstrbq_p_s8(dst, vpselq_s8(vldrbq_z_s8(src, taps), zero_point, taps), in_row);
@@ -251,20 +257,19 @@ static ALWAYS_INLINE void edge_rows_column(const window_copy *w, const int8_t *i
                 vstrbq_p_s8(dst, zero_point, in_row);
             }
         }
-    } else {
-        for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, iy++) {
-            const int inside = iy < in_h;
-            for (int32_t b = 0; b < row; b += 16, dst += 16) {
-                const mve_pred16_t lanes = vctp8q((uint32_t)(row - b));
-                const mve_pred16_t taps =
-                    (mve_pred16_t)(vctp8q((uint32_t)(hi - b < 0 ? 0 : hi - b)) &
-                                   (mve_pred16_t)~vctp8q((uint32_t)(lo - b < 0 ? 0 : lo - b)));
-                const int8x16_t v = inside ? vpselq_s8(vldrbq_z_s8(src + b, taps), zero_point,
-                                                       taps)
-                                           : zero_point;
-                vstrbq_p_s8(dst, v, lanes);
+    } else { /* 17-32 bytes: a whole first chunk, then the lanes high_row of the second */
+        const mve_pred16_t taps_high = lanes_between(lo - 16, hi - 16);
+        const mve_pred16_t high_row = w->high_row;
+        for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
+            if (iy < in_h) {
+                vstrbq_s8(dst, vpselq_s8(vldrbq_z_s8(src, taps), zero_point, taps));
+                vstrbq_p_s8(dst + 16,
+                            vpselq_s8(vldrbq_z_s8(src + 16, taps_high), zero_point, taps_high),
+                            high_row);
+            } else {
+                vstrbq_s8(dst, zero_point);
+                vstrbq_p_s8(dst + 16, zero_point, high_row);
             }
-            dst -= (16 - row % 16) % 16; /* back to the row's end */
         }
     }
     vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);

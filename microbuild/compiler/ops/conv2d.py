@@ -242,27 +242,37 @@ def _mve_bounds(op: Operator, graph: Graph) -> bool | Refusal:
     out = graph.tensor(op.outputs[0])
     _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[0]))
     _, bound = _value_bound(op, graph)
-    for c, shift in enumerate(int(s) for s in shifts):
+    return mve_requantize_fits(bound, shifts)
+
+
+def mve_requantize_fits(bounds, shifts) -> bool | Refusal:
+    """requantize_mve.h's 4-lane requantization: per channel, the largest |sum(filter x column)
+    + bias| shifted left by the channel's left shift below 2^30, and no right shift over 28."""
+    for c, (bound, shift) in enumerate(zip((int(b) for b in bounds), (int(s) for s in shifts))):
         left, right = max(shift, 0), max(-shift, 0)
-        if int(bound[c]) << left >= 1 << 30:
-            return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach "
-                           f"{int(bound[c]):,}, which shifted left by {left} is over the 2^30 "
-                           "the 4-lane requantization allows")
+        if bound << left >= 1 << 30:
+            return Refusal(f"channel {c}: |sum(filter x column) + bias| may reach {bound:,}, "
+                           f"which shifted left by {left} is over the 2^30 the 4-lane "
+                           "requantization allows")
         if right > 28:
             return Refusal(f"channel {c}: right shift {right} is over the 28 the 4-lane "
                            "requantization allows")
     return True
 
 
-def _scratch_mve(op: Operator, graph: Graph) -> int:
+def mve_scratch_bytes(oc: int, k: int, one_by_one: bool, residual: bool) -> int:
     """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
     filter, whose pixels the kernel reads in place (TFLite never pads a 1x1 filter, and a depth
     that is not a multiple of 16 is read with tail predication). With a fused residual ADD, then
     the 4 pixels' requantized conv values, which the ADD reads in a pass of its own."""
+    return (0 if one_by_one else 4 * _round_up(k, 16)) + (4 * oc if residual else 0)
+
+
+def _scratch_mve(op: Operator, graph: Graph) -> int:
     w = graph.tensor(op.inputs[1])
     oc, k, _ = _dims(op, graph)
-    columns = 0 if w.shape[1] == 1 and w.shape[2] == 1 else 4 * _round_up(k, 16)
-    return columns + (4 * oc if op.options.get(RESIDUAL_ADD) else 0)
+    return mve_scratch_bytes(oc, k, w.shape[1] == 1 and w.shape[2] == 1,
+                             bool(op.options.get(RESIDUAL_ADD)))
 
 
 def _one_group(op: Operator, graph: Graph) -> bool | Refusal:

@@ -21,7 +21,13 @@ from microbuild.compiler.ops.conv_params import (
     emit_conv_params,
     emit_s16,
 )
-from microbuild.compiler.ops.conv2d import dsp_layout, dsp_scratch_bytes, mve_layout
+from microbuild.compiler.ops.conv2d import (
+    dsp_layout,
+    dsp_scratch_bytes,
+    mve_layout,
+    mve_requantize_fits,
+    mve_scratch_bytes,
+)
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
     channel_multipliers,
@@ -215,15 +221,7 @@ def _mve_dense_fits(op: Operator, graph: Graph) -> bool | Refusal:
     x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
     out = graph.tensor(op.outputs[0])
     _, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[3]))
-    for c, (bound, shift) in enumerate(zip(_dense_bounds(op, graph), (int(s) for s in shifts))):
-        left, right = max(shift, 0), max(-shift, 0)
-        if bound << left >= 1 << 30:
-            return Refusal(f"channel {c}: |sum + bias| may reach {bound:,}, which shifted left by "
-                           f"{left} is over the 2^30 the 4-lane requantization allows")
-        if right > 28:
-            return Refusal(f"channel {c}: right shift {right} is over the 28 the 4-lane "
-                           "requantization allows")
-    return True
+    return mve_requantize_fits(_dense_bounds(op, graph), shifts)
 
 
 def _dense_taps(op: Operator, graph: Graph) -> int:
@@ -238,9 +236,10 @@ def _dense_dsp_scratch(op: Operator, graph: Graph) -> int:
 
 
 def _dense_mve_scratch(op: Operator, graph: Graph) -> int:
-    """conv2d_mve.c's 4 pixels' int8 columns, padded to 16 taps (none for a 1x1 filter)."""
+    """conv2d_mve.c's scratch for the dense filter (conv2d.py mve_scratch_bytes)."""
     w = graph.tensor(op.inputs[1])
-    return 0 if w.shape[1] == 1 and w.shape[2] == 1 else 4 * (-(-_dense_taps(op, graph) // 16) * 16)
+    return mve_scratch_bytes(int(w.shape[3]), _dense_taps(op, graph),
+                             w.shape[1] == 1 and w.shape[2] == 1, residual=False)
 
 
 def _s16_scratch(op: Operator, graph: Graph) -> int:
