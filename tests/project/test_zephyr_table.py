@@ -24,7 +24,8 @@ from project_support import TINY_FC  # noqa: E402
 from test_zephyr import build_against_stand_in, needs_cmake_and_arm  # noqa: E402
 
 TORCH_MLP = TINY_FC.parent / "torch_mlp.tflite"
-HELLO_WORLD = Path(__file__).resolve().parents[3] / "shared" / "models" / "hello_world_int8.tflite"
+# Three int8 FULLY_CONNECTED layers, as TFLM's hello_world (the same Keras sine model, made here).
+HELLO_WORLD = Path(__file__).resolve().parents[1] / "models" / "keras_sine.tflite"
 # stm32f746 with two A/B model slots at the end of its 1 MiB flash.
 BOARD = """name: stm32f746-slots
 extends: stm32f746

@@ -30,12 +30,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "compiler"))
 from compiler_support import random_inputs, run_tflm  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "models"
 TINY_FC = MODELS / "tiny_fc.tflite"
 TORCH_MLP = MODELS / "torch_mlp.tflite"
 DS_CNN = MODELS / "ds_cnn.tflite"
 ANOMALY_AE = MODELS / "anomaly_ae.tflite"  # fully connected only, 285 KB of weights
-SIMPLE_ADD = SHARED / "simple_add_model.tflite"  # ADD: not in tiny_fc's kernel set
+SIMPLE_ADD = MODELS / "ops" / "add_same.tflite"  # ADD: not in tiny_fc's kernel set
 
 
 def _build(board: str, kernels_for: Path, out: Path, *extra: str) -> Path:

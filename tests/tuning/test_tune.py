@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from microbuild import api, cli
 from microbuild.boards import load_board
 from microbuild.compiler import compile_model
@@ -156,6 +158,9 @@ def test_tuning_plans_the_ops_as_they_are_compiled():
     shared = Path(__file__).resolve().parents[3] / "shared" / "models"
     board = load_board("mps2-an500")
     speech = shared / "micro_speech_quantized.tflite"
+    if not speech.is_file():
+        pytest.skip(f"{speech} is not here: the real models folder ../shared/models exists in "
+                    "microbuild's CI, not in every clone")
     plan = plan_tuning(board, [speech, shared / "audio_preprocessor_int8.tflite"])
     compiled = compile_model(speech, selection=Selection(Target.of_board(board))).summary()
     measured = {m.position: m for m in plan.measured if m.model == str(speech)}
