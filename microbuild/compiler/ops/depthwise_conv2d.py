@@ -138,6 +138,64 @@ def mve_block_tables(op: Operator, graph: Graph, interior: np.ndarray,
     return np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int64)
 
 
+# ---- "mve_planar" (depthwise_conv2d_mve_planar.c): one channel at a time in a plane ------------
+
+
+def _planar_axes(op: Operator, graph: Graph) -> dict[str, int]:
+    """The plane the kernel builds (depthwise_conv2d_mve_planar.c plane_of, which this mirrors):
+    v, the vectors' axis, is x when x has stride 1 and is at least as long as y (or y is
+    strided), else y; the plane has `rows` rows of `pitch` bytes."""
+    f = dict(conv_fields(op, graph, True))
+    along_x = f["stride_w"] == 1 and (f["output_w"] >= f["output_h"] or f["stride_h"] != 1)
+    x_axis = dict(out_u=f["output_h"], out_v=f["output_w"], ku=f["filter_h"], kv=f["filter_w"],
+                  stride_u=f["stride_h"], stride_v=f["stride_w"], dil_u=f["dilation_h"],
+                  dil_v=f["dilation_w"], in_step_v=f["input_c"],
+                  out_step_v=f["input_c"])
+    y_axis = dict(out_u=f["output_w"], out_v=f["output_h"], ku=f["filter_w"], kv=f["filter_h"],
+                  stride_u=f["stride_w"], stride_v=f["stride_h"], dil_u=f["dilation_w"],
+                  dil_v=f["dilation_h"], in_step_v=f["input_w"] * f["input_c"],
+                  out_step_v=f["output_w"] * f["input_c"])
+    g = x_axis if along_x else y_axis
+    g["rows"] = (g["out_u"] - 1) * g["stride_u"] + (g["ku"] - 1) * g["dil_u"] + 1
+    g["pitch"] = -(-g["out_v"] // 8) * 8 + (g["kv"] - 1) * g["dil_v"]
+    return g
+
+
+def _planar_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """_fast_requantize_fits; a 3x3 filter with stride 1 and no dilation along x or y (the
+    vectors' axis); 16-bit gather and scatter offsets (7 pixels along that axis within 65,535
+    bytes); at least 8 outputs along it; and a channel count that is not a multiple of 8: where
+    the channels fill the "mve" kernel's 8-channel blocks, that kernel measured faster (ds_cnn's
+    64-channel layers: 123k instructions against 150k here)."""
+    fits = _fast_requantize_fits(op, graph)
+    if not fits:
+        return fits
+    o = op.options
+    if o.get("stride_w", 1) != 1 and o.get("stride_h", 1) != 1:
+        return Refusal(f"stride {o.get('stride_h', 1)}x{o.get('stride_w', 1)}: neither axis has "
+                       "stride 1")
+    g = _planar_axes(op, graph)
+    if (g["ku"], g["kv"], g["dil_v"]) != (3, 3, 1):
+        return Refusal(f"a {g['ku']}x{g['kv']} filter, dilation {g['dil_v']} along the vectors' "
+                       "axis (3x3 without dilation along it)")
+    if 7 * max(g["in_step_v"], g["out_step_v"]) > 0xFFFF:
+        return Refusal(f"pixels {max(g['in_step_v'], g['out_step_v'])} bytes apart along the "
+                       "vectors' axis: over the 16-bit gather offsets")
+    if g["out_v"] < 8:
+        return Refusal(f"{g['out_v']} outputs along the longer axis of stride 1, under 8")
+    channels = int(graph.tensor(op.inputs[0]).shape[3])
+    if channels % 8 == 0:
+        return Refusal(f"{channels} channels fill the \"mve\" kernel's blocks of 8, which is "
+                       "faster there")
+    return True
+
+
+def _planar_scratch(op: Operator, graph: Graph) -> int:
+    """The plane: rows x pitch bytes (_planar_axes)."""
+    g = _planar_axes(op, graph)
+    return g["rows"] * g["pitch"]
+
+
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
     """48 bytes of row description, the block's constants (16 bytes of biases, 16 per filter
     tap, 48 of requantization), a row pointer per filter row and the band:
@@ -271,6 +329,14 @@ VARIANTS = (
         description="Helium: blocks of 8 channels outermost (constants once per block), int16 "
                     "lanes from widening byte loads, VMULLB/VMULLT, tail-predicated, VQRDMULH "
                     "requantization"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="mve_planar",
+        function="mb_depthwise_conv2d_s8_mve_planar",
+        sources=("depthwise_conv2d_mve_planar.c",), features=frozenset({"mve"}), rank=31,
+        accepts=_planar_fits, scratch=_planar_scratch,
+        description="Helium: one channel at a time gathered into a zero-point-padded plane, "
+                    "lanes along an axis of stride 1, VMLA by each tap's scalar, scatter "
+                    "stores"),
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="dsp_dense",
         function="mb_depthwise_conv2d_s8_dense_dsp",

@@ -78,6 +78,15 @@ void mb_depthwise_conv2d_s8_mve(const mb_depthwise_conv2d_s8_params *params,
                                 const int32_t *interior_bias, const int32_t *multipliers,
                                 const int32_t *shifts, int8_t *output, void *scratch);
 
+/* "mve_planar" (Helium): one channel at a time, its values gathered into a plane in scratch, the
+ * lanes neighbouring output pixels along an axis of stride 1, VMLA.S32 by the tap's scalar;
+ * outputs stored by scatter. Scratch: the plane (depthwise_conv2d.py _planar_scratch). */
+void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *params,
+                                       const int8_t *input, const int8_t *filter,
+                                       const int32_t *bias, const int32_t *interior_bias,
+                                       const int32_t *multipliers, const int32_t *shifts,
+                                       int8_t *output, void *scratch);
+
 /* "dsp_dense" and "mve_dense" (depthwise_conv2d_dense.c): a depth multiplier above 1 on at most
  * 4 input channels, as the CONV_2D it equals (conv2d_dsp.c / conv2d_mve.c) on a filter the
  * compiler made dense and arranged; scratch as those kernels'. */
