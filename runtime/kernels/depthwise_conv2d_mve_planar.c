@@ -1,10 +1,10 @@
 /* DEPTHWISE_CONV_2D, Helium variant "mve_planar" (Cortex-M55): depth multiplier 1, a 3x3 filter,
- * stride 1 and no dilation along one spatial axis; taken for channel counts that are not a
- * multiple of 8 (depthwise_conv2d.py _planar_fits).
+ * stride 1 and no dilation along one spatial axis, at least 8 outputs along it.
  *
- * Why: the channels-innermost "mve" kernel (depthwise_conv2d_mve.c) works on blocks of 8
- * channels; the last 1-7 run on 4-lane blocks a pixel at a time, each paying its whole
- * requantization (dw_3x3_same_s1_relu6_clamped_c6: 0.90x TFLM + CMSIS-NN). Here the lanes are
+ * Why: the channels-innermost "mve" kernel (depthwise_conv2d_mve.c) has channels in its lanes,
+ * so every tap needs a filter vector, it multiplies with VMULLB/VMULLT + VADD, and each block of
+ * 8 channels of one pixel pays a whole requantization: ~1.7 instructions per multiply-accumulate
+ * on ds_cnn's 3x3 layers, and its last 1-7 channels run 4 lanes a pixel. Here the lanes are
  * neighbouring output pixels of ONE channel: a tap's filter value is a scalar for all of them,
  * VMLA.S32 (vector times scalar plus vector, the one lane-wise integer multiply-accumulate MVE
  * has) does 4 multiply-accumulates, the requantization constants are the channel's scalars, and
@@ -16,25 +16,30 @@
  * the padding (the plane is filled with it once per call; channels overwrite only its inside). A
  * padding tap then adds filter * (zero point + input offset) = 0, so every output starts from
  * interior_bias (bias + input_offset * the channel's filter sum) and sums filter * raw byte: the
- * reference's sum in another order, exact in int32.
+ * reference's sum in another order, exact in int32. The channel's left shift is folded into its
+ * taps and bias (exact: the compiler checks |sum| * 2^left < 2^28, and right <= 28).
  *
  * Output blocks are 8 pixels along v (two accumulators of 4): 5 LDRD/LDR of the taps, 18
  * VLDRB.S32 and 18 VMLA.S32 (inline assembly, mac_3x3), then the channel's requantization,
  * VQMOVNB / VQMOVNT into 8 int16 lanes (pixels 0,4,1,5,2,6,3,7), zero point and clamp, and one
- * VSTRB.16 scatter store at channel c (offsets in that lane order); ~75 instructions per 72
- * multiply-accumulates. The last block of a row stores only its pixels inside the row (lanes
- * past it read plane bytes the pitch reserves). Gathers and scatters are one per 8 bytes in and
- * one per 8 outputs, a small share, so the count stays close to silicon's cycles.
+ * VSTRB.16 scatter store at channel c: ~69 instructions per 72 multiply-accumulates. With stride
+ * 1 across rows too the outputs are walked as one sequence over the plane (channel_flat: no
+ * partial block per row; a table built once per call holds each block's output offsets and the
+ * predicate of its lanes that are outputs); otherwise row by row (channel_rows). Gathers and
+ * scatters are one per 8 bytes in and one per 8 outputs, a small share, so the count stays close
+ * to silicon's cycles.
  *
- * Measured against "mve" on the M55 it loses where the channels fill its 8-channel blocks
- * (ds_cnn's 64: 123k -> 150k instructions a layer, the per-channel plane and the short rows'
- * last blocks), hence the channel rule.
+ * Measured on the M55 against "mve": ds_cnn's 25x5x64 layers 123k -> 106k instructions,
+ * VWW's 48x48x8 273k -> 207k, 24x24x32 314k -> 216k, 12x12x64 133k -> 134k (even).
  *
- * The output never lies over the input (the variant declares no overlap_group): shifted down
- * by whole pixels, batch b's channel c would land on batch b + 1's before its plane is read.
+ * The output may lie over the input, starting a whole number of pixels before it (the planner's
+ * overlap, overlap_whole_pixels): a write of channel c then lands on channel c of the same or an
+ * earlier input pixel, whose channel c was read already: it is in the current batch image (whose
+ * channel c is in the plane) or in an earlier one (done). Batches go in order for that (walked
+ * last to first, test_dw_planar's two-image model fails).
  *
- * Scratch: the plane, rows x pitch bytes (depthwise_conv2d.py _planar_axes mirrors plane_of).
- * Requantization: the compiler checks |acc| * 2^left < 2^28 and right <= 28, as for "mve". */
+ * Scratch: the flat walk's table, then the plane (depthwise_conv2d.py _planar_axes and
+ * _planar_scratch mirror plane_of). */
 #if defined(__ARM_FEATURE_MVE)
 
 #include <arm_mve.h>
@@ -54,6 +59,10 @@ typedef struct {
     int32_t out_u, out_v, out_step_u, out_step_v;
     int32_t ku, kv, f_step_u, f_step_v;
     int32_t stride_u, dil_u, dil_v;
+    int32_t flat;                   /* the outputs walked as one sequence (see channel_flat) */
+    int32_t blocks;                 /* flat: blocks of 8 outputs */
+    int32_t period;                 /* flat: blocks after which the lanes' columns repeat */
+    int32_t period_out;             /* flat: output bytes from one period to the next */
 } plane_geometry;
 
 /* v is x when x has stride 1 and is at least as long as y (or y is strided); else y. The
@@ -83,8 +92,28 @@ static plane_geometry plane_of(const mb_depthwise_conv2d_s8_params *p)
                              .dil_v = p->dilation_h};
     }
     g.rows = (g.out_u - 1) * g.stride_u + (g.ku - 1) * g.dil_u + 1;
-    /* Whole blocks of 8 outputs read up to 7 lanes past the row's last output. */
-    g.pitch = ((g.out_v + 7) & ~7) + (g.kv - 1) * g.dil_v;
+    /* Flat: stride 1 across rows too and every output offset of an image in 16 bits. */
+    g.flat = g.stride_u == 1 && p->output_h * p->output_w * c <= 0x10000;
+    if (g.flat) {
+        /* Row r of the outputs is the plane's row r (pitch: the outputs and the filter's
+         * reach beyond them), so output (r, s) is number r * pitch + s of one sequence whose
+         * windows are all the same bytes apart; the sequence's blocks of 8 read up to 7 bytes
+         * past the last output's window (the plane's 8 bytes of slack). */
+        g.pitch = g.out_v + (g.kv - 1) * g.dil_v;
+        g.blocks = ((g.out_u - 1) * g.pitch + g.out_v + 7) / 8;
+        /* Every pitch / gcd(pitch, 8) blocks the lanes are 8 / gcd rows further on, in the same
+         * columns: the store table holds one period (VWW's 48-wide rows: 25 blocks, not 300). */
+        int32_t gcd = 8;
+        while (g.pitch % gcd != 0) {
+            gcd /= 2;
+        }
+        g.period = g.pitch / gcd;
+        g.period_out = (8 / gcd) * g.out_step_u;
+    } else {
+        /* Whole blocks of 8 outputs read up to 7 lanes past the row's last output. */
+        g.pitch = ((g.out_v + 7) & ~7) + (g.kv - 1) * g.dil_v;
+        g.blocks = g.period = g.period_out = 0;
+    }
     return g;
 }
 
@@ -99,19 +128,25 @@ static NOINLINE void fill_plane(const plane_geometry *g, const int8_t *image, in
     const int32_t block = 8 * g->in_step_v;
     int8_t *dst_row = plane + g->pad_u * g->pitch + g->pad_v;
     const uint8_t *src_row = (const uint8_t *)image;
+    const int32_t whole = cols / 8;
+    const mve_pred16_t tail = vctp16q((uint32_t)(cols % 8));
     for (int32_t u = 0; u < rows; u++, src_row += g->in_step_u, dst_row += g->pitch) {
         const uint8_t *src = src_row;
         uint8_t *dst = (uint8_t *)dst_row;
-        for (int32_t left = cols; left > 0; left -= 8, src += block, dst += 8) {
-            const mve_pred16_t pred = vctp16q((uint32_t)left);
-            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, pred), pred);
+        /* Whole chunks unpredicated (GCC re-made the predicate of a VCTP loop every chunk),
+         * then the last 1-7 bytes: no lane reads past the row or writes the padding after it. */
+        for (int32_t i = 0; i < whole; i++, src += block, dst += 8) {
+            vstrbq_u16(dst, vldrbq_gather_offset_u16(src, offsets));
+        }
+        if (cols % 8) {
+            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, tail), tail);
         }
     }
 }
 
 /* What one channel's blocks share. */
 typedef struct {
-    int32_t bias, multiplier, left, neg_right1;
+    int32_t bias, multiplier, neg_right1; /* bias and taps come shifted left (see the call) */
     int16_t out_offset;
     int16x8_t amin, amax;
     uint16x8_t offsets8;      /* output bytes of the 8 lanes, pixels 0,4,1,5,2,6,3,7 */
@@ -119,10 +154,10 @@ typedef struct {
 } channel_constants;
 
 /* acc * multiplier * 2^shift rounded as mb_requantize_fast (requantize_mve.h mb_mve_scale, the
- * channel's scalars). */
+ * channel's scalars); acc already holds the sum shifted left. */
 static ALWAYS_INLINE int32x4_t scale(int32x4_t acc, const channel_constants *k)
 {
-    const int32x4_t hi = vqrdmulhq_n_s32(vshlq_r_s32(acc, k->left), k->multiplier);
+    const int32x4_t hi = vqrdmulhq_n_s32(acc, k->multiplier);
     const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
     return vrshlq_n_s32(t, k->neg_right1);
 }
@@ -130,11 +165,16 @@ static ALWAYS_INLINE int32x4_t scale(int32x4_t acc, const channel_constants *k)
 /* Pixels 0-3 (a) and 4-7 (b) requantized, narrowed with saturation into 8 int16 lanes (exact:
  * a saturated value stays beyond any int8 bound after the zero point), offset, clamped and
  * stored at out by one scatter; `count` of the 8 are stored. */
+static ALWAYS_INLINE int16x8_t requantize8(int32x4_t a, int32x4_t b, const channel_constants *k)
+{
+    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(a), scale(a, k)), scale(b, k));
+    return vminq_s16(vmaxq_s16(vqaddq_n_s16(v, k->out_offset), k->amin), k->amax);
+}
+
 static ALWAYS_INLINE void store_block(int32x4_t a, int32x4_t b, const channel_constants *k,
                                       int8_t *out, int32_t count, const int whole)
 {
-    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(a), scale(a, k)), scale(b, k));
-    v = vminq_s16(vmaxq_s16(vqaddq_n_s16(v, k->out_offset), k->amin), k->amax);
+    const int16x8_t v = requantize8(a, b, k);
     if (whole) {
         vstrbq_scatter_offset_s16(out, k->offsets8, v);
     } else {
@@ -150,46 +190,52 @@ static NOINLINE void store_last(int32x4_t a, int32x4_t b, const channel_constant
     store_block(a, b, k, out, count, 0);
 }
 
-/* One row of a 3x3 window on 8 pixels: taps t0-t2 times bytes 0-2 of row pointer r into a
- * (bytes 4-6 into b), the first load post-indexed by 8 (the next block's start), the others at
- * offsets from there. */
-#define ROW3(r, t0, t1, t2)                               \
-    "vldrb.s32 %q[x0], [%[" r "]], #8\n\t"                 \
+/* One row of a 3x3 window on 8 pixels: taps t0, t1 times bytes 0, 1 of row pointer r into a
+ * (bytes 4, 5 into b), the first load post-indexed by 8 (the next block's start), the others
+ * at offsets from there; TAP1 the row's third tap (bytes 2 and 6). */
+#define TAP2(r, t0, t1)                                    \
+    "vldrb.s32 %q[x0], [%[" r "]], #8\n\t"                  \
     "vmla.s32 %q[a], %q[x0], %[" t0 "]\n\t"                 \
-    "vldrb.s32 %q[x1], [%[" r "], #-4]\n\t"                \
+    "vldrb.s32 %q[x1], [%[" r "], #-4]\n\t"                 \
     "vmla.s32 %q[b], %q[x1], %[" t0 "]\n\t"                 \
-    "vldrb.s32 %q[x0], [%[" r "], #-7]\n\t"                \
+    "vldrb.s32 %q[x0], [%[" r "], #-7]\n\t"                 \
     "vmla.s32 %q[a], %q[x0], %[" t1 "]\n\t"                 \
-    "vldrb.s32 %q[x1], [%[" r "], #-3]\n\t"                \
-    "vmla.s32 %q[b], %q[x1], %[" t1 "]\n\t"                 \
-    "vldrb.s32 %q[x0], [%[" r "], #-6]\n\t"                \
+    "vldrb.s32 %q[x1], [%[" r "], #-3]\n\t"                 \
+    "vmla.s32 %q[b], %q[x1], %[" t1 "]\n\t"
+
+#define TAP1(r, t2)                                        \
+    "vldrb.s32 %q[x0], [%[" r "], #-6]\n\t"                 \
     "vmla.s32 %q[a], %q[x0], %[" t2 "]\n\t"                 \
-    "vldrb.s32 %q[x1], [%[" r "], #-2]\n\t"                \
+    "vldrb.s32 %q[x1], [%[" r "], #-2]\n\t"                 \
     "vmla.s32 %q[b], %q[x1], %[" t2 "]\n\t"
 
 /* a, b (pixels 0-3, 4-7) += the 3x3 window of 8 pixels: rows at *r0, *r1, *r2 (each moved on
- * by 8), taps[0..8] read two at a time with LDRD. 5 LDR(D), 18 VLDRB.S32 and 18 VMLA.S32: in
- * C, GCC hoisted the 18 loads above the multiplies and spilled them, and added each offset to
- * a pointer register instead of using the load's immediate. Reads the plane and the taps,
- * which nothing writes while a channel's rows run (so no "memory" clobber: the channel's
- * constants stay in registers across blocks). The row pointers are low registers ("l"): the
- * widening VLDRB encodings have a 3-bit base register field. */
+ * by 8), taps[0..8] read with LDRD / LDR into two registers. 6 LDR(D), 18 VLDRB.S32 and 18
+ * VMLA.S32: in C, GCC hoisted the 18 loads above the multiplies and spilled them, and added
+ * each offset to a pointer register instead of using the load's immediate. Two tap registers,
+ * not four: with four, the flat walk's loop ran out of registers and spilled two values per
+ * block. Reads the plane and the taps, which nothing writes while a channel's rows run (so no
+ * "memory" clobber: the channel's constants stay in registers across blocks). The row pointers
+ * are low registers ("l"): the widening VLDRB encodings have a 3-bit base register field. */
 static ALWAYS_INLINE void mac_3x3(int32x4_t *a, int32x4_t *b, const int8_t **r0,
                                   const int8_t **r1, const int8_t **r2, const int32_t *taps)
 {
     int32x4_t x0, x1;
-    int32_t t0, t1, t2, t3;
+    int32_t t0, t1;
     __asm__("ldrd %[t0], %[t1], [%[taps]]\n\t"
-            "ldrd %[t2], %[t3], [%[taps], #8]\n\t"
-            ROW3("r0", "t0", "t1", "t2")
-            "ldrd %[t0], %[t1], [%[taps], #16]\n\t"
-            ROW3("r1", "t3", "t0", "t1")
-            "ldrd %[t2], %[t3], [%[taps], #24]\n\t"
+            TAP2("r0", "t0", "t1")
+            "ldr %[t0], [%[taps], #8]\n\t"
+            TAP1("r0", "t0")
+            "ldrd %[t0], %[t1], [%[taps], #12]\n\t"
+            TAP2("r1", "t0", "t1")
+            "ldr %[t0], [%[taps], #20]\n\t"
+            TAP1("r1", "t0")
+            "ldrd %[t0], %[t1], [%[taps], #24]\n\t"
+            TAP2("r2", "t0", "t1")
             "ldr %[t0], [%[taps], #32]\n\t"
-            ROW3("r2", "t2", "t3", "t0")
+            TAP1("r2", "t0")
             : [a] "+w"(*a), [b] "+w"(*b), [r0] "+l"(*r0), [r1] "+l"(*r1), [r2] "+l"(*r2),
-              [x0] "=&w"(x0), [x1] "=&w"(x1), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2),
-              [t3] "=&r"(t3)
+              [x0] "=&w"(x0), [x1] "=&w"(x1), [t0] "=&r"(t0), [t1] "=&r"(t1)
             : [taps] "r"(taps));
 }
 
@@ -216,7 +262,8 @@ static ALWAYS_INLINE void row_blocks_3x3(const plane_geometry *g, const int8_t *
     }
 }
 
-/* The plane's channel through the 3x3 filter: every output row, blocks of 8 along v. */
+/* The plane's channel through the 3x3 filter, row by row (a stride across rows, or an image
+ * too large for 16-bit offsets): blocks of 8 along v, the last one of a row partial. */
 static NOINLINE void channel_rows(const plane_geometry *g, const int8_t *plane,
                                   const int32_t *taps, const channel_constants *k, int8_t *out)
 {
@@ -227,6 +274,82 @@ static NOINLINE void channel_rows(const plane_geometry *g, const int8_t *plane,
     }
 }
 
+/* The flat walk's store table, the same for every channel (built once per call): for the
+ * blocks of one period (table_blocks), the output offsets of its lanes (pixels 0,4,1,5,2,6,3,7
+ * of the block, the order requantize8 leaves them in) and the predicate of the lanes that are
+ * outputs (not one of the (kv - 1) * dil_v numbers past a row's last output). Walked with
+ * vectors: s, r of each lane step by 8 along the sequence and wrap at the pitch. */
+static int32_t table_blocks(const plane_geometry *g)
+{
+    return g->blocks < g->period ? g->blocks : g->period;
+}
+
+static NOINLINE void flat_table(const plane_geometry *g, uint16_t *offsets, mve_pred16_t *preds)
+{
+    const uint16x8_t positions = {0, 4, 1, 5, 2, 6, 3, 7};
+    uint16x8_t s = positions; /* the lanes' column in the plane */
+    uint16x8_t r = vdupq_n_u16(0);
+    for (int32_t i = 0; i < table_blocks(g); i++, offsets += 8) {
+        const mve_pred16_t wrap = vcmpcsq_n_u16(s, (uint16_t)g->pitch); /* s >= pitch */
+        s = vsubq_m_n_u16(s, s, (uint16_t)g->pitch, wrap);
+        r = vaddq_m_n_u16(r, r, 1, wrap);
+        vst1q_u16(offsets, vmlaq_n_u16(vmulq_n_u16(r, (uint16_t)g->out_step_u), s,
+                                       (uint16_t)g->out_step_v));
+        preds[i] = vcmphiq_u16(vdupq_n_u16((uint16_t)g->out_v), s);
+        s = vaddq_n_u16(s, 8);
+    }
+}
+
+/* One block of the flat walk: 8 outputs from the rows' pointers, stored at out + offsets under
+ * pred. */
+static ALWAYS_INLINE void flat_block(const int8_t **r0, const int8_t **r1, const int8_t **r2,
+                                     const int32_t *taps, const channel_constants *k,
+                                     int32x4_t init, int8_t *out, const uint16_t *offsets,
+                                     mve_pred16_t pred)
+{
+    int32x4_t a = init;
+    int32x4_t b = init;
+    mac_3x3(&a, &b, r0, r1, r2, taps);
+    vstrbq_scatter_offset_p_s16(out, vld1q_u16(offsets), requantize8(a, b, k), pred);
+}
+
+/* The plane's channel through the 3x3 filter as one sequence (stride 1 across rows): output
+ * (r, s) is number r * pitch + s, its window at the same byte of the plane, so blocks of 8 run
+ * over the rows' ends without a partial block per row; the lanes between rows are computed and
+ * not stored (the table's predicates). ds_cnn's 5 rows of 25: 17 blocks instead of 5 x 4. The
+ * table covers one period; each period's outputs are period_out bytes on. The last block also
+ * leaves out its lanes past the last output. */
+static NOINLINE void channel_flat(const plane_geometry *g, const int8_t *plane,
+                                  const int32_t *taps, const channel_constants *k, int8_t *out,
+                                  const uint16_t *offsets, const mve_pred16_t *preds)
+{
+    const int32_t d = g->dil_u * g->pitch;
+    const int8_t *r0 = plane;
+    const int8_t *r1 = plane + d;
+    const int32_t *t = taps;
+    const int8_t *r2 = plane + 2 * d;
+    const int32x4_t init = vdupq_n_s32(k->bias);
+    /* Locals: the scatter store may alias *g and *k as far as GCC knows, which then reloads
+     * them every block. */
+    const channel_constants kk = *k;
+    const int32_t period = table_blocks(g);
+    const int32_t period_out = g->period_out;
+    int8_t *base = out;
+    for (int32_t left = g->blocks - 1; left > 0; base += period_out) {
+        const int32_t n = left < period ? left : period;
+        for (int32_t i = 0; i < n; i++) {
+            flat_block(&r0, &r1, &r2, t, &kk, init, base, offsets + 8 * i, preds[i]);
+        }
+        left -= n;
+    }
+    const int32_t last = g->blocks - 1;
+    const uint16x8_t positions = {0, 4, 1, 5, 2, 6, 3, 7};
+    const int32_t lanes = (g->out_u - 1) * g->pitch + g->out_v - 8 * last; /* 1-8 */
+    const int32_t i = last % period;
+    flat_block(&r0, &r1, &r2, t, &kk, init, out + (last / period) * period_out, offsets + 8 * i,
+               preds[i] & vcmphiq_u16(vdupq_n_u16((uint16_t)lanes), positions));
+}
+
 void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
                                        const int8_t *input, const int8_t *filter,
                                        const int32_t *bias, const int32_t *interior_bias,
@@ -235,7 +358,11 @@ void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
 {
     (void)bias; /* every pixel starts from interior_bias: the padding holds the zero point */
     const plane_geometry g = plane_of(p);
-    int8_t *plane = (int8_t *)scratch;
+    /* Scratch: the flat walk's table (16 bytes of offsets and a predicate per block of a
+     * period), then the plane with 8 bytes of slack (_planar_scratch). */
+    uint16_t *offsets = (uint16_t *)scratch;
+    mve_pred16_t *preds = (mve_pred16_t *)(offsets + 8 * table_blocks(&g));
+    int8_t *plane = (int8_t *)scratch + ((18 * table_blocks(&g) + 3) & ~3);
     const int32_t channels = p->input_c;
     const int32_t in_image = p->input_h * p->input_w * channels;
     const int32_t out_image = p->output_h * p->output_w * channels;
@@ -248,20 +375,31 @@ void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
         .positions8 = positions,
     };
     int32_t taps[9];
-    memset(plane, -p->input_offset, (size_t)(g.rows * g.pitch));
-    for (int32_t b = 0; b < p->batches; b++) {
+    memset(plane, -p->input_offset, (size_t)(g.rows * g.pitch + 8));
+    if (g.flat) {
+        flat_table(&g, offsets, preds);
+    }
+    for (int32_t b = 0; b < p->batches; b++) { /* in order: see the overlap above */
         for (int32_t c = 0; c < channels; c++) {
             fill_plane(&g, input + b * in_image + c, plane);
-            for (int32_t i = 0; i < g.ku; i++) {
-                for (int32_t j = 0; j < g.kv; j++) {
-                    taps[i * g.kv + j] = filter[i * g.f_step_u + j * g.f_step_v + c];
+            /* The left shift goes into the taps and the bias: the sum comes out shifted, exact
+             * (the compiler checks |sum| * 2^left < 2^28), with no VSHL per block. */
+            const int32_t left = shifts[c] > 0 ? shifts[c] : 0;
+            for (int32_t i = 0; i < 3; i++) {
+                for (int32_t j = 0; j < 3; j++) {
+                    taps[i * 3 + j] = (int32_t)filter[i * g.f_step_u + j * g.f_step_v + c]
+                                      * (1 << left);
                 }
             }
-            k.bias = interior_bias[c];
+            k.bias = interior_bias[c] * (1 << left);
             k.multiplier = multipliers[c];
-            k.left = shifts[c] > 0 ? shifts[c] : 0;
             k.neg_right1 = (shifts[c] < 0 ? shifts[c] : 0) - 1;
-            channel_rows(&g, plane, taps, &k, output + b * out_image + c);
+            int8_t *out = output + b * out_image + c;
+            if (g.flat) {
+                channel_flat(&g, plane, taps, &k, out, offsets, preds);
+            } else {
+                channel_rows(&g, plane, taps, &k, out);
+            }
         }
     }
 }

@@ -1,9 +1,10 @@
 """DEPTHWISE_CONV_2D "mve_planar" (runtime/kernels/depthwise_conv2d_mve_planar.c): one channel at a
-time gathered into a zero-point-padded plane whose contiguous axis has stride 1. The sweep's
-dw_3x3_same_s1_* models exercise it along x only; here the other shapes it takes — the plane
-along y (a tall input, and x strided), a dilation and stride across the vectors' axis, VALID
-padding, two batch images, rows that are not a multiple of 8 — bit-exact with TFLM on the M55,
-and the shapes it refuses with the reason."""
+time gathered into a zero-point-padded plane whose contiguous axis has stride 1, walked as one
+sequence of 8-output blocks (flat) or row by row. The sweep's dw_3x3_same_s1_* models exercise it
+along x only; here the other shapes it takes — the plane along y (a tall input, and x strided),
+a dilation and a stride across the vectors' axis, VALID padding, two batch images, rows that are
+not a multiple of 8, an image too large for the flat walk — bit-exact with TFLM on the M55, and
+the shapes it refuses with the reason."""
 
 from __future__ import annotations
 
@@ -17,19 +18,26 @@ from compiler_support import differences_on_device
 from microbuild import api
 from microbuild.boards import load_board
 from microbuild.compiler import compile_model
+from microbuild.compiler.ops.depthwise_conv2d import _planar_axes
 from microbuild.compiler.variants import Selection, Target
+from microbuild.model.reader import read_model
 
 GENERATE = Path(__file__).resolve().parent.parent / "models" / "generate"
 
 # name -> (batches, input h, w, channels, stride h, w, dilation h, w, SAME padding?)
 TAKEN = {
-    "tall_y_same_c5": (1, 21, 6, 5, 1, 1, 1, 1, True),           # v = y, 21 rows: 8 + 8 + 5
-    "x_strided_y_c3": (1, 17, 12, 3, 1, 2, 1, 1, True),          # v = y, stride 2 across it
-    "wide_x_dil_h2_valid_c7": (1, 12, 19, 7, 2, 1, 2, 1, False),  # v = x, 17 outputs
-    "batch2_same_c12": (2, 9, 10, 12, 1, 1, 1, 1, True),         # 12: 8 + 4 in "mve"
+    # The flat walk (stride 1 both ways): the plane along y, 21 rows of 6 (one sequence of
+    # 8-blocks over the rows' ends); along x with a dilation across rows; 2 batch images.
+    "tall_y_same_c5": (1, 21, 6, 5, 1, 1, 1, 1, True),
+    "wide_x_dil_h2_c6": (1, 10, 16, 6, 1, 1, 2, 1, True),
+    "batch2_same_c16": (2, 9, 10, 16, 1, 1, 1, 1, True),
+    # Row by row: a stride across the rows (the plane along y when x is strided), and an image
+    # whose outputs are too far apart for the flat walk's 16-bit offsets (200 x 40 x 9 bytes).
+    "x_strided_y_c3": (1, 17, 12, 3, 1, 2, 1, 1, True),
+    "wide_x_dil_h2_s2_valid_c7": (1, 12, 19, 7, 2, 1, 2, 1, False),
+    "large_rows_c9": (1, 40, 200, 9, 1, 1, 1, 1, True),
 }
 REFUSED = {
-    "c16_fills_mve": ((1, 9, 10, 16, 1, 1, 1, 1, True), "16 channels fill"),
     "both_strided": ((1, 9, 10, 6, 2, 2, 1, 1, True), "stride 2x2: neither axis has stride 1"),
     "dilated_along_v": ((1, 9, 12, 6, 1, 1, 1, 2, True), "dilation 2 along the vectors' axis"),
     "short_rows": ((1, 6, 5, 6, 1, 1, 1, 1, True), "6 outputs along the longer axis"),
@@ -66,11 +74,21 @@ def models(tmp_path_factory):
     return {name: _depthwise(folder / f"{name}.tflite", *dims) for name, dims in cases.items()}
 
 
-def test_the_variant_takes_odd_channel_counts_and_says_why_it_refuses(models):
+def test_the_variant_takes_these_shapes_and_says_why_it_refuses_others(models):
     selection = Selection(Target.of_board(load_board("mps3-an547")))
+    walks = {}
     for name in TAKEN:
+        graph = read_model(models[name])
+        walks[name] = _planar_axes(graph.operators[0], graph)["flat"]
         op = compile_model(models[name], selection=selection).summary()["ops"][0]
         assert op["kernel"] == "mve_planar", (name, op)
+    assert [name for name, flat in walks.items() if flat] == list(TAKEN)[:3]  # both walks
+    # The two-image model's output lies over its input, starting whole pixels before it: the
+    # kernel's channel-at-a-time walk must not overwrite a channel it has not read.
+    batch2 = compile_model(models["batch2_same_c16"], selection=selection)
+    ((_, src, dst, _, pixel),) = batch2.plan.overlaps
+    gap = batch2.plan.locations[src].offset - batch2.plan.locations[dst].offset
+    assert pixel == 16 and gap >= 0 and gap % 16 == 0, (gap, pixel)
     for name, (_, reason) in REFUSED.items():
         op = compile_model(models[name], selection=selection).summary()["ops"][0]
         assert op["kernel"] != "mve_planar", name

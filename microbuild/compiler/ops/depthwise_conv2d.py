@@ -10,6 +10,8 @@ depthwise_conv2d.h``).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from microbuild.compiler.f32 import is_float32, spatial as spatial_f32
@@ -157,16 +159,25 @@ def _planar_axes(op: Operator, graph: Graph) -> dict[str, int]:
                   out_step_v=f["output_w"] * f["input_c"])
     g = x_axis if along_x else y_axis
     g["rows"] = (g["out_u"] - 1) * g["stride_u"] + (g["ku"] - 1) * g["dil_u"] + 1
-    g["pitch"] = -(-g["out_v"] // 8) * 8 + (g["kv"] - 1) * g["dil_v"]
+    # Flat: the outputs walked as one sequence of blocks of 8 (stride 1 across rows, every
+    # output offset of an image in 16 bits); else row by row, each row whole blocks of 8.
+    g["flat"] = g["stride_u"] == 1 and f["output_h"] * f["output_w"] * f["input_c"] <= 0x10000
+    if g["flat"]:
+        g["pitch"] = g["out_v"] + (g["kv"] - 1) * g["dil_v"]
+        blocks = -(-((g["out_u"] - 1) * g["pitch"] + g["out_v"]) // 8)
+        # The store table covers one period: the lanes' columns repeat every
+        # pitch / gcd(pitch, 8) blocks.
+        g["table_blocks"] = min(blocks, g["pitch"] // math.gcd(g["pitch"], 8))
+    else:
+        g["pitch"] = -(-g["out_v"] // 8) * 8 + (g["kv"] - 1) * g["dil_v"]
+        g["table_blocks"] = 0
     return g
 
 
 def _planar_fits(op: Operator, graph: Graph) -> bool | Refusal:
     """_fast_requantize_fits; a 3x3 filter with stride 1 and no dilation along x or y (the
     vectors' axis); 16-bit gather and scatter offsets (7 pixels along that axis within 65,535
-    bytes); at least 8 outputs along it; and a channel count that is not a multiple of 8: where
-    the channels fill the "mve" kernel's 8-channel blocks, that kernel measured faster (ds_cnn's
-    64-channel layers: 123k instructions against 150k here)."""
+    bytes); and at least 8 outputs along it (shorter rows waste most of each block of 8)."""
     fits = _fast_requantize_fits(op, graph)
     if not fits:
         return fits
@@ -183,17 +194,15 @@ def _planar_fits(op: Operator, graph: Graph) -> bool | Refusal:
                        "vectors' axis: over the 16-bit gather offsets")
     if g["out_v"] < 8:
         return Refusal(f"{g['out_v']} outputs along the longer axis of stride 1, under 8")
-    channels = int(graph.tensor(op.inputs[0]).shape[3])
-    if channels % 8 == 0:
-        return Refusal(f"{channels} channels fill the \"mve\" kernel's blocks of 8, which is "
-                       "faster there")
     return True
 
 
 def _planar_scratch(op: Operator, graph: Graph) -> int:
-    """The plane: rows x pitch bytes (_planar_axes)."""
+    """The flat walk's store table (16 bytes of output offsets and a 2-byte predicate per block
+    of 8 outputs of one period, rounded up to 4), then the plane, rows x pitch bytes and 8 of
+    slack (_planar_axes; the kernel's mb_depthwise_conv2d_s8_mve_planar lays it out so)."""
     g = _planar_axes(op, graph)
-    return g["rows"] * g["pitch"]
+    return (18 * g["table_blocks"] + 3) // 4 * 4 + g["rows"] * g["pitch"] + 8
 
 
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
@@ -333,7 +342,8 @@ VARIANTS = (
         opcode="DEPTHWISE_CONV_2D", name="mve_planar",
         function="mb_depthwise_conv2d_s8_mve_planar",
         sources=("depthwise_conv2d_mve_planar.c",), features=frozenset({"mve"}), rank=31,
-        accepts=_planar_fits, scratch=_planar_scratch,
+        accepts=_planar_fits, scratch=_planar_scratch, overlap_group=1,
+        overlap_whole_pixels=True,
         description="Helium: one channel at a time gathered into a zero-point-padded plane, "
                     "lanes along an axis of stride 1, VMLA by each tap's scalar, scatter "
                     "stores"),
