@@ -528,12 +528,50 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
     }
 }
 
+/* One chunk of 16 taps of 4 pixels by one filter row: the filter's chunk at FILTER (an address
+ * operand), pixel q's at [xq, #16 * I]; ACC: vmladav (the first chunk) or vmladava. */
+#define CHUNK4(ACC, FILTER, I)                                          \
+    "vldrb.8 %q[f], " FILTER "\n\t"                                     \
+    "vldrb.8 %q[p], [%[x0], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s0], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x1], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s1], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x2], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s2], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x3], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s3], %q[p], %q[f]\n\t"
+
+/* The sums of 4 pixels by one filter row of CHUNKS (2 or 3) chunks (the row's chunk i at
+ * w + 64 * i): per chunk 1 filter and 4 pixel loads and 4 VMLADAV(A), at immediate offsets (a
+ * byte load's reach is 127: the third chunk's filter has its own pointer). In C, GCC hoisted
+ * the pixels' loads out of the channel loop (they are the same for every channel), spilled them
+ * past the 8 vector registers and read them back with an address add each: 42 instructions per
+ * channel of a first layer instead of 22 here (resnet8's 3x3x3 layer: 334 per pixel). */
+static ALWAYS_INLINE void row_sums_4(const int8_t *w, const int8_t *const *x, int32_t *s0,
+                                     int32_t *s1, int32_t *s2, int32_t *s3, const int chunks)
+{
+    int8x16_t f, p;
+    if (chunks == 2) {
+        __asm__(CHUNK4("vmladav", "[%[w]]", 0) CHUNK4("vmladava", "[%[w], #64]", 1)
+                : [s0] "=&Te"(*s0), [s1] "=&Te"(*s1), [s2] "=&Te"(*s2), [s3] "=&Te"(*s3),
+                  [f] "=&w"(f), [p] "=&w"(p)
+                : [w] "r"(w), [x0] "r"(x[0]), [x1] "r"(x[1]), [x2] "r"(x[2]), [x3] "r"(x[3])
+                : "memory");
+    } else {
+        __asm__(CHUNK4("vmladav", "[%[w]]", 0) CHUNK4("vmladava", "[%[w], #64]", 1)
+                CHUNK4("vmladava", "[%[w2]]", 2)
+                : [s0] "=&Te"(*s0), [s1] "=&Te"(*s1), [s2] "=&Te"(*s2), [s3] "=&Te"(*s3),
+                  [f] "=&w"(f), [p] "=&w"(p)
+                : [w] "r"(w), [w2] "r"(w + 2 * CB * 16), [x0] "r"(x[0]), [x1] "r"(x[1]),
+                  [x2] "r"(x[2]), [x3] "r"(x[3])
+                : "memory");
+    }
+}
+
 /* direct_block when rows are exactly CHUNKS (a constant 2 or 3) chunks of 16 taps with no
  * predicated tail: a first layer's 3x3x3 window (27 taps padded to 32), ds_cnn's 10x4x1 (40 to
- * 48), a 1x1 filter on 32 input channels. The chunk loop is unrolled: per channel and 4 pixels
- * CHUNKS x (5 VLDRB + 4 VMLADAV(A)) and the 4 sum stores, without the general loop's DLS/LE set-up,
- * its pointer copies and its test of the tail, about 13 instructions per channel out of 35 for
- * 2 chunks (arm-none-eabi-objdump of run_columns_plain). */
+ * 48), a 1x1 filter on 32 input channels. 4 pixels: row_sums_4 per channel; one pixel: the
+ * chunk loop unrolled in C. */
 static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t *const *x,
                                              int8_t *out, const int8_t *other, const int np,
                                              const int fused, const int chunks)
@@ -543,23 +581,16 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
     const int8_t *w = d->filter;
     for (int32_t c = 0; c < oc; c += CB, w += (chunks - 1) * CB * 16) {
         for (int32_t j = 0; j < CB; j++, w += 16) {
-            int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            if (np == 4) {
+                row_sums_4(w, x, &sums[0][j], &sums[1][j], &sums[2][j], &sums[3][j], chunks);
+                continue;
+            }
+            int32_t s0 = 0;
 #pragma GCC unroll 3
             for (int32_t i = 0; i < chunks; i++) {
-                const int8x16_t f = vldrbq_s8(w + i * CB * 16);
-                s0 = vmladavaq_s8(s0, vldrbq_s8(x[0] + i * 16), f);
-                if (np > 1) {
-                    s1 = vmladavaq_s8(s1, vldrbq_s8(x[1] + i * 16), f);
-                }
-                if (np > 2) {
-                    s2 = vmladavaq_s8(s2, vldrbq_s8(x[2] + i * 16), f);
-                    s3 = vmladavaq_s8(s3, vldrbq_s8(x[3] + i * 16), f);
-                }
+                s0 = vmladavaq_s8(s0, vldrbq_s8(x[0] + i * 16), vldrbq_s8(w + i * CB * 16));
             }
             sums[0][j] = s0;
-            sums[1][j] = s1;
-            sums[2][j] = s2;
-            sums[3][j] = s3;
         }
         store_sums(d, sums, c, out, other, np, fused);
     }
