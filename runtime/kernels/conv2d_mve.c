@@ -15,7 +15,10 @@
  * _arrange_mve): rows padded with zeros to kp taps and to a multiple of 4 channels, then per
  * block of 4 channels chunk by chunk, the 4 rows' 16 taps one after the other. The 4 channels of
  * a pixel are requantized together on 4 lanes (requantize_mve.h; the compiler checks its
- * bounds), the last block tail-predicated. A fused residual ADD runs after each block of pixels
+ * bounds), the last block tail-predicated; a block's interior biases, multipliers and split
+ * shifts are one table of 4 vectors after the interior biases (conv2d.py with_mve_tables),
+ * also with a fused ADD (whose conv values go whole blocks to scratch). A fused residual ADD
+ * runs after each block of pixels
  * on its requantized values (residual_add, the ADD variant's arithmetic in add_mve.h). Blocks
  * walk 4 pixels at once, hence the variant's overlap_group of 4 (conv2d.py). Scratch: the 4
  * pixels' int8 columns (none when read in place), then with a fused ADD their conv values. */
@@ -402,7 +405,9 @@ typedef struct {
 typedef struct {
     const mb_conv2d_s8_params *p;
     const int8_t *filter;
-    const int32_t *interior_bias, *multipliers, *shifts;
+    /* Per block of 4 channels, 16 int32 (conv2d.py with_mve_tables, after the interior
+     * biases): interior biases, multipliers, left shifts, -(right shift + 1). */
+    const int32_t *tables;
     int32_t kp, chunks;
     int32_t with_tail; /* the depth is not a multiple of 16: its last k % 16 taps, predicated */
     mve_pred16_t tail;
@@ -437,43 +442,41 @@ static inline const int8_t *direct_pixel(const mb_conv2d_s8_params *p, const int
            (oy * p->stride_h * p->input_w + ox * p->stride_w) * p->input_c;
 }
 
-/* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus
- * interior_bias, requantized on 4 lanes, stored with one VSTRB per pixel (the last block of a
- * channel count that is not a multiple of 4 tail-predicated). OTHER and FUSED are unused: a
- * fused ADD now runs after the block (run_direct, run_columns: residual_add). */
+/* The NP pixels' sums of the 4 channels from c ([pixel][channel of the block]) plus the
+ * interior biases, requantized on 4 lanes with the block's table, stored with one VSTRB per
+ * pixel, tail-predicated: the last block of a channel count that is not a multiple of 4. */
 static ALWAYS_INLINE void store_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
-                                      int8_t *out, const int8_t *other, const int np,
-                                      const int fused)
+                                      int8_t *out, const int np)
 {
     const mb_conv2d_s8_params *p = d->p;
     const int32_t oc = p->output_c;
     const int32x4_t amin = vdupq_n_s32(d->activation_min);
     const int32x4_t amax = vdupq_n_s32(d->activation_max);
     const mve_pred16_t pred = vctp32q((uint32_t)(oc - c));
-    const int32x4_t ib = vldrwq_z_s32(d->interior_bias + c, pred);
-    const int32x4_t m = vldrwq_z_s32(d->multipliers + c, pred);
-    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_z_s32(d->shifts + c, pred));
+    const int32_t *k = d->tables + 4 * c;
+    const int32x4_t ib = vldrwq_s32(k);
+    const int32x4_t m = vldrwq_s32(k + 4);
+    const mb_mve_shifts s = {vldrwq_s32(k + 8), vldrwq_s32(k + 12)};
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
         int32x4_t v = mb_mve_requantize(acc, m, s, d->output_offset, amin, amax);
-        (void)other;
-        (void)fused;
         vstrbq_p_s32(out + q * oc + c, v, pred);
     }
 }
 
-/* store_block for 4 whole output channels without a fused ADD (every block of a channel count
- * that is a multiple of 4): no predicate, so no VMSR + VPST before each pixel's store and each
- * constant load, about 15 instructions per block of 4 pixels. */
+/* store_block for 4 whole output channels (every block of a channel count that is a multiple
+ * of 4): no predicate, so no VMSR + VPST before each pixel's store, about 15 instructions per
+ * block of 4 pixels. The block's constants are its table's 4 vectors. */
 static ALWAYS_INLINE void store_whole_block(const direct_conv *d, int32_t sums[4][CB], int32_t c,
                                             int8_t *out, const int np)
 {
     const int32_t oc = d->p->output_c;
     const int32x4_t amin = vdupq_n_s32(d->activation_min);
     const int32x4_t amax = vdupq_n_s32(d->activation_max);
-    const int32x4_t ib = vldrwq_s32(d->interior_bias + c);
-    const int32x4_t m = vldrwq_s32(d->multipliers + c);
-    const mb_mve_shifts s = mb_mve_split_shifts(vldrwq_s32(d->shifts + c));
+    const int32_t *k = d->tables + 4 * c;
+    const int32x4_t ib = vldrwq_s32(k);
+    const int32x4_t m = vldrwq_s32(k + 4);
+    const mb_mve_shifts s = {vldrwq_s32(k + 8), vldrwq_s32(k + 12)};
     for (int32_t q = 0; q < np; q++) {
         const int32x4_t acc = vaddq_s32(vldrwq_s32(sums[q]), ib);
         vstrbq_s32(out + q * oc + c,
@@ -481,15 +484,19 @@ static ALWAYS_INLINE void store_whole_block(const direct_conv *d, int32_t sums[4
     }
 }
 
-/* A block's sums stored: store_whole_block where it applies, else store_block. */
+/* A block's sums stored: store_whole_block where it applies, else store_block. With a fused
+ * ADD too: the block goes to the conv scratch, which the ADD reads after the block (OTHER and
+ * FUSED are unused here). */
 static ALWAYS_INLINE void store_sums(const direct_conv *d, int32_t sums[4][CB], int32_t c,
                                      int8_t *out, const int8_t *other, const int np,
                                      const int fused)
 {
-    if (!fused && c + CB <= d->p->output_c) {
+    (void)other;
+    (void)fused;
+    if (c + CB <= d->p->output_c) {
         store_whole_block(d, sums, c, out, np);
     } else {
-        store_block(d, sums, c, out, other, np, fused);
+        store_block(d, sums, c, out, np);
     }
 }
 
@@ -939,7 +946,10 @@ void mb_conv2d_s8_mve(const mb_conv2d_s8_params *p, const int8_t *input, const i
         add.conv = (int8_t *)scratch + (direct ? 0 : 4 * ((k + 15) & ~(int32_t)15));
         add.arith = mb_add_mve_of(residual->add);
     }
-    const direct_conv d = {p, filter, interior_bias, multipliers, shifts, (k + 15) & ~(int32_t)15,
+    (void)multipliers; /* in the tables after the interior biases (with_mve_tables) */
+    (void)shifts;
+    const direct_conv d = {p, filter, interior_bias + ((p->output_c + 3) & ~3),
+                           (k + 15) & ~(int32_t)15,
                            direct ? k / 16 : (k + 15) / 16, direct && k % 16 != 0,
                            vctp8q((uint32_t)(k % 16)), residual != 0 ? &add : 0,
                            p->output_offset, p->activation_min, p->activation_max};

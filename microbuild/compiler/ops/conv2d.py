@@ -260,6 +260,27 @@ def mve_requantize_fits(bounds, shifts) -> bool | Refusal:
     return True
 
 
+MVE_TABLE_VARIANTS = frozenset({"mve", "mve_groups"})  # CONV_2D variants on conv2d_mve.c
+
+
+def with_mve_tables(interior: np.ndarray, multipliers, shifts) -> np.ndarray:
+    """The interior biases as conv2d_mve.c reads them: padded to a whole block of 4 channels,
+    then per block of 4 channels one 16-int32 table it loads with 4 VLDRW: the interior biases,
+    the multipliers, the left shifts max(shift, 0) and -(max(-shift, 0) + 1) (requantize_mve.h
+    mb_mve_split_shifts, done here instead of per block at run time). Padding channels get
+    zeros and a -1 shift: their lanes are never stored."""
+    oc = len(interior)
+    pad = -oc % 4
+    def padded(values, fill):
+        return np.concatenate([np.asarray(values, dtype=np.int64),
+                               np.full(pad, fill, dtype=np.int64)])
+    ib, m = padded(interior, 0), padded(multipliers, 0)
+    sh = padded(shifts, 0)
+    left, neg_right1 = np.maximum(sh, 0), np.minimum(sh, 0) - 1
+    tables = np.stack([v.reshape(-1, 4) for v in (ib, m, left, neg_right1)], axis=1).reshape(-1)
+    return np.concatenate([ib, tables])
+
+
 def mve_scratch_bytes(oc: int, k: int, one_by_one: bool, residual: bool) -> int:
     """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
     filter, whose pixels the kernel reads in place (TFLite never pads a 1x1 filter, and a depth
@@ -462,12 +483,16 @@ class Conv2D(OpLowering):
             raise ModelError(f"{op.describe()}: bias + input offset x filter sum overflows int32")
         params, mult, shift = emit_conv_params(op, graph, ctx, "mb_conv2d_s8_params",
                                                depthwise=False)
+        variant = getattr(ctx, "variant", None)
+        if variant is not None and variant.name in MVE_TABLE_VARIANTS:
+            out = graph.tensor(op.outputs[0])
+            multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, out_c)
+            interior = with_mve_tables(interior, multipliers, shifts)
         interior_bias = ctx.const_array(ctx.symbol("interior_bias"), interior.astype(np.int32),
                                         "int32_t")
         # A variant that arranges the weights gets its own array instead (kernel_call): do not
         # emit the original as well. The variants read interior_bias only, not the bias (but
         # for grouped, which sums like the reference).
-        variant = getattr(ctx, "variant", None)
         reads_bias = variant is None or variant.name == "grouped"
         bias = ctx.ptr(op.inputs[2]) if has_bias and reads_bias else "(const int32_t *)0"
         weights = (ctx.ptr(op.inputs[1]) if variant is None or variant.arrange is None

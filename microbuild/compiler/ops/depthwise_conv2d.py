@@ -29,6 +29,7 @@ from microbuild.compiler.ops.conv2d import (
     mve_layout,
     mve_requantize_fits,
     mve_scratch_bytes,
+    with_mve_tables,
 )
 from microbuild.compiler.variants import KernelVariant, Refusal
 from microbuild.compiler.spatial import (
@@ -431,6 +432,13 @@ class DepthwiseConv2D(OpLowering):
                 else ctx.const_array(ctx.symbol("bias"), zero_bias.astype(np.int32), "int32_t"))
         interior_values = interior_bias
         variant = getattr(ctx, "variant", None)
+        if variant is not None and variant.name == "mve_dense":
+            # conv2d_mve.c's per-block tables after the interior biases (conv2d.py).
+            x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+            out = graph.tensor(op.outputs[0])
+            multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale,
+                                                      int(w.shape[3]))
+            interior_values = with_mve_tables(interior_bias, multipliers, shifts)
         if variant is not None and variant.name == "mve":
             # The Helium kernel finds its block tables after the interior biases, padded to a
             # whole vector (so a 16-byte aligned array gives 16-byte aligned tables).

@@ -102,7 +102,9 @@ void mb_conv2d_s8_dsp16(const mb_conv2d_s8_params *params, const int8_t *input,
                         const mb_residual_add_s8 *residual, int8_t *output, void *scratch);
 
 /* Helium (conv2d_mve.c, compiles to nothing elsewhere): VMLADAVA.S8 on int8 columns padded to
- * 16 taps, 2 pixels x 2 channels per inner loop. */
+ * 16 taps, blocks of 4 pixels x 4 channels. interior_bias carries, after its output_c values
+ * (rounded up to 4), a 16-int32 requantization table per block of 4 channels (conv2d.py
+ * with_mve_tables); multipliers and shifts are not read. */
 void mb_conv2d_s8_mve(const mb_conv2d_s8_params *params, const int8_t *input,
                       const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
                       const int32_t *multipliers, const int32_t *shifts,
