@@ -1,5 +1,6 @@
 /* AVERAGE_POOL_2D, Helium variant "mve" (Cortex-M55/M85): widening loads (VLDRB.S16: 8 int8
  * channels to 8 int16 lanes) and 16-bit vector adds, 32 channels per pass over the window.
+ * (MAX_POOL_2D's "mve" is at the end of the file.)
  *
  * The 16-bit lanes wrap modulo 2^16, harmless while the true sum fits int16: a sum of at most 256
  * int8 values does. A window of at most 256 positions (every pooling layer of the models we know)
@@ -190,6 +191,64 @@ void mb_avgpool2d_s8_mve(const mb_pool2d_s8_params *p, const int8_t *input, int8
                     for (int32_t j = 0; j < n; j++) {
                         out[c0 + j] = mve_average(p, total[j], count);
                     }
+                }
+            }
+        }
+    }
+}
+
+/* MAX_POOL_2D, Helium variant "mve": 16 channels per vector. Per output pixel and block of 16
+ * channels, one VLDRB and one VMAX.S8 per window position, the clamp to the activation range
+ * (VMAX, VMIN) and one VSTRB: the reference takes each channel's maximum one value at a time.
+ * A channel count that is not a multiple of 16 ends with a tail-predicated block (VCTP8: its
+ * masked lanes are read as 0 and never stored). Exact: a maximum is a maximum, in any order.
+ * Like the reference, a block's window is read before that block of the pixel is written. */
+static inline void max_block(const mb_pool2d_s8_params *p, const int8_t *in, int32_t y0,
+                             int32_t y1, int32_t x0, int32_t x1, int8x16_t lo, int8x16_t hi,
+                             int8_t *out, mve_pred16_t pred, const int whole)
+{
+    const int32_t c = p->channels;
+    int8x16_t m = vdupq_n_s8(INT8_MIN);
+    for (int32_t y = y0; y < y1; y++) {
+        const int8_t *pos = in + (y * p->input_w + x0) * c;
+        for (int32_t x = x0; x < x1; x++, pos += c) {
+            m = vmaxq_s8(m, whole ? vldrbq_s8(pos) : vldrbq_z_s8(pos, pred));
+        }
+    }
+    m = vminq_s8(vmaxq_s8(m, lo), hi);
+    if (whole) {
+        vstrbq_s8(out, m);
+    } else {
+        vstrbq_p_s8(out, m, pred);
+    }
+}
+
+void mb_maxpool2d_s8_mve(const mb_pool2d_s8_params *p, const int8_t *input, int8_t *output,
+                         void *scratch)
+{
+    const int32_t channels = p->channels;
+    const int32_t whole = channels & ~15;
+    const mve_pred16_t tail = vctp8q((uint32_t)(channels - whole));
+    const int8x16_t lo = vdupq_n_s8((int8_t)p->activation_min);
+    const int8x16_t hi = vdupq_n_s8((int8_t)p->activation_max);
+    int8_t *out = output;
+    (void)scratch;
+    for (int32_t b = 0; b < p->batches; b++) {
+        const int8_t *in_batch = input + b * p->input_h * p->input_w * channels;
+        for (int32_t oy = 0; oy < p->output_h; oy++) {
+            const int32_t in_y0 = oy * p->stride_h - p->pad_top;
+            const int32_t y0 = in_y0 < 0 ? 0 : in_y0;
+            const int32_t y1 = in_y0 + p->filter_h < p->input_h ? in_y0 + p->filter_h : p->input_h;
+            for (int32_t ox = 0; ox < p->output_w; ox++, out += channels) {
+                const int32_t in_x0 = ox * p->stride_w - p->pad_left;
+                const int32_t x0 = in_x0 < 0 ? 0 : in_x0;
+                const int32_t x1 =
+                    in_x0 + p->filter_w < p->input_w ? in_x0 + p->filter_w : p->input_w;
+                for (int32_t c0 = 0; c0 < whole; c0 += 16) {
+                    max_block(p, in_batch + c0, y0, y1, x0, x1, lo, hi, out + c0, tail, 1);
+                }
+                if (whole < channels) {
+                    max_block(p, in_batch + whole, y0, y1, x0, x1, lo, hi, out + whole, tail, 0);
                 }
             }
         }

@@ -152,3 +152,10 @@ class AveragePool2D(_Pool2D):
 class MaxPool2D(_Pool2D):
     opcode = "MAX_POOL_2D"
     function = "mb_maxpool2d_s8"
+    variants = (
+        KernelVariant(
+            opcode="MAX_POOL_2D", name="mve", function="mb_maxpool2d_s8_mve",
+            sources=("pooling_mve.c",), features=frozenset({"mve"}), rank=30,
+            overlap_group=1,
+            description="Helium: 16 channels per VMAX.S8, the last ones tail-predicated"),
+    )

@@ -43,4 +43,8 @@ void mb_avgpool2d_s8_dsp(const mb_pool2d_s8_params *params, const int8_t *input,
 void mb_avgpool2d_s8_mve(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output,
                          void *scratch);
 
+/* MAX_POOL_2D variant "mve" (pooling_mve.c): 16 channels per VMAX.S8, the same arguments. */
+void mb_maxpool2d_s8_mve(const mb_pool2d_s8_params *params, const int8_t *input, int8_t *output,
+                         void *scratch);
+
 #endif
