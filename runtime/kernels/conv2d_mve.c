@@ -548,6 +548,19 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
     "vldrb.8 %q[p], [%[x3], #" #I "*16]\n\t"                            \
     ACC ".s8 %[s3], %q[p], %q[f]\n\t"
 
+/* CHUNK4 for 4 columns one after the other, KP bytes apart (run_columns' scratch): pixels 1
+ * and 3 at immediate offsets from pixels 0 and 2, two pointer registers fewer. */
+#define CHUNK4_COLUMNS(ACC, FILTER, I, KP)                              \
+    "vldrb.8 %q[f], " FILTER "\n\t"                                     \
+    "vldrb.8 %q[p], [%[x0], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s0], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x0], #" #KP "+" #I "*16]\n\t"                    \
+    ACC ".s8 %[s1], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x2], #" #I "*16]\n\t"                            \
+    ACC ".s8 %[s2], %q[p], %q[f]\n\t"                                   \
+    "vldrb.8 %q[p], [%[x2], #" #KP "+" #I "*16]\n\t"                    \
+    ACC ".s8 %[s3], %q[p], %q[f]\n\t"
+
 /* The sums of 4 pixels by one filter row of CHUNKS (2 or 3) chunks (the row's chunk i at
  * w + 64 * i): per chunk 1 filter and 4 pixel loads and 4 VMLADAV(A), at immediate offsets (a
  * byte load's reach is 127: the third chunk's filter has its own pointer). In C, GCC hoisted
@@ -555,10 +568,26 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
  * past the 8 vector registers and read them back with an address add each: 42 instructions per
  * channel of a first layer instead of 22 here (resnet8's 3x3x3 layer: 334 per pixel). */
 static ALWAYS_INLINE void row_sums_4(const int8_t *w, const int8_t *const *x, int32_t *s0,
-                                     int32_t *s1, int32_t *s2, int32_t *s3, const int chunks)
+                                     int32_t *s1, int32_t *s2, int32_t *s3, const int chunks,
+                                     const int columns)
 {
     int8x16_t f, p;
-    if (chunks == 2) {
+    if (columns && chunks == 2) { /* x[q] = x[0] + 32 q */
+        __asm__(CHUNK4_COLUMNS("vmladav", "[%[w]]", 0, 32)
+                CHUNK4_COLUMNS("vmladava", "[%[w], #64]", 1, 32)
+                : [s0] "=&Te"(*s0), [s1] "=&Te"(*s1), [s2] "=&Te"(*s2), [s3] "=&Te"(*s3),
+                  [f] "=&w"(f), [p] "=&w"(p)
+                : [w] "r"(w), [x0] "r"(x[0]), [x2] "r"(x[2])
+                : "memory");
+    } else if (columns) { /* x[q] = x[0] + 48 q */
+        __asm__(CHUNK4_COLUMNS("vmladav", "[%[w]]", 0, 48)
+                CHUNK4_COLUMNS("vmladava", "[%[w], #64]", 1, 48)
+                CHUNK4_COLUMNS("vmladava", "[%[w2]]", 2, 48)
+                : [s0] "=&Te"(*s0), [s1] "=&Te"(*s1), [s2] "=&Te"(*s2), [s3] "=&Te"(*s3),
+                  [f] "=&w"(f), [p] "=&w"(p)
+                : [w] "r"(w), [w2] "r"(w + 2 * CB * 16), [x0] "r"(x[0]), [x2] "r"(x[2])
+                : "memory");
+    } else if (chunks == 2) {
         __asm__(CHUNK4("vmladav", "[%[w]]", 0) CHUNK4("vmladava", "[%[w], #64]", 1)
                 : [s0] "=&Te"(*s0), [s1] "=&Te"(*s1), [s2] "=&Te"(*s2), [s3] "=&Te"(*s3),
                   [f] "=&w"(f), [p] "=&w"(p)
@@ -581,7 +610,8 @@ static ALWAYS_INLINE void row_sums_4(const int8_t *w, const int8_t *const *x, in
  * chunk loop unrolled in C. */
 static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t *const *x,
                                              int8_t *out, const int8_t *other, const int np,
-                                             const int fused, const int chunks)
+                                             const int fused, const int chunks,
+                                             const int columns)
 {
     const int32_t oc = d->p->output_c;
     int32_t sums[4][CB];
@@ -589,7 +619,8 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
     for (int32_t c = 0; c < oc; c += CB, w += (chunks - 1) * CB * 16) {
         for (int32_t j = 0; j < CB; j++, w += 16) {
             if (np == 4) {
-                row_sums_4(w, x, &sums[0][j], &sums[1][j], &sums[2][j], &sums[3][j], chunks);
+                row_sums_4(w, x, &sums[0][j], &sums[1][j], &sums[2][j], &sums[3][j], chunks,
+                           columns);
                 continue;
             }
             int32_t s0 = 0;
@@ -781,17 +812,18 @@ static ALWAYS_INLINE void general_block(const direct_conv *d, const int8_t *cons
  * VSTRB (the last block of a channel count that is not a multiple of 4 tail-predicated). Rows are padded with zeros to a multiple
  * of 4 channels and of 16 taps (_arrange_mve): chunk i of channel c + j of a block is at
  * block + i * 64 + j * 16. Rows of one chunk take one_chunk_block; CHUNKS (a constant): 0, the
- * count read at run time, or 2 or 3, fixed_chunks_block. */
+ * count read at run time, or 2 or 3, fixed_chunks_block. COLUMNS: x are run_columns' columns,
+ * one after the other (kp bytes apart), not pixels read in place. */
 static ALWAYS_INLINE void direct_block(const direct_conv *d, const int8_t *const *x, int8_t *out,
                                        const int8_t *other, const int np, const int fused,
-                                       const int chunks)
+                                       const int chunks, const int columns)
 {
     if (d->kp == 16) {
         one_chunk_block(d, x, out, other, np, fused);
         return;
     }
     if (chunks != 0) {
-        fixed_chunks_block(d, x, out, other, np, fused, chunks);
+        fixed_chunks_block(d, x, out, other, np, fused, chunks, columns);
         return;
     }
     if (d->with_tail) {
@@ -824,14 +856,14 @@ static ALWAYS_INLINE void run_direct(const direct_conv *dp, const int8_t *input,
     for (; n + 4 <= total; n += 4) {
         const int8_t *x[4] = {direct_pixel(p, input, n), direct_pixel(p, input, n + 1),
                               direct_pixel(p, input, n + 2), direct_pixel(p, input, n + 3)};
-        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks, 0);
         if (fused) {
             residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, 4 * oc);
         }
     }
     for (; n < total; n++) {
         const int8_t *x[1] = {direct_pixel(p, input, n)};
-        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks, 0);
         if (fused) {
             residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, oc);
         }
@@ -864,14 +896,14 @@ static ALWAYS_INLINE void run_columns(const direct_conv *dp, const int8_t *input
         for (int32_t q = 0; q < 4; q++, next_pixel(&w, &at)) {
             column_s8(&w, at.image, at.oy, at.ox, cols + q * kp);
         }
-        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 4, 0, chunks, 1);
         if (fused) {
             residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, 4 * oc);
         }
     }
     for (; n < total; n++, next_pixel(&w, &at)) {
         column_s8(&w, at.image, at.oy, at.ox, cols);
-        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks);
+        direct_block(d, x, fused ? d->add->conv : output + n * oc, 0, 1, 0, chunks, 1);
         if (fused) {
             residual_add(&d->add->arith, d->add->conv, residual_at(d, n), output + n * oc, oc);
         }

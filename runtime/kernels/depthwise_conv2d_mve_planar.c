@@ -117,64 +117,89 @@ static plane_geometry plane_of(const mb_depthwise_conv2d_s8_params *p)
     return g;
 }
 
-/* Channel c of one batch image into the plane's inside: each input row a run of VLDRB.U16
- * gathers (8 bytes in_step_v apart; the compiler checks 7 * in_step_v fits 16 bits), the last
- * one tail-predicated. Rows and columns the outputs never read are left out. */
-static NOINLINE void fill_plane(const plane_geometry *g, const int8_t *image, int8_t *plane)
+typedef struct {
+    int32_t rows, whole;         /* input rows copied; whole 8-byte chunks per row */
+    int32_t tail;                /* bytes after them, 0-7 */
+    mve_pred16_t tail_lanes;
+    int32_t in_step_u, pitch, chunk;
+    int32_t start;               /* the first copied byte's place in the plane */
+    uint16x8_t offsets;          /* the 8 lanes' input bytes, in_step_v apart */
+} plane_fill;
+
+/* What fill_plane needs, worked out once per call rather than once per channel. Rows and
+ * columns the outputs never read are left out. */
+static plane_fill plane_fill_of(const plane_geometry *g)
 {
-    const int32_t rows = g->in_u < g->rows - g->pad_u ? g->in_u : g->rows - g->pad_u;
     const int32_t cols = g->in_v < g->pitch - g->pad_v ? g->in_v : g->pitch - g->pad_v;
-    const uint16x8_t offsets = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)g->in_step_v);
-    const int32_t block = 8 * g->in_step_v;
-    int8_t *dst_row = plane + g->pad_u * g->pitch + g->pad_v;
+    const plane_fill f = {
+        .rows = g->in_u < g->rows - g->pad_u ? g->in_u : g->rows - g->pad_u,
+        .whole = cols / 8, .tail = cols % 8, .tail_lanes = vctp16q((uint32_t)(cols % 8)),
+        .in_step_u = g->in_step_u, .pitch = g->pitch, .chunk = 8 * g->in_step_v,
+        .start = g->pad_u * g->pitch + g->pad_v,
+        .offsets = vmulq_n_u16(vidupq_n_u16(0, 1), (uint16_t)g->in_step_v),
+    };
+    return f;
+}
+
+/* Channel c of one batch image into the plane's inside: each input row a run of VLDRB.U16
+ * gathers (8 bytes in_step_v apart; the compiler checks 7 * in_step_v fits 16 bits), whole
+ * chunks unpredicated (GCC re-made the predicate of a VCTP loop every chunk), then the last
+ * 1-7 bytes: no lane reads past the row or writes the padding after it. */
+static NOINLINE void fill_plane(const plane_fill *f, const int8_t *image, int8_t *plane)
+{
+    const uint16x8_t offsets = f->offsets;
+    int8_t *dst_row = plane + f->start;
     const uint8_t *src_row = (const uint8_t *)image;
-    const int32_t whole = cols / 8;
-    const mve_pred16_t tail = vctp16q((uint32_t)(cols % 8));
-    for (int32_t u = 0; u < rows; u++, src_row += g->in_step_u, dst_row += g->pitch) {
+    for (int32_t u = 0; u < f->rows; u++, src_row += f->in_step_u, dst_row += f->pitch) {
         const uint8_t *src = src_row;
         uint8_t *dst = (uint8_t *)dst_row;
-        /* Whole chunks unpredicated (GCC re-made the predicate of a VCTP loop every chunk),
-         * then the last 1-7 bytes: no lane reads past the row or writes the padding after it. */
-        for (int32_t i = 0; i < whole; i++, src += block, dst += 8) {
+        for (int32_t i = 0; i < f->whole; i++, src += f->chunk, dst += 8) {
             vstrbq_u16(dst, vldrbq_gather_offset_u16(src, offsets));
         }
-        if (cols % 8) {
-            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, tail), tail);
+        if (f->tail) {
+            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, f->tail_lanes),
+                         f->tail_lanes);
         }
     }
 }
 
 /* What one channel's blocks share. */
 typedef struct {
-    int32_t bias, multiplier, neg_right1; /* bias and taps come shifted left (see the call) */
+    int32_t bias, multiplier, neg_right; /* bias and taps come shifted left (see the call) */
+    int32_t shifted;                      /* a right shift (neg_right < 0): see scale */
     int16_t out_offset;
     int16x8_t amin, amax;
     uint16x8_t offsets8;      /* output bytes of the 8 lanes, pixels 0,4,1,5,2,6,3,7 */
     uint16x8_t positions8;    /* their pixel numbers, for the last block's predicate */
 } channel_constants;
 
-/* acc * multiplier * 2^shift rounded as mb_requantize_fast (requantize_mve.h mb_mve_scale, the
- * channel's scalars); acc already holds the sum shifted left. */
-static ALWAYS_INLINE int32x4_t scale(int32x4_t acc, const channel_constants *k)
+/* acc * multiplier * 2^shift rounded as mb_requantize_fast, the channel's scalars; acc already
+ * holds the sum shifted left. SHIFTED: the channel has a right shift r >= 1, done as VRSHL by -r
+ * (adds 2^(r-1), rounding half up) of high - 1 for a negative high, which makes it half away
+ * from zero (requantize_mve.h mb_mve_requantize_any: the -1 never crosses a multiple of 2^r
+ * other than at a tie); |high| < 2^28 here, so the -1 cannot wrap. Without a right shift the
+ * result is the high word itself (one copy of each walk per case). */
+static ALWAYS_INLINE int32x4_t scale(int32x4_t acc, const channel_constants *k, const int shifted)
 {
     const int32x4_t hi = vqrdmulhq_n_s32(acc, k->multiplier);
-    const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
-    return vrshlq_n_s32(t, k->neg_right1);
+    if (!shifted) {
+        return hi;
+    }
+    return vrshlq_n_s32(vaddq_s32(hi, vshrq_n_s32(hi, 31)), k->neg_right);
 }
 
-/* Pixels 0-3 (a) and 4-7 (b) requantized, narrowed with saturation into 8 int16 lanes (exact:
- * a saturated value stays beyond any int8 bound after the zero point), offset, clamped and
- * stored at out by one scatter; `count` of the 8 are stored. */
-static ALWAYS_INLINE int16x8_t requantize8(int32x4_t a, int32x4_t b, const channel_constants *k)
+static ALWAYS_INLINE int16x8_t requantize8(int32x4_t a, int32x4_t b, const channel_constants *k,
+                                           const int shifted)
 {
-    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(a), scale(a, k)), scale(b, k));
+    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vreinterpretq_s16_s32(a), scale(a, k, shifted)),
+                               scale(b, k, shifted));
     return vminq_s16(vmaxq_s16(vqaddq_n_s16(v, k->out_offset), k->amin), k->amax);
 }
 
 static ALWAYS_INLINE void store_block(int32x4_t a, int32x4_t b, const channel_constants *k,
                                       int8_t *out, int32_t count, const int whole)
 {
-    const int16x8_t v = requantize8(a, b, k);
+    const int16x8_t v = k->shifted ? requantize8(a, b, k, 1) : requantize8(a, b, k, 0);
     if (whole) {
         vstrbq_scatter_offset_s16(out, k->offsets8, v);
     } else {
@@ -305,12 +330,12 @@ static NOINLINE void flat_table(const plane_geometry *g, uint16_t *offsets, mve_
 static ALWAYS_INLINE void flat_block(const int8_t **r0, const int8_t **r1, const int8_t **r2,
                                      const int32_t *taps, const channel_constants *k,
                                      int32x4_t init, int8_t *out, const uint16_t *offsets,
-                                     mve_pred16_t pred)
+                                     mve_pred16_t pred, const int shifted)
 {
     int32x4_t a = init;
     int32x4_t b = init;
     mac_3x3(&a, &b, r0, r1, r2, taps);
-    vstrbq_scatter_offset_p_s16(out, vld1q_u16(offsets), requantize8(a, b, k), pred);
+    vstrbq_scatter_offset_p_s16(out, vld1q_u16(offsets), requantize8(a, b, k, shifted), pred);
 }
 
 /* The plane's channel through the 3x3 filter as one sequence (stride 1 across rows): output
@@ -319,9 +344,10 @@ static ALWAYS_INLINE void flat_block(const int8_t **r0, const int8_t **r1, const
  * not stored (the table's predicates). ds_cnn's 5 rows of 25: 17 blocks instead of 5 x 4. The
  * table covers one period; each period's outputs are period_out bytes on. The last block also
  * leaves out its lanes past the last output. */
-static NOINLINE void channel_flat(const plane_geometry *g, const int8_t *plane,
-                                  const int32_t *taps, const channel_constants *k, int8_t *out,
-                                  const uint16_t *offsets, const mve_pred16_t *preds)
+static ALWAYS_INLINE void flat_walk(const plane_geometry *g, const int8_t *plane,
+                                     const int32_t *taps, const channel_constants *k,
+                                     int8_t *out, const uint16_t *offsets,
+                                     const mve_pred16_t *preds, const int shifted)
 {
     const int32_t d = g->dil_u * g->pitch;
     const int8_t *r0 = plane;
@@ -338,7 +364,7 @@ static NOINLINE void channel_flat(const plane_geometry *g, const int8_t *plane,
     for (int32_t left = g->blocks - 1; left > 0; base += period_out) {
         const int32_t n = left < period ? left : period;
         for (int32_t i = 0; i < n; i++) {
-            flat_block(&r0, &r1, &r2, t, &kk, init, base, offsets + 8 * i, preds[i]);
+            flat_block(&r0, &r1, &r2, t, &kk, init, base, offsets + 8 * i, preds[i], shifted);
         }
         left -= n;
     }
@@ -347,7 +373,19 @@ static NOINLINE void channel_flat(const plane_geometry *g, const int8_t *plane,
     const int32_t lanes = (g->out_u - 1) * g->pitch + g->out_v - 8 * last; /* 1-8 */
     const int32_t i = last % period;
     flat_block(&r0, &r1, &r2, t, &kk, init, out + (last / period) * period_out, offsets + 8 * i,
-               preds[i] & vcmphiq_u16(vdupq_n_u16((uint16_t)lanes), positions));
+               preds[i] & vcmphiq_u16(vdupq_n_u16((uint16_t)lanes), positions), shifted);
+}
+
+/* flat_walk with and without a right shift, each its own copy. */
+static NOINLINE void channel_flat(const plane_geometry *g, const int8_t *plane,
+                                  const int32_t *taps, const channel_constants *k, int8_t *out,
+                                  const uint16_t *offsets, const mve_pred16_t *preds)
+{
+    if (k->shifted) {
+        flat_walk(g, plane, taps, k, out, offsets, preds, 1);
+    } else {
+        flat_walk(g, plane, taps, k, out, offsets, preds, 0);
+    }
 }
 
 void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
@@ -375,25 +413,30 @@ void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
         .positions8 = positions,
     };
     int32_t taps[9];
+    int32_t tap_at[9]; /* tap i*3+j's byte in the filter, from channel 0 */
+    for (int32_t t = 0; t < 9; t++) {
+        tap_at[t] = (t / 3) * g.f_step_u + (t % 3) * g.f_step_v;
+    }
+    const plane_fill fill = plane_fill_of(&g);
     memset(plane, -p->input_offset, (size_t)(g.rows * g.pitch + 8));
     if (g.flat) {
         flat_table(&g, offsets, preds);
     }
     for (int32_t b = 0; b < p->batches; b++) { /* in order: see the overlap above */
         for (int32_t c = 0; c < channels; c++) {
-            fill_plane(&g, input + b * in_image + c, plane);
+            fill_plane(&fill, input + b * in_image + c, plane);
             /* The left shift goes into the taps and the bias: the sum comes out shifted, exact
              * (the compiler checks |sum| * 2^left < 2^28), with no VSHL per block. */
             const int32_t left = shifts[c] > 0 ? shifts[c] : 0;
-            for (int32_t i = 0; i < 3; i++) {
-                for (int32_t j = 0; j < 3; j++) {
-                    taps[i * 3 + j] = (int32_t)filter[i * g.f_step_u + j * g.f_step_v + c]
-                                      * (1 << left);
-                }
+            const int8_t *f = filter + c;
+#pragma GCC unroll 9
+            for (int32_t t = 0; t < 9; t++) {
+                taps[t] = (int32_t)f[tap_at[t]] * (1 << left);
             }
             k.bias = interior_bias[c] * (1 << left);
             k.multiplier = multipliers[c];
-            k.neg_right1 = (shifts[c] < 0 ? shifts[c] : 0) - 1;
+            k.neg_right = shifts[c] < 0 ? shifts[c] : 0;
+            k.shifted = shifts[c] < 0;
             int8_t *out = output + b * out_image + c;
             if (g.flat) {
                 channel_flat(&g, plane, taps, &k, out, offsets, preds);
