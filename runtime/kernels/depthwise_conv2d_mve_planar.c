@@ -431,9 +431,9 @@ void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *p,
             const int8_t *f = filter + c;
 #pragma GCC unroll 9
             for (int32_t t = 0; t < 9; t++) {
-                taps[t] = (int32_t)f[tap_at[t]] * (1 << left);
+                taps[t] = (int32_t)f[tap_at[t]] * ((int32_t)1 << left);
             }
-            k.bias = interior_bias[c] * (1 << left);
+            k.bias = interior_bias[c] * ((int32_t)1 << left);
             k.multiplier = multipliers[c];
             k.neg_right = shifts[c] < 0 ? shifts[c] : 0;
             k.shifted = shifts[c] < 0;
