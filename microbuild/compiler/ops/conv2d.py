@@ -283,10 +283,12 @@ def with_mve_tables(interior: np.ndarray, multipliers, shifts) -> np.ndarray:
 
 def mve_scratch_bytes(oc: int, k: int, one_by_one: bool, residual: bool) -> int:
     """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
-    filter, whose pixels the kernel reads in place (TFLite never pads a 1x1 filter, and a depth
-    that is not a multiple of 16 is read with tail predication). With a fused residual ADD, then
-    the 4 pixels' requantized conv values, which the ADD reads in a pass of its own."""
-    return (0 if one_by_one else 4 * _round_up(k, 16)) + (4 * oc if residual else 0)
+    filter whose depth is at most 16 or a multiple of 16: the kernel reads its pixels in place
+    (TFLite never pads a 1x1 filter; conv2d_mve.c is_direct copies other depths into padded
+    columns). With a fused residual ADD, then the 4 pixels' requantized conv values, which the
+    ADD reads in a pass of its own."""
+    in_place = one_by_one and (k <= 16 or k % 16 == 0)
+    return (0 if in_place else 4 * _round_up(k, 16)) + (4 * oc if residual else 0)
 
 
 def _scratch_mve(op: Operator, graph: Graph) -> int:

@@ -206,6 +206,45 @@ def _planar_scratch(op: Operator, graph: Graph) -> int:
     return (18 * g["table_blocks"] + 3) // 4 * 4 + g["rows"] * g["pitch"] + 8
 
 
+# ---- "mve_temporal" (depthwise_conv2d_mve_temporal.c): 1-D time convolutions ------------------
+
+_TEMPORAL_TAPS = 16  # one VMLADAV.S8 per output
+
+
+def _temporal_fits(op: Operator, graph: Graph) -> bool | Refusal:
+    """_fast_requantize_fits; input and output one pixel wide, an H x 1 filter of at most 16
+    taps without dilation (one 16-byte dot product per output)."""
+    fits = _fast_requantize_fits(op, graph)
+    if not fits:
+        return fits
+    f = dict(conv_fields(op, graph, True))
+    if (f["input_w"], f["output_w"], f["filter_w"]) != (1, 1, 1):
+        return Refusal(f"input {f['input_w']}, output {f['output_w']} and filter "
+                       f"{f['filter_w']} pixels wide (a time convolution has 1, 1, 1)")
+    if f["filter_h"] > _TEMPORAL_TAPS:
+        return Refusal(f"{f['filter_h']} taps, over the {_TEMPORAL_TAPS} of one dot product")
+    if f["dilation_h"] != 1:
+        return Refusal(f"dilation {f['dilation_h']} along time")
+    return True
+
+
+def _temporal_scratch(op: Operator, graph: Graph) -> int:
+    """The plane of 16 channel rows, each the input times the windows reach (pitch), and the
+    slack the last rows' dot products read past it: a 4-time block's last 3 times and 16 bytes
+    (depthwise_conv2d_mve_temporal.c plane_pitch)."""
+    f = dict(conv_fields(op, graph, True))
+    pitch = (f["output_h"] - 1) * f["stride_h"] + f["filter_h"]
+    return 16 * pitch + 3 * f["stride_h"] + 16
+
+
+def _arrange_temporal(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """[1, h, 1, channels] as [channels][16]: channel c's taps in time order, then zeros."""
+    taps = weights.reshape(weights.shape[1], weights.shape[3]).T
+    out = np.zeros((taps.shape[0], _TEMPORAL_TAPS), dtype=np.int8)
+    out[:, :taps.shape[1]] = taps
+    return out.reshape(-1)
+
+
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
     """48 bytes of row description, the block's constants (16 bytes of biases, 16 per filter
     tap, 48 of requantization), a row pointer per filter row and the band:
@@ -348,6 +387,15 @@ VARIANTS = (
         description="Helium: one channel at a time gathered into a zero-point-padded plane, "
                     "lanes along an axis of stride 1, VMLA by each tap's scalar, scatter "
                     "stores"),
+    KernelVariant(
+        opcode="DEPTHWISE_CONV_2D", name="mve_temporal",
+        function="mb_depthwise_conv2d_s8_mve_temporal",
+        sources=("depthwise_conv2d_mve_temporal.c",), features=frozenset({"mve"}), rank=32,
+        accepts=_temporal_fits, scratch=_temporal_scratch, arrange=_arrange_temporal,
+        overlap_group=1, overlap_whole_pixels=True,
+        description="Helium, 1-D time convolutions (1 pixel wide, H x 1 filter of up to 16 "
+                    "taps): 16 channels transposed into rows, one VMLADAV.S8 per output, 4 "
+                    "times requantized together, scatter stores"),
     KernelVariant(
         opcode="DEPTHWISE_CONV_2D", name="dsp_dense",
         function="mb_depthwise_conv2d_s8_dense_dsp",

@@ -12,7 +12,9 @@ Architectures follow the MLPerf Tiny v0.1 reference training code (mlcommons/tin
   * keyword spotting: DS-CNN small,
   * image classification: ResNet-8 (the EEMBC ResNet v1 with 16/32/64 filters),
   * visual wake words: MobileNetV1 with width multiplier 0.25 at 96x96,
-  * anomaly detection: the fully-connected autoencoder (640 -> 128x4 -> 8 -> 128x4 -> 640).
+  * anomaly detection: the fully-connected autoencoder (640 -> 128x4 -> 8 -> 128x4 -> 640),
+  * streaming wake word (v1.3): the DS-TCN of 30 frames x 40 features, four blocks of a
+    temporal depthwise (Hx1 on a 1-wide input, no bias) and a pointwise conv with batch norm.
 
 Every model uses a fixed batch size of 1. With a dynamic batch, Keras' Flatten becomes
 SHAPE/STRIDED_SLICE/PACK/RESHAPE in the converted graph; with batch 1 it is a single RESHAPE with a
@@ -140,6 +142,26 @@ def anomaly_ae():
     return tf.keras.Model(inputs, outputs, name="anomaly_ae")
 
 
+def str_ww():
+    """The streaming wake word DS-TCN: 30 frames (64 ms windows every 32 ms over 1 s) of 40
+    features, as [time, 1, features] -> 3 classes. Each block is a DepthwiseConv2D of (k, 1) with
+    'valid' padding and no bias, then a 1x1 Conv2D without bias, batch norm and ReLU; the time
+    kernels 3, 5, 10, 15 take 30 frames down to 1, so Flatten sees 32 values."""
+    import tensorflow as tf
+
+    L = _layers()
+    inputs = tf.keras.Input(shape=(30, 1, 40), batch_size=1)
+    x = inputs
+    for filters, kernel in ((128, 3), (64, 5), (64, 10), (32, 15)):
+        x = L.DepthwiseConv2D((kernel, 1), padding="valid", use_bias=False)(x)
+        x = L.Conv2D(filters, 1, use_bias=False, padding="valid")(x)
+        x = L.BatchNormalization()(x)
+        x = L.ReLU()(x)
+    x = L.Flatten()(x)
+    outputs = L.Dense(3)(x)
+    return tf.keras.Model(inputs, outputs, name="str_ww")
+
+
 def tiny_fc():
     """A 16 -> 8 -> 4 MLP (172 weight and bias bytes) small enough for an ATmega328P."""
     import tensorflow as tf
@@ -168,6 +190,8 @@ MODELS = [
     Spec("mobilenet_v1_025_vww.tflite", mobilenet_v1_025_vww, seed=3, low=-1.0, high=1.0),  # MobileNet preprocessing
     Spec("anomaly_ae.tflite", anomaly_ae, seed=4, low=-1.0, high=1.0),         # normalised log-mel
     Spec("tiny_fc.tflite", tiny_fc, seed=5, low=-1.0, high=1.0),
+    # log filterbank energies: non-negative, a few units wide
+    Spec("str_ww.tflite", str_ww, seed=6, low=0.0, high=4.0),
 ]
 
 

@@ -87,6 +87,17 @@ void mb_depthwise_conv2d_s8_mve_planar(const mb_depthwise_conv2d_s8_params *para
                                        const int32_t *multipliers, const int32_t *shifts,
                                        int8_t *output, void *scratch);
 
+/* "mve_temporal" (Helium): a 1-D time convolution (input and output 1 pixel wide, an H x 1
+ * filter of at most 16 taps, no dilation). 16 channels at a time are transposed into a plane of
+ * channel rows in scratch; each output is one VMLADAV.S8 of the channel's taps (the filter
+ * arranged [channel][16], zeros after the taps) with 16 bytes of its row; outputs stored by
+ * scatter. Scratch: depthwise_conv2d.py _temporal_scratch. */
+void mb_depthwise_conv2d_s8_mve_temporal(const mb_depthwise_conv2d_s8_params *params,
+                                         const int8_t *input, const int8_t *filter,
+                                         const int32_t *bias, const int32_t *interior_bias,
+                                         const int32_t *multipliers, const int32_t *shifts,
+                                         int8_t *output, void *scratch);
+
 /* "dsp_dense" and "mve_dense" (depthwise_conv2d_dense.c): a depth multiplier above 1 on at most
  * 4 input channels, as the CONV_2D it equals (conv2d_dsp.c / conv2d_mve.c) on a filter the
  * compiler made dense and arranged; scratch as those kernels'. */
