@@ -27,6 +27,7 @@
 #include <arm_mve.h>
 
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/asm_function.h"
 #include "microbuild/kernels/conv2d_column.h"
 #include "microbuild/kernels/add_mve.h"
 #include "microbuild/kernels/requantize_mve.h"
@@ -306,6 +307,21 @@ static __attribute__((noinline)) void gather_column_wide(const window_copy *w,
     gather_column(w, image, oy, ox, col, 1);
 }
 
+/* ROWS window rows of CHUNKS whole 16-byte chunks each, `pitch` bytes apart in the input, one
+ * after the other into dst. With CHUNKS a constant the chunks are loads and stores at immediate
+ * offsets: the loop over them cost 3 instructions a chunk and ~6 a row around it (resnet8's
+ * 3x3x16 windows: 66 instructions a pixel, now about 27). */
+static ALWAYS_INLINE void copy_whole_rows(const int8_t *src, int32_t pitch, int8_t *dst,
+                                          int32_t rows, const int32_t chunks)
+{
+    for (int32_t ky = 0; ky < rows; ky++, src += pitch, dst += 16 * chunks) {
+#pragma GCC unroll 8
+        for (int32_t b = 0; b < chunks; b++) {
+            vstrbq_s8(dst + 16 * b, vldrbq_s8(src + 16 * b));
+        }
+    }
+}
+
 /* The window of output pixel (oy, ox) of `image` into col, as mb_conv2d_column_s8 does. A window
  * inside the input is copied 16 bytes at a time with predicated VLDRB/VSTRB, the last chunk of
  * a row tail-predicated (VCTP; lanes off read nothing), and the zeros up to kp are one
@@ -352,12 +368,12 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             vstrbq_p_s8(dst, vldrbq_z_s8(src, w->in_row), w->in_row);
         }
-    } else if (row % 16 == 0) { /* resnet8's 3x3x16 and 3x3x32: whole chunks, no predicate */
-        for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
-            for (int32_t b = 0; b < row; b += 16) {
-                vstrbq_s8(dst + b, vldrbq_s8(src + b));
-            }
-        }
+    } else if (row == 48) { /* resnet8's 3x3x16 and 3x3x32: whole chunks, unrolled */
+        copy_whole_rows(src, pitch, dst, p->filter_h, 3);
+    } else if (row == 96) {
+        copy_whole_rows(src, pitch, dst, p->filter_h, 6);
+    } else if (row % 16 == 0) {
+        copy_whole_rows(src, pitch, dst, p->filter_h, row / 16);
     } else {
         for (int32_t ky = 0; ky < p->filter_h; ky++, src += pitch, dst += row) {
             for (int32_t b = 0; b < row; b += 16) {
@@ -388,15 +404,17 @@ static ALWAYS_INLINE void next_pixel(const window_copy *w, pixel_at *at)
 }
 
 /* A 1x1 filter without padding: pixels are read in place, no column is built. Unless the depth
- * is over 16 and not a multiple of 16 (a streaming wake word model's 40 -> 128 channel layer):
- * read in place, every chunk loop would end in a predicated partial chunk, which the C form of
- * the blocks pays on every channel (299 instructions per block of 4 pixels x 4 channels, 0.47
- * per MAC); copied into columns padded to whole chunks (48 taps: 20% zeros) the blocks are the
- * whole-chunk ones. conv2d.py mve_scratch_bytes sizes the columns alike. */
+ * is over 16 and not a multiple of 16 and there are at least 32 output channels (a streaming
+ * wake word model's 40 -> 128 channel layer): read in place, every chunk loop would end in a
+ * predicated partial chunk, which the C form of the blocks pays on every channel (299
+ * instructions per block of 4 pixels x 4 channels there, 0.47 per MAC); copied into columns
+ * padded to whole chunks (48 taps: 20% zeros) the blocks are the whole-chunk ones. With fewer
+ * output channels the copy is not paid back (mobilenet_v2's 24 -> 8 channel layer: +16%).
+ * conv2d.py mve_scratch_bytes sizes the columns alike. */
 static int is_direct(const mb_conv2d_s8_params *p)
 {
     return p->filter_h == 1 && p->filter_w == 1 && p->pad_top == 0 && p->pad_left == 0 &&
-           (p->input_c <= 16 || p->input_c % 16 == 0);
+           (p->input_c <= 16 || p->input_c % 16 == 0 || p->output_c < 32);
 }
 
 /* A fused residual ADD: its operand `other`, laid out as the output, its arithmetic (add_mve.h)
@@ -735,6 +753,96 @@ static ALWAYS_INLINE void sums_3x2(const direct_conv *d, const int8_t *block, co
     sums[2][j + 1] = c1;
 }
 
+/* The 16 sums of a block of 4 pixels x 4 channels of whole chunks (the general case of
+ * direct_block for 4 pixels without a tail), as sums_3x2 twice and sums_1x4 compute them, in one
+ * function of top-level assembly: sums[q * 4 + j] = pixel q (x[q]) by channel j of the block
+ * (chunk i of channel j at block + i * 64 + j * 16), chunks >= 1. Written inline, each of the
+ * three passes paid GCC's set-up of its operands (pointers reloaded from the stack, the sums
+ * stored one by one): ~60 of the ~150 instructions a block spent outside the loops on resnet8's
+ * 3x3x16 layers. Here a pass starts with 3 loads from the frame and ends with 3 STRD. The loops
+ * are sums_3x2's and sums_1x4's: per chunk 2 filter and 3 pixel loads and 6 VMLADAVA, then 1
+ * pixel and 4 filter loads and 4 VMLADAVA. Arguments (AAPCS): r0 block, r1 x (4 pointers),
+ * r2 chunks, r3 sums; kept in the frame at [sp, #0..12] by the push. */
+void mb_conv2d_mve_sums4x4(const int8_t *block, const int8_t *const *x, int32_t chunks,
+                           int32_t *sums);
+
+/* One chunk of a pass over 3 pixels (r5, r7, r9) and 2 channels (the walker r3 at the chunk
+ * of the pass's first channel): accumulators r4/r6 (pixel 0), r8/r10 (pixel 1), r12/r0
+ * (pixel 2); ACC vmladav (the first chunk) or vmladava. */
+#define SUMS_3X2_CHUNK(ACC)                                                                   \
+    "vldrb.8 q1, [r3, #16]\n\t"                                                               \
+    "vldrb.8 q0, [r3], #64\n\t"                                                               \
+    "vldrb.8 q2, [r5], #16\n\t"                                                               \
+    ACC ".s8 r4, q2, q0\n\t"                                                                  \
+    ACC ".s8 r6, q2, q1\n\t"                                                                  \
+    "vldrb.8 q2, [r7], #16\n\t"                                                               \
+    ACC ".s8 r8, q2, q0\n\t"                                                                  \
+    ACC ".s8 r10, q2, q1\n\t"                                                                 \
+    "vldrb.8 q2, [r9], #16\n\t"                                                               \
+    ACC ".s8 r12, q2, q0\n\t"                                                                 \
+    ACC ".s8 r0, q2, q1\n\t"
+
+/* One chunk of the pass over pixel 3 (r5) and the 4 channels: accumulators r4, r6, r8, r10. */
+#define SUMS_1X4_CHUNK(ACC)                                                                   \
+    "vldrb.8 q2, [r5], #16\n\t"                                                               \
+    "vldrb.8 q0, [r3, #16]\n\t"                                                               \
+    ACC ".s8 r6, q2, q0\n\t"                                                                  \
+    "vldrb.8 q0, [r3, #32]\n\t"                                                               \
+    ACC ".s8 r8, q2, q0\n\t"                                                                  \
+    "vldrb.8 q0, [r3, #48]\n\t"                                                               \
+    ACC ".s8 r10, q2, q0\n\t"                                                                 \
+    "vldrb.8 q0, [r3], #64\n\t"                                                               \
+    ACC ".s8 r4, q2, q0\n\t"
+
+/* The chunks of a pass: the first (VMLADAV), one more when the rest are odd, then two per
+ * iteration of a low-overhead loop (half the LE of one per chunk: 4 instructions fewer per pass
+ * on resnet8's 9-chunk rows). LR = chunks - 1 on entry. */
+#define SUMS_PASS_CHUNKS(CHUNK)                                                               \
+    CHUNK("vmladav")                                                                          \
+    "lsrs    lr, lr, #1\n\t"                                                                  \
+    "bcc     3f\n\t"                                                                          \
+    CHUNK("vmladava")                                                                         \
+    "3:\n\t"                                                                                  \
+    "wls     lr, lr, 2f\n"                                                                    \
+    "1:\n\t"                                                                                  \
+    CHUNK("vmladava")                                                                         \
+    CHUNK("vmladava")                                                                         \
+    "le      lr, 1b\n"                                                                        \
+    "2:\n\t"
+
+/* A pass over pixels 0-2 and channels J, J + 1; their sums to byte offsets S0, S1, S2. */
+#define SUMS_3X2_PASS(J, S0, S1, S2)                                                          \
+    "ldr     r1, [sp, #4]\n\t"                                                                \
+    "ldm     r1, {r5, r7, r9}\n\t"                                                            \
+    "ldr     r3, [sp, #0]\n\t"                                                                \
+    "adds    r3, #" #J "*16\n\t"                                                              \
+    "ldr     lr, [sp, #8]\n\t"                                                                \
+    "subs    lr, #1\n\t"                                                                      \
+    SUMS_PASS_CHUNKS(SUMS_3X2_CHUNK)                                                          \
+    "ldr     r1, [sp, #12]\n\t"                                                               \
+    "strd    r4, r6, [r1, #" #S0 "]\n\t"                                                      \
+    "strd    r8, r10, [r1, #" #S1 "]\n\t"                                                     \
+    "strd    r12, r0, [r1, #" #S2 "]\n\t"
+
+__asm__(MB_THUMB_FUNCTION_BEGIN("mb_conv2d_mve_sums4x4")
+        "push    {r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
+        /* pixels 0-2 x channels 0-1, then x channels 2-3 (sums [q][j] at 16 q + 4 j) */
+        SUMS_3X2_PASS(0, 0, 16, 32)
+        SUMS_3X2_PASS(2, 8, 24, 40)
+        /* pixel 3 x channels 0-3 */
+        "ldr     r1, [sp, #4]\n\t"
+        "ldr     r5, [r1, #12]\n\t"
+        "ldr     r3, [sp, #0]\n\t"
+        "ldr     lr, [sp, #8]\n\t"
+        "subs    lr, #1\n\t"
+        SUMS_PASS_CHUNKS(SUMS_1X4_CHUNK)
+        "ldr     r1, [sp, #12]\n\t"
+        "strd    r4, r6, [r1, #48]\n\t"
+        "strd    r8, r10, [r1, #56]\n\t"
+        "add     sp, #16\n\t"
+        "pop     {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"
+        MB_THUMB_FUNCTION_END("mb_conv2d_mve_sums4x4"));
+
 /* The block's 4 channels by one pixel x0, into s[0..3]. */
 static ALWAYS_INLINE void sums_1x4(const direct_conv *d, const int8_t *block, const int8_t *x0,
                                    int32_t s[CB], const int tail)
@@ -800,7 +908,9 @@ static ALWAYS_INLINE void general_block(const direct_conv *d, const int8_t *cons
     int32_t sums[4][CB];
     const int8_t *block = d->filter;
     for (int32_t c = 0; c < oc; c += CB, block += CB * d->kp) {
-        if (np == 4) {
+        if (np == 4 && !tail) {
+            mb_conv2d_mve_sums4x4(block, x, d->chunks, sums[0]);
+        } else if (np == 4) {
             sums_3x2(d, block, x[0], x[1], x[2], sums, 0, tail);
             sums_3x2(d, block + 32, x[0], x[1], x[2], sums, 2, tail);
             sums_1x4(d, block, x[3], sums[3], tail);

@@ -283,11 +283,11 @@ def with_mve_tables(interior: np.ndarray, multipliers, shifts) -> np.ndarray:
 
 def mve_scratch_bytes(oc: int, k: int, one_by_one: bool, residual: bool) -> int:
     """The 4 pixels' int8 columns of run_columns, each padded to 16 taps; none for a 1x1
-    filter whose depth is at most 16 or a multiple of 16: the kernel reads its pixels in place
-    (TFLite never pads a 1x1 filter; conv2d_mve.c is_direct copies other depths into padded
-    columns). With a fused residual ADD, then the 4 pixels' requantized conv values, which the
-    ADD reads in a pass of its own."""
-    in_place = one_by_one and (k <= 16 or k % 16 == 0)
+    filter whose depth is at most 16 or a multiple of 16, or with under 32 output channels: the
+    kernel reads its pixels in place (TFLite never pads a 1x1 filter; conv2d_mve.c is_direct
+    copies other depths into padded columns). With a fused residual ADD, then the 4 pixels'
+    requantized conv values, which the ADD reads in a pass of its own."""
+    in_place = one_by_one and (k <= 16 or k % 16 == 0 or oc < 32)
     return (0 if in_place else 4 * _round_up(k, 16)) + (4 * oc if residual else 0)
 
 
