@@ -139,7 +139,7 @@ def _streamed_statements(model: CompiledModel, function: str) -> list[str]:
             _function_body(source, f"static void {function}"))):
         m = _CALL.match(statement)
         args = _split_args(m.group(2)) if m else []
-        if m and m.group(1) == "memmove":
+        if m and m.group(1) in ("memmove", "mb_move_rows"):  # the AOT code's row move
             statements.append("memmove(" + ", ".join(
                 f"({a})" if a.startswith("ws + ") else a for a in args) + ")")
             continue

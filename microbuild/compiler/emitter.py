@@ -53,21 +53,22 @@ _NUMPY_OF_CTYPE = {
 # bytes per VLDRB/VSTRB, the last chunk tail-predicated: newlib's memmove moved resnet8's 94 KB
 # of rows on the M55 in 73k instructions, 0.77 a byte. Elsewhere memmove (on the DSP cores it is
 # under 1% of a streamed model). In the model's file, not a runtime header: project formats copy
-# the headers the runtime's sources include, and no source includes this.
+# the headers the runtime's sources include, and no source includes this. A blob (table
+# executor) runs each move as its memmove kernel (microbuild/blob/calls.py).
 _MOVE_ROWS = """\
 #if defined(__ARM_FEATURE_MVE)
 #include <arm_mve.h>
 #endif
-static void mb_move_rows(int8_t *dst, const int8_t *src, int32_t n)
+static void mb_move_rows(uint8_t *dst, const uint8_t *src, int32_t n)
 {
 #if defined(__ARM_FEATURE_MVE)
     int32_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        vstrbq_s8(dst + i, vldrbq_s8(src + i));
+        vstrbq_u8(dst + i, vldrbq_u8(src + i));
     }
     if (i < n) {
         const mve_pred16_t last = vctp8q((uint32_t)(n - i));
-        vstrbq_p_s8(dst + i, vldrbq_z_s8(src + i, last), last);
+        vstrbq_p_u8(dst + i, vldrbq_z_u8(src + i, last), last);
     }
 #else
     memmove(dst, src, (size_t)n);
@@ -301,8 +302,7 @@ class ModelEmitter:
                 row = region.row_bytes[step.tensor]
                 base = self.plan.row_locations[step.tensor].offset
                 if step.rows > 0 and step.source > 0:
-                    lines.append(f"mb_move_rows((int8_t *)ws + {base}, "
-                                 f"(const int8_t *)ws + {base + step.source * row}, "
+                    lines.append(f"mb_move_rows(ws + {base}, ws + {base + step.source * row}, "
                                  f"{step.rows * row}); /* t{step.tensor}: rows still needed */")
                 continue
             if step.op in region.partial_sums():  # a FULLY_CONNECTED summing band by band
