@@ -291,6 +291,66 @@ static __attribute__((noinline)) void edge_rows_wide(const window_copy *w, const
     edge_rows_column(w, image, oy, ox, col, 1);
 }
 
+/* edge_rows_column for rows of 33-128 bytes (resnet8's 3x3x16 and 3x3x32 windows: 48 and 96),
+ * chunk by chunk: each chunk's lanes inside the input and inside the row are the same for every
+ * row of the window, so they are worked out once; with a multiple of 16 input channels every
+ * chunk is one tap, copied or the zero point. mb_conv2d_column_s8's memset and memcpy per row
+ * cost about 360 instructions a window there (resnet8's border pixels: 140k of 3.1M). */
+#define LONG_ROW_CHUNKS 8
+static __attribute__((noinline)) void edge_rows_long(const window_copy *w, const int8_t *image,
+                                                     int32_t oy, int32_t ox, int8_t *col)
+{
+    const mb_conv2d_s8_params *p = w->p;
+    const int32_t c = p->input_c, row = w->row, fh = p->filter_h, fw = p->filter_w;
+    const uint32_t in_h = (uint32_t)p->input_h;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
+    const int32_t lo_x = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
+    const int32_t right = p->input_w - ix0;
+    const int32_t lo = lo_x * c;
+    const int32_t hi = (right < lo_x ? lo_x : (right > fw ? fw : right)) * c;
+    const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
+    const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
+    int8_t *dst = col;
+    uint32_t iy = (uint32_t)iy0;
+    if (c % 16 == 0) { /* every chunk a whole tap: inside the input or in the padding */
+        const int32_t inside_from = lo / 16, inside_to = hi / 16, whole = row / 16;
+        for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
+            const int inside_row = iy < in_h;
+            for (int32_t b = 0; b < whole; b++) {
+                if (inside_row && b >= inside_from && b < inside_to) {
+                    vstrbq_s8(dst + 16 * b, vldrbq_s8(src + 16 * b));
+                } else {
+                    vstrbq_s8(dst + 16 * b, zero_point);
+                }
+            }
+        }
+        vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
+        return;
+    }
+    const int32_t chunks = (row + 15) / 16;
+    mve_pred16_t taps[LONG_ROW_CHUNKS], in_row[LONG_ROW_CHUNKS];
+    for (int32_t b = 0; b < chunks; b++) {
+        taps[b] = lanes_between(lo - 16 * b, hi - 16 * b);
+        in_row[b] = vctp8q((uint32_t)(row - 16 * b));
+    }
+    for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
+        if (iy < in_h) {
+            for (int32_t b = 0; b < chunks; b++) {
+                vstrbq_p_s8(dst + 16 * b,
+                            vpselq_s8(vldrbq_z_s8(src + 16 * b, taps[b]), zero_point, taps[b]),
+                            in_row[b]);
+            }
+        } else {
+            for (int32_t b = 0; b < chunks; b++) {
+                vstrbq_p_s8(dst + 16 * b, zero_point, in_row[b]);
+            }
+        }
+    }
+    vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
+}
+
 /* gather_column's two forms, each its own function (the two-half loop inlined beside the other
  * cost the rows of at most 16 bytes 4% in set-up). */
 static __attribute__((noinline)) void gather_column_narrow(const window_copy *w,
@@ -348,12 +408,13 @@ static ALWAYS_INLINE void column_s8(const window_copy *w, const int8_t *image, i
             dilated_column(w, image, oy, ox, col);
             return;
         }
-        if (w->undilated && w->row <= 32) {
-            /* Longer rows (resnet8's 3x3x16: 48 bytes) measured faster with memset / memcpy. */
+        if (w->undilated && w->row <= 16 * LONG_ROW_CHUNKS) {
             if (w->row <= 16) {
                 edge_rows_narrow(w, image, oy, ox, col);
-            } else {
+            } else if (w->row <= 32) {
                 edge_rows_wide(w, image, oy, ox, col);
+            } else {
+                edge_rows_long(w, image, oy, ox, col);
             }
             return;
         }
@@ -628,6 +689,51 @@ static ALWAYS_INLINE void row_sums_4(const int8_t *w, const int8_t *const *x, in
     }
 }
 
+/* fixed_chunks_block's 4 pixels, one output channel at a time: row_sums_4 leaves the channel's
+ * 4 sums in core registers, two VMOVs make them the lanes of one vector (lanes = pixels), the
+ * channel's requantization constants are scalars from its block's table, and one VSTRB.32
+ * scatter stores the 4 bytes oc apart. The block-of-4-channels form stored 16 sums to the stack
+ * and read them back as 4 vectors, each requantized with the block's constant vectors: per
+ * channel and 4 pixels ~49 instructions on resnet8's 3x3x3 first layer, here ~34. */
+static ALWAYS_INLINE void channels_by_4_pixels(const direct_conv *d, const int8_t *const *x,
+                                               int8_t *out, const int chunks, const int columns)
+{
+    const int32_t oc = d->p->output_c;
+    const int32_t zero_point = d->output_offset;
+    const int32x4_t amin = vdupq_n_s32(d->activation_min);
+    const int32x4_t amax = vdupq_n_s32(d->activation_max);
+    const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)oc);
+    const int8_t *block = d->filter;
+    const int32_t *table = d->tables;
+    for (int32_t c0 = 0; c0 < oc; c0 += CB, block += CB * 16 * chunks, table += 4 * CB) {
+        /* a whole block's 4 channels unrolled (rows and constants at immediate offsets) */
+        const int32_t n = oc - c0 < CB ? oc - c0 : CB;
+#pragma GCC unroll 4
+        for (int32_t j = 0; j < CB; j++) {
+            if (j >= n) {
+                break;
+            }
+            const int32_t c = c0 + j;
+            /* channel c's first chunk (_arrange_mve: chunk i at + i * 64 in its block) and its
+             * constants (the block's table: 4 vectors of 4) */
+            const int8_t *row = block + 16 * j;
+            const int32_t *k = table + j;
+            int32_t s0, s1, s2, s3;
+            row_sums_4(row, x, &s0, &s1, &s2, &s3, chunks, columns);
+            int32x4_t v;
+            __asm__("vmov %q0[2], %q0[0], %1, %3\n\t"
+                    "vmov %q0[3], %q0[1], %2, %4"
+                    : "=&w"(v)
+                    : "r"(s0), "r"(s1), "r"(s2), "r"(s3));
+            const int32x4_t acc = vshlq_r_s32(vaddq_n_s32(v, k[0]), k[2 * CB]);
+            const int32x4_t hi = vqrdmulhq_n_s32(acc, k[CB]);
+            const int32x4_t t = vaddq_s32(vaddq_s32(hi, hi), vshrq_n_s32(hi, 31));
+            const int32x4_t y = vaddq_n_s32(vrshlq_n_s32(t, k[3 * CB]), zero_point);
+            vstrbq_scatter_offset_s32(out + c, offsets, vminq_s32(vmaxq_s32(y, amin), amax));
+        }
+    }
+}
+
 /* direct_block when rows are exactly CHUNKS (a constant 2 or 3) chunks of 16 taps with no
  * predicated tail: a first layer's 3x3x3 window (27 taps padded to 32), ds_cnn's 10x4x1 (40 to
  * 48), a 1x1 filter on 32 input channels. 4 pixels: row_sums_4 per channel; one pixel: the
@@ -640,13 +746,12 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
     const int32_t oc = d->p->output_c;
     int32_t sums[4][CB];
     const int8_t *w = d->filter;
+    if (np == 4) {
+        channels_by_4_pixels(d, x, out, chunks, columns);
+        return;
+    }
     for (int32_t c = 0; c < oc; c += CB, w += (chunks - 1) * CB * 16) {
         for (int32_t j = 0; j < CB; j++, w += 16) {
-            if (np == 4) {
-                row_sums_4(w, x, &sums[0][j], &sums[1][j], &sums[2][j], &sums[3][j], chunks,
-                           columns);
-                continue;
-            }
             int32_t s0 = 0;
 #pragma GCC unroll 3
             for (int32_t i = 0; i < chunks; i++) {
