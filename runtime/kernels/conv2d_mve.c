@@ -317,13 +317,17 @@ static __attribute__((noinline)) void edge_rows_long(const window_copy *w, const
     if (c % 16 == 0) { /* every chunk a whole tap: inside the input or in the padding */
         const int32_t inside_from = lo / 16, inside_to = hi / 16, whole = row / 16;
         for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
-            const int inside_row = iy < in_h;
-            for (int32_t b = 0; b < whole; b++) {
-                if (inside_row && b >= inside_from && b < inside_to) {
-                    vstrbq_s8(dst + 16 * b, vldrbq_s8(src + 16 * b));
-                } else {
+            int32_t b = 0;
+            if (iy < in_h) { /* padding columns, the columns inside, padding columns */
+                for (; b < inside_from; b++) {
                     vstrbq_s8(dst + 16 * b, zero_point);
                 }
+                for (; b < inside_to; b++) {
+                    vstrbq_s8(dst + 16 * b, vldrbq_s8(src + 16 * b));
+                }
+            }
+            for (; b < whole; b++) {
+                vstrbq_s8(dst + 16 * b, zero_point);
             }
         }
         vstrbq_p_s8(dst, vdupq_n_s8(0), w->zeros);
@@ -591,6 +595,10 @@ static ALWAYS_INLINE void store_sums(const direct_conv *d, int32_t sums[4][CB], 
  * VMLADAV. The general loop reloads them for every channel and, for a depth under 16, pays the
  * predicated tail (a VPST before each load and each VMLADAV) every time: VWW's 8 -> 16 channel
  * 1x1 layer spent about 230 instructions per pixel there. */
+static ALWAYS_INLINE void channels_by_4_pixels(const direct_conv *d, const int8_t *const *x,
+                                               int8_t *out, const int chunks, const int columns,
+                                               const int8x16_t *pixels);
+
 static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *const *x,
                                           int8_t *out, const int8_t *other, const int np,
                                           const int fused)
@@ -602,6 +610,11 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
     const int8x16_t v1 = np > 1 ? vldrbq_z_s8(x[1], in) : v0;
     const int8x16_t v2 = np > 2 ? vldrbq_z_s8(x[2], in) : v0;
     const int8x16_t v3 = np > 2 ? vldrbq_z_s8(x[3], in) : v0;
+    if (np == 4) {
+        const int8x16_t pixels[4] = {v0, v1, v2, v3};
+        channels_by_4_pixels(d, x, out, 1, 0, pixels);
+        return;
+    }
     int32_t sums[4][CB];
     const int8_t *w = d->filter;
     for (int32_t c = 0; c < oc; c += CB) {
@@ -696,7 +709,8 @@ static ALWAYS_INLINE void row_sums_4(const int8_t *w, const int8_t *const *x, in
  * and read them back as 4 vectors, each requantized with the block's constant vectors: per
  * channel and 4 pixels ~49 instructions on resnet8's 3x3x3 first layer, here ~34. */
 static ALWAYS_INLINE void channels_by_4_pixels(const direct_conv *d, const int8_t *const *x,
-                                               int8_t *out, const int chunks, const int columns)
+                                               int8_t *out, const int chunks, const int columns,
+                                               const int8x16_t *pixels)
 {
     const int32_t oc = d->p->output_c;
     const int32_t zero_point = d->output_offset;
@@ -719,7 +733,15 @@ static ALWAYS_INLINE void channels_by_4_pixels(const direct_conv *d, const int8_
             const int8_t *row = block + 16 * j;
             const int32_t *k = table + j;
             int32_t s0, s1, s2, s3;
-            row_sums_4(row, x, &s0, &s1, &s2, &s3, chunks, columns);
+            if (chunks == 1) { /* one_chunk_block's: the 4 pixels' only chunk, loaded once */
+                const int8x16_t f = vldrbq_s8(row);
+                s0 = vmladavq_s8(pixels[0], f);
+                s1 = vmladavq_s8(pixels[1], f);
+                s2 = vmladavq_s8(pixels[2], f);
+                s3 = vmladavq_s8(pixels[3], f);
+            } else {
+                row_sums_4(row, x, &s0, &s1, &s2, &s3, chunks, columns);
+            }
             int32x4_t v;
             __asm__("vmov %q0[2], %q0[0], %1, %3\n\t"
                     "vmov %q0[3], %q0[1], %2, %4"
@@ -747,7 +769,7 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
     int32_t sums[4][CB];
     const int8_t *w = d->filter;
     if (np == 4) {
-        channels_by_4_pixels(d, x, out, chunks, columns);
+        channels_by_4_pixels(d, x, out, chunks, columns, 0);
         return;
     }
     for (int32_t c = 0; c < oc; c += CB, w += (chunks - 1) * CB * 16) {

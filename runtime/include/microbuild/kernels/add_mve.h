@@ -73,18 +73,61 @@ static inline mb_add_mve mb_add_mve_of(const mb_add_s8_params *p)
     return a;
 }
 
+/* One input's rescaling on 4 lanes; PLAIN: its right shift is 0, where the rounding shift is
+ * the identity (the VMLA by `negative` = 0 and the VRSHL by 0), so the high word is the result.
+ * TFLM gives the input of the larger scale the multiplier 2^30 and shift 0, so one input of
+ * every ADD is plain: 3 instructions fewer per 4 values. */
+static inline int32x4_t mb_add_mve_rescale_of(const mb_add_mve_step *s, int32x4_t a,
+                                              const int plain)
+{
+    return plain ? vqrdmulhq_n_s32(a, s->multiplier) : mb_add_mve_rescale(s, a);
+}
+
 /* x1 + x2 on 4 lanes of int8 values widened to int32, plus the zero point zp, clamped to
  * [lo, hi]: the output's lanes. zp is a vector and both inputs take in1's scale (the steps share
- * left_shift): 13 scalars did not fit the core registers beside 3 pointers and GCC spilled. */
+ * left_shift): 13 scalars did not fit the core registers beside 3 pointers and GCC spilled.
+ * PLAIN1 / PLAIN2: input 1 / 2 has no right shift (mb_add_mve_rescale_of). */
+static inline int32x4_t mb_add_mve_lanes_of(const mb_add_mve *a, int32x4_t x1, int32x4_t x2,
+                                            int32x4_t zp, int32x4_t lo, int32x4_t hi,
+                                            const int plain1, const int plain2)
+{
+    /* x * 2^left + offset in one VMLAS each (Qda * Qn + Rm, the scale as a vector) */
+    const int32x4_t scale = vdupq_n_s32(a->in1.scale);
+    const int32x4_t in1 = vmlasq_n_s32(x1, scale, a->in1.offset);
+    const int32x4_t in2 = vmlasq_n_s32(x2, scale, a->in2.offset);
+    const int32x4_t sum = vaddq_s32(mb_add_mve_rescale_of(&a->in1, in1, plain1),
+                                    mb_add_mve_rescale_of(&a->in2, in2, plain2));
+    const int32x4_t y = vaddq_s32(mb_add_mve_rescale(&a->out, sum), zp);
+    return vminq_s32(vmaxq_s32(y, lo), hi);
+}
+
 static inline int32x4_t mb_add_mve_lanes(const mb_add_mve *a, int32x4_t x1, int32x4_t x2,
                                          int32x4_t zp, int32x4_t lo, int32x4_t hi)
 {
-    const int32x4_t in1 = vaddq_n_s32(vmulq_n_s32(x1, a->in1.scale), a->in1.offset);
-    const int32x4_t in2 = vaddq_n_s32(vmulq_n_s32(x2, a->in1.scale), a->in2.offset);
-    const int32x4_t sum = vaddq_s32(mb_add_mve_rescale(&a->in1, in1),
-                                    mb_add_mve_rescale(&a->in2, in2));
-    const int32x4_t y = vaddq_s32(mb_add_mve_rescale(&a->out, sum), zp);
-    return vminq_s32(vmaxq_s32(y, lo), hi);
+    return mb_add_mve_lanes_of(a, x1, x2, zp, lo, hi, 0, 0);
+}
+
+/* mb_add_mve_elements' loop, PLAIN1 / PLAIN2 constants in each copy. */
+static inline __attribute__((always_inline)) void mb_add_mve_run(const mb_add_mve *a,
+                                                                 const int8_t *x1,
+                                                                 const int8_t *x2, int8_t *out,
+                                                                 int32_t n, const int plain1,
+                                                                 const int plain2)
+{
+    const int32x4_t lo = vdupq_n_s32(a->min);
+    const int32x4_t hi = vdupq_n_s32(a->max);
+    const int32x4_t zp = vdupq_n_s32(a->offset);
+    for (; n >= 4; n -= 4, x1 += 4, x2 += 4, out += 4) {
+        vstrbq_s32(out, mb_add_mve_lanes_of(a, vldrbq_s32(x1), vldrbq_s32(x2), zp, lo, hi,
+                                            plain1, plain2));
+    }
+    if (n > 0) {
+        const mve_pred16_t pred = vctp32q((uint32_t)n);
+        vstrbq_p_s32(out, mb_add_mve_lanes_of(a, vldrbq_z_s32(x1, pred),
+                                              vldrbq_z_s32(x2, pred), zp, lo, hi, plain1,
+                                              plain2),
+                     pred);
+    }
 }
 
 /* out[i] = x1[i] + x2[i] for n contiguous int8 elements, 4 lanes at a time, the last 1-3
@@ -93,16 +136,12 @@ static inline int32x4_t mb_add_mve_lanes(const mb_add_mve *a, int32x4_t x1, int3
 static inline void mb_add_mve_elements(const mb_add_mve *a, const int8_t *x1, const int8_t *x2,
                                        int8_t *out, int32_t n)
 {
-    const int32x4_t lo = vdupq_n_s32(a->min);
-    const int32x4_t hi = vdupq_n_s32(a->max);
-    const int32x4_t zp = vdupq_n_s32(a->offset);
-    for (; n >= 4; n -= 4, x1 += 4, x2 += 4, out += 4) {
-        vstrbq_s32(out, mb_add_mve_lanes(a, vldrbq_s32(x1), vldrbq_s32(x2), zp, lo, hi));
-    }
-    if (n > 0) {
-        const mve_pred16_t pred = vctp32q((uint32_t)n);
-        vstrbq_p_s32(out, mb_add_mve_lanes(a, vldrbq_z_s32(x1, pred), vldrbq_z_s32(x2, pred),
-                                          zp, lo, hi), pred);
+    if (a->in1.right == 0) {
+        mb_add_mve_run(a, x1, x2, out, n, 1, 0);
+    } else if (a->in2.right == 0) {
+        mb_add_mve_run(a, x1, x2, out, n, 0, 1);
+    } else {
+        mb_add_mve_run(a, x1, x2, out, n, 0, 0);
     }
 }
 
