@@ -251,12 +251,25 @@ static __attribute__((noinline)) void dw_row_any(const mb_depthwise_conv2d_s8_pa
  * padding of a streaming audio model's time convolutions, e.g. 1x28x1x128 -> 1x24x1x128 with a
  * 5x1 filter). The band would hold one entry per row, filled and rotated for every output
  * pixel (about 30 instructions a MAC); here each tap reads the 4 channels' input word straight
- * from its row, SXTB16 splits it into channels (0, 2) and (1, 3), and SMLABB / SMLATB multiply
- * them by the consts' taps (low halves): the same int32 sums from interior_bias. */
+ * from its row, SXTB16 splits it into channels (0, 2) and (1, 3), and SMLABB / SMLATT multiply
+ * them by the tap's two words, (channel 0, channel 2) and (channel 1, channel 3) (dw_block_consts
+ * with `temporal`): the same int32 sums from interior_bias. The tap loop is inline assembly, 11
+ * instructions a tap: in C, GCC ran out of registers, kept the filter words in VFP registers and
+ * took 19. */
 static int dw_is_temporal(const mb_depthwise_conv2d_s8_params *p)
 {
     return p->input_w == 1 && p->output_w == 1 && p->filter_w == 1 && p->pad_left == 0 &&
            p->pad_top == 0 && (p->output_h - 1) * p->stride_h + p->filter_h <= p->input_h;
+}
+
+/* One channel's output byte from its sum (dw_finish4's arithmetic, q its 3 words). */
+static inline __attribute__((always_inline)) void dw_finish1(int32_t acc, const int32_t *q,
+                                                             int8_t *out, int32_t amin,
+                                                             int32_t amax)
+{
+    const int32_t hi = dw_smmulr(acc, q[0]);
+    const int32_t t = (int32_t)(((uint32_t)hi << 1) + (uint32_t)q[1] - ((uint32_t)hi >> 31));
+    *out = (int8_t)mb_clamp_i32(__ssat(t >> q[2], 8), amin, amax);
 }
 
 /* The output column of channels c0 .. c0 + 3 of one batch: in and out at its first pixel's c0. */
@@ -266,23 +279,46 @@ static __attribute__((noinline)) void dw_temporal_block(const mb_depthwise_conv2
 {
     const int32_t channels = p->input_c, kh = p->filter_h;
     const int32_t step = p->stride_h * channels;
+    const int32_t amin = p->activation_min, amax = p->activation_max;
+    const int32_t out_h = p->output_h;
     const int32_t *const q = consts + 4 + 4 * kh;
-    for (int32_t oy = 0; oy < p->output_h; oy++, in += step, out += channels) {
-        /* four locals, not an array: dw_finish4 takes the array's address, and sums kept in
-         * it were stored back to the stack on every tap */
+    for (int32_t oy = 0; oy < out_h; oy++, in += step, out += channels) {
         int32_t a0 = consts[0], a1 = consts[1], a2 = consts[2], a3 = consts[3];
         const int32_t *f = consts + 4;
         const int8_t *x = in;
+#if defined(__OPTIMIZE__)
+        int32_t k = kh, v, odd, w02, w13;
+        __asm__("1:\n\t"
+                "ldr     %[v], [%[x]]\n\t"
+                "add     %[x], %[x], %[ch]\n\t"
+                "ldrd    %[w02], %[w13], [%[f]], #16\n\t"
+                "sxtb16  %[odd], %[v], ror #8\n\t"
+                "sxtb16  %[v], %[v]\n\t"
+                "smlabb  %[a0], %[v], %[w02], %[a0]\n\t"
+                "smlatt  %[a2], %[v], %[w02], %[a2]\n\t"
+                "smlabb  %[a1], %[odd], %[w13], %[a1]\n\t"
+                "smlatt  %[a3], %[odd], %[w13], %[a3]\n\t"
+                "subs    %[k], %[k], #1\n\t"
+                "bne     1b"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x),
+                  [f] "+r"(f), [k] "+r"(k), [v] "=&r"(v), [odd] "=&r"(odd), [w02] "=&r"(w02),
+                  [w13] "=&r"(w13)
+                : [ch] "r"(channels)
+                : "cc", "memory");
+#else /* -O0 keeps a frame pointer: 12 operands do not fit the registers left */
         for (int32_t k = 0; k < kh; k++, x += channels, f += 4) {
             const uint32_t v = dw_load32(x);
             const int32_t even = __sxtb16(v), odd = dw_odd(v);
             a0 = __smlabb(even, f[0], a0);
+            a2 = __smlatt(even, f[0], a2);
             a1 = __smlabb(odd, f[1], a1);
-            a2 = __smlatb(even, f[2], a2);
-            a3 = __smlatb(odd, f[3], a3);
+            a3 = __smlatt(odd, f[1], a3);
         }
-        const int32_t acc[4] = {a0, a1, a2, a3};
-        dw_finish4(acc, q, out, p->activation_min, p->activation_max);
+#endif
+        dw_finish1(a0, q, out, amin, amax);
+        dw_finish1(a1, q + 3, out + 1, amin, amax);
+        dw_finish1(a2, q + 6, out + 2, amin, amax);
+        dw_finish1(a3, q + 9, out + 3, amin, amax);
     }
 }
 
@@ -290,7 +326,8 @@ static __attribute__((noinline)) void dw_temporal_block(const mb_depthwise_conv2
 /* The consts of channels c0 .. c0 + 3 (layout at the top of the file). */
 static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
                             const int32_t *interior_bias, const int32_t *multipliers,
-                            const int32_t *shifts, int32_t c0, int fast3, int32_t *k)
+                            const int32_t *shifts, int32_t c0, int fast3, int temporal,
+                            int32_t *k)
 {
     const int32_t channels = p->input_c;
     int32_t scale[4];
@@ -302,7 +339,13 @@ static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t
     int32_t *f = k + 4;
     const int8_t *w = filter + c0;
 #define TAP(t, j) ((int32_t)((uint32_t)(int32_t)w[(t) * channels + (j)] << scale[j]))
-    if (fast3) {
+    if (temporal) { /* per tap (channel 0, channel 2) and (channel 1, channel 3), 2 unused */
+        for (int32_t t = 0; t < p->filter_h; t++, f += 4) {
+            f[0] = dw_pair(TAP(t, 0), TAP(t, 2));
+            f[1] = dw_pair(TAP(t, 1), TAP(t, 3));
+            f[2] = f[3] = 0;
+        }
+    } else if (fast3) {
         for (int32_t ky = 0; ky < 3; ky++, f += 8) {
             for (int32_t j = 0; j < 4; j++) {
                 f[j] = dw_pair(TAP(3 * ky, j), TAP(3 * ky + 1, j));
@@ -498,7 +541,8 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     const int temporal = dw_is_temporal(p);
     int32_t c0 = 0;
     for (; c0 + 4 <= channels; c0 += 4) {
-        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, fast3, consts);
+        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, fast3, temporal,
+                        consts);
         int8_t *out = output + c0;
         if (temporal) {
             for (int32_t b = 0; b < p->batches; b++, out += p->output_h * channels) {
