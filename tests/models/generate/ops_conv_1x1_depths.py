@@ -51,6 +51,16 @@ def models() -> None:
     y2, _, _, _ = _conv_1x1(b, rng, y1, s1, z1, shape1, 6, 2, 0)
     save("ops/conv_1x1_c32_c48_s1_s2_pc.tflite", b.build([x], [y2]))
 
+    # 40 -> 34 channels on 3x5 (15 pixels: 3 blocks of 4 and 3 alone): a depth over 16 and not a
+    # multiple of 16 with 32 or more output channels, which the Helium variant copies into
+    # columns padded to 48 taps (conv2d_mve.c is_direct) instead of reading it in place with a
+    # predicated tail; 34 channels end in a block of 2.
+    b = ModelBuilder()
+    shape = (3, 5, 40)
+    x = b.tensor("input", (1, *shape), "int8", 0.03, 7)
+    y, _, _, _ = _conv_1x1(b, rng, x, 0.03, 7, shape, 34, 1, 3)
+    save("ops/conv_1x1_c40_c34_padded_pc.tflite", b.build([x], [y]))
+
 
 if __name__ == "__main__":
     models()
