@@ -68,15 +68,16 @@ typedef struct {
     int32_t out_h, step, channels, zero_point, activation_min, activation_max;
 } walk_shape;
 
-/* Every output of the plane's channels 0 .. n - 1 (rows `pitch` apart; filter, the biases, the
- * multipliers, the shifts and out at the group's first channel). 4 outputs of a channel at a
- * time: their dot products, (sum + bias) << left, VQRDMULH, the rounding right shift (high - 1
- * for negative highs when the channel has one: a VMLA of the sign by 1 or 0, so every channel
- * takes the same loop), zero point, clamp, one VSTRB.32 scatter (the last 1-3 times predicated;
- * the lanes after them read the slack and are not stored). STEP1: stride 1 along time. */
+/* Every output of the plane's channels 0 .. n - 1 (rows `pitch` apart; filter, the channels'
+ * constants and out at the group's first channel). 4 outputs of a channel at a time: their dot
+ * products, (sum + bias) << left, VQRDMULH, the rounding right shift (high - 1 for negative
+ * highs when the channel has one: a VMLA of the sign by 1 or 0, so every channel takes the same
+ * loop), zero point, clamp, one VSTRB.32 scatter (the last 1-3 times predicated; the lanes after
+ * them read the slack and are not stored). The constants are 4 words a channel, made by the
+ * compiler (depthwise_conv2d.py _temporal_table): interior bias, multiplier, left shift, minus
+ * the right shift. STEP1: stride 1 along time. */
 static ALWAYS_INLINE void group_walk(const walk_shape *shape, const int8_t *plane, int32_t pitch,
-                                     int32_t n, const int8_t *filter, const int32_t *biases,
-                                     const int32_t *multipliers, const int32_t *shifts,
+                                     int32_t n, const int8_t *filter, const int32_t *k,
                                      int8_t *out, const int step1)
 {
     const walk_shape w = *shape;
@@ -86,11 +87,9 @@ static ALWAYS_INLINE void group_walk(const walk_shape *shape, const int8_t *plan
     const uint32x4_t offsets = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)w.channels);
     const int32_t whole = w.out_h & ~3;
     const mve_pred16_t last = vctp32q((uint32_t)(w.out_h - whole));
-    for (int32_t j = 0; j < n; j++, plane += pitch, filter += 16, out++) {
-        const int32_t bias = biases[j], multiplier = multipliers[j], shift = shifts[j];
-        const int32_t left = shift > 0 ? shift : 0;
-        const int32_t neg_right = shift < 0 ? shift : 0;
-        const int32_t round = shift < 0 ? 1 : 0;
+    for (int32_t j = 0; j < n; j++, plane += pitch, filter += 16, out++, k += 4) {
+        const int32_t bias = k[0], multiplier = k[1], left = k[2], neg_right = k[3];
+        const int32_t round = (int32_t)((uint32_t)neg_right >> 31);
         const int8x16_t f = vldrbq_s8(filter);
         const int8_t *row = plane;
         int8_t *o = out;
@@ -113,18 +112,16 @@ static ALWAYS_INLINE void group_walk(const walk_shape *shape, const int8_t *plan
 
 static NOINLINE void group_unit_stride(const walk_shape *shape, const int8_t *plane,
                                        int32_t pitch, int32_t n, const int8_t *filter,
-                                       const int32_t *biases, const int32_t *multipliers,
-                                       const int32_t *shifts, int8_t *out)
+                                       const int32_t *k, int8_t *out)
 {
-    group_walk(shape, plane, pitch, n, filter, biases, multipliers, shifts, out, 1);
+    group_walk(shape, plane, pitch, n, filter, k, out, 1);
 }
 
 static NOINLINE void group_any_stride(const walk_shape *shape, const int8_t *plane,
                                       int32_t pitch, int32_t n, const int8_t *filter,
-                                      const int32_t *biases, const int32_t *multipliers,
-                                      const int32_t *shifts, int8_t *out)
+                                      const int32_t *k, int8_t *out)
 {
-    group_walk(shape, plane, pitch, n, filter, biases, multipliers, shifts, out, 0);
+    group_walk(shape, plane, pitch, n, filter, k, out, 0);
 }
 
 /* Channels c0 .. c0 + n - 1 (n <= 16) of one batch image into the plane's rows 0 .. n - 1:
@@ -156,6 +153,8 @@ void mb_depthwise_conv2d_s8_mve_temporal(const mb_depthwise_conv2d_s8_params *p,
                                          int8_t *output, void *scratch)
 {
     (void)bias; /* every output starts from interior_bias: the padding holds the zero point */
+    (void)multipliers; /* in the table after the interior biases (_temporal_table) */
+    (void)shifts;
     const int32_t channels = p->input_c;
     const int32_t pitch = plane_pitch(p);
     int8_t *plane = (int8_t *)scratch;
@@ -170,12 +169,11 @@ void mb_depthwise_conv2d_s8_mve_temporal(const mb_depthwise_conv2d_s8_params *p,
             const int32_t n = channels - c0 < GROUP ? channels - c0 : GROUP;
             fill_plane(p, input + b * in_image + c0, n, pitch, plane);
             int8_t *out = output + b * out_image + c0;
+            const int32_t *k = interior_bias + channels + 4 * c0; /* _temporal_table */
             if (p->stride_h == 1) {
-                group_unit_stride(&shape, plane, pitch, n, filter + 16 * c0, interior_bias + c0,
-                                  multipliers + c0, shifts + c0, out);
+                group_unit_stride(&shape, plane, pitch, n, filter + 16 * c0, k, out);
             } else {
-                group_any_stride(&shape, plane, pitch, n, filter + 16 * c0, interior_bias + c0,
-                                 multipliers + c0, shifts + c0, out);
+                group_any_stride(&shape, plane, pitch, n, filter + 16 * c0, k, out);
             }
         }
     }

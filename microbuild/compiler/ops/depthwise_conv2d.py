@@ -237,6 +237,19 @@ def _temporal_scratch(op: Operator, graph: Graph) -> int:
     return 16 * pitch + 3 * f["stride_h"] + 16
 
 
+def _temporal_table(op: Operator, graph: Graph, interior: np.ndarray) -> np.ndarray:
+    """Per channel, what depthwise_conv2d_mve_temporal.c reads after the interior biases:
+    interior bias, multiplier, left shift, minus the right shift (one pointer walks them; with
+    three arrays and the shifts split per channel GCC spilled around every channel)."""
+    x, w = graph.tensor(op.inputs[0]), graph.tensor(op.inputs[1])
+    out = graph.tensor(op.outputs[0])
+    multipliers, shifts = channel_multipliers(x.scale, w.quant.scale, out.scale, int(w.shape[3]))
+    shifts = np.asarray(shifts, dtype=np.int64)
+    return np.stack([np.asarray(interior, dtype=np.int64),
+                     np.asarray(multipliers, dtype=np.int64),
+                     np.maximum(shifts, 0), np.minimum(shifts, 0)], axis=1).reshape(-1)
+
+
 def _arrange_temporal(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
     """[1, h, 1, channels] as [channels][16]: channel c's taps in time order, then zeros."""
     taps = weights.reshape(weights.shape[1], weights.shape[3]).T
@@ -493,6 +506,9 @@ class DepthwiseConv2D(OpLowering):
             pad = np.zeros(-len(interior_bias) % 4, dtype=np.int64)
             interior_values = np.concatenate([
                 interior_bias, pad, mve_block_tables(op, graph, interior_bias, zero_bias)])
+        if variant is not None and variant.name == "mve_temporal":
+            interior_values = np.concatenate([interior_bias,
+                                              _temporal_table(op, graph, interior_bias)])
         interior = ctx.const_array(ctx.symbol("interior_bias"), interior_values.astype(np.int32),
                                    "int32_t")
         # A variant that arranges the weights gets its own array (kernel_call): do not emit the
