@@ -227,6 +227,30 @@ static inline mve_pred16_t lanes_between(int32_t lo, int32_t hi)
     return (mve_pred16_t)(vctp8q(to) & (mve_pred16_t)~vctp8q(from));
 }
 
+/* Where an undilated window reaching into the padding lies: its first row's first tap, which
+ * may lie before the image row or above the image (its lanes are not read), that row's number
+ * (unsigned: above the image is over input_h), and the bytes of each row inside the input,
+ * [lo, hi), from the columns inside the filter's. */
+typedef struct {
+    const int8_t *src;
+    uint32_t iy;
+    int32_t lo, hi;
+} edge_window;
+
+static ALWAYS_INLINE edge_window edge_window_of(const mb_conv2d_s8_params *p,
+                                                const int8_t *image, int32_t oy, int32_t ox)
+{
+    const int32_t c = p->input_c, fw = p->filter_w;
+    const int32_t iy0 = oy * p->stride_h - p->pad_top;
+    const int32_t ix0 = ox * p->stride_w - p->pad_left;
+    const int32_t lo_x = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
+    const int32_t right = p->input_w - ix0;
+    const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
+    const edge_window e = {(const int8_t *)((uintptr_t)image + (uintptr_t)first), (uint32_t)iy0,
+                           lo_x * c, (right < lo_x ? lo_x : (right > fw ? fw : right)) * c};
+    return e;
+}
+
 /* An undilated window reaching into the padding: each row, 16 bytes at a time, one predicated
  * VLDRB of its taps inside the input (lanes of columns in the padding are not read) and one VSTRB
  * with the zero point in the other lanes (VPSEL), a row in the padding VSTRBs of the zero point;
@@ -236,21 +260,14 @@ static ALWAYS_INLINE void edge_rows_column(const window_copy *w, const int8_t *i
                                            int32_t ox, int8_t *col, const int wide)
 {
     const mb_conv2d_s8_params *p = w->p;
-    const int32_t c = p->input_c, row = w->row, fh = p->filter_h, fw = p->filter_w;
+    const int32_t row = w->row, fh = p->filter_h;
     const uint32_t in_h = (uint32_t)p->input_h;
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
-    /* The row's bytes inside the input: [lo, hi), from the columns inside the filter's. */
-    const int32_t lo_x = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
-    const int32_t right = p->input_w - ix0;
-    const int32_t lo = lo_x * c;
-    const int32_t hi = (right < lo_x ? lo_x : (right > fw ? fw : right)) * c;
-    /* The row's first tap, which may lie before the image row (its lanes are not read). */
-    const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
-    const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
+    const edge_window e = edge_window_of(p, image, oy, ox);
+    const int32_t lo = e.lo, hi = e.hi;
+    const int8_t *src = e.src;
     int8_t *dst = col;
-    uint32_t iy = (uint32_t)iy0;
+    uint32_t iy = e.iy;
     const mve_pred16_t taps = lanes_between(lo, hi);
     if (!wide) {
         const mve_pred16_t in_row = w->in_row;
@@ -301,19 +318,14 @@ static __attribute__((noinline)) void edge_rows_long(const window_copy *w, const
                                                      int32_t oy, int32_t ox, int8_t *col)
 {
     const mb_conv2d_s8_params *p = w->p;
-    const int32_t c = p->input_c, row = w->row, fh = p->filter_h, fw = p->filter_w;
+    const int32_t c = p->input_c, row = w->row, fh = p->filter_h;
     const uint32_t in_h = (uint32_t)p->input_h;
-    const int32_t iy0 = oy * p->stride_h - p->pad_top;
-    const int32_t ix0 = ox * p->stride_w - p->pad_left;
     const int8x16_t zero_point = vdupq_n_s8((int8_t)(-p->input_offset));
-    const int32_t lo_x = ix0 < 0 ? (-ix0 < fw ? -ix0 : fw) : 0;
-    const int32_t right = p->input_w - ix0;
-    const int32_t lo = lo_x * c;
-    const int32_t hi = (right < lo_x ? lo_x : (right > fw ? fw : right)) * c;
-    const intptr_t first = ((intptr_t)iy0 * p->input_w + ix0) * c;
-    const int8_t *src = (const int8_t *)((uintptr_t)image + (uintptr_t)first);
+    const edge_window e = edge_window_of(p, image, oy, ox);
+    const int32_t lo = e.lo, hi = e.hi;
+    const int8_t *src = e.src;
     int8_t *dst = col;
-    uint32_t iy = (uint32_t)iy0;
+    uint32_t iy = e.iy;
     if (c % 16 == 0) { /* every chunk a whole tap: inside the input or in the padding */
         const int32_t inside_from = lo / 16, inside_to = hi / 16, whole = row / 16;
         for (int32_t ky = 0; ky < fh; ky++, src += w->pitch, dst += row, iy++) {
