@@ -12,6 +12,13 @@ Helium instructions into halves, so its line count is wrong for them); the count
 block's executions is charged to the function holding it. The total matches the firmware's
 timer ticks under -icount shift=0 for the code between two reads. An AOT firmware also prints
 its self-test outputs, which shows up as console functions: look at the kernel's rows.
+
+The same for TFLM + CMSIS-NN, to see where the anchor firmware of ../shared/anchors/tflm spends
+its count on a model (its run.py feeds the model; the trace covers the whole inference run: the
+interpreter's set-up and every invocation the firmware makes, so compare kernels' shares, not
+totals):
+
+    .venv/bin/python tools/qemu_profile.py --tflm m.tflite --machine mps3-an547 [--top 15]
 """
 
 from __future__ import annotations
@@ -89,13 +96,17 @@ def profile(elf: Path, log: Path) -> tuple[collections.Counter, dict[int, tuple[
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("elf", type=Path)
+    parser.add_argument("elf", type=Path, nargs="?", help="the firmware (an AOT build)")
+    parser.add_argument("--tflm", type=Path, metavar="MODEL",
+                        help="profile the TFLM + CMSIS-NN anchor firmware running MODEL instead")
     parser.add_argument("--machine", required=True, help="QEMU machine, e.g. mps3-an547")
     parser.add_argument("--function", help="also list this function's translation blocks")
     parser.add_argument("--top", type=int, default=12, help="functions to list (12)")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
-    if not args.elf.is_file():
+    if args.tflm is not None:
+        return _profile_tflm(args)
+    if args.elf is None or not args.elf.is_file():
         print(f"error: {args.elf}: no such firmware", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="qemu-profile-") as folder:
@@ -113,17 +124,58 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: QEMU wrote no trace (exit {run.returncode}): {run.stderr.strip()}",
                   file=sys.stderr)
             return 1
-        per_function, blocks = profile(args.elf, log)
+        _report(per_function_blocks=profile(args.elf, log), top=args.top, function=args.function)
+    return 0
+
+
+ANCHORS = Path(__file__).resolve().parents[2] / "shared" / "anchors" / "tflm"
+
+
+def _profile_tflm(args) -> int:
+    """--tflm: the anchor's run.py runs the model through a QEMU wrapper that adds the trace."""
+    if not (ANCHORS / "run.py").is_file():
+        print(f"error: no TFLM anchor firmwares at {ANCHORS} (../shared/anchors/tflm beside the "
+              "repository)", file=sys.stderr)
+        return 2
+    if not args.tflm.is_file():
+        print(f"error: {args.tflm}: no such model", file=sys.stderr)
+        return 2
+    sys.path.insert(0, str(ANCHORS))
+    import run as anchor
+
+    with tempfile.TemporaryDirectory(prefix="qemu-profile-") as folder:
+        log = Path(folder) / "trace.log"
+        qemu = Path(folder) / "qemu"
+        # run.py runs QEMU twice (the tensors' description, then the inference); -D truncates,
+        # so the trace left is the inference run's: the interpreter's set-up and the firmware's
+        # invocations.
+        qemu.write_text(f'#!/bin/sh\nexec qemu-system-arm "$@" -d in_asm,exec,nochain '
+                        f'-D "{log}"\n')
+        qemu.chmod(0o755)
+        try:
+            result = anchor.run(str(args.tflm), args.machine, "cmsis_nn", qemu=str(qemu),
+                                timeout=args.timeout)
+        except Exception as error:  # run.py raises RuntimeError / ValueError with its reason
+            print(f"error: TFLM anchor on {args.machine}: {error}", file=sys.stderr)
+            return 1
+        elf = Path(anchor.elf_path(args.machine, "cmsis_nn"))
+        print(f"TFLM + CMSIS-NN on {args.machine}: {result['instructions']:,} instructions per "
+              "inference (run.py); the trace below covers the whole run")
+        _report(profile(elf, log), args.top, args.function)
+    return 0
+
+
+def _report(per_function_blocks, top: int, function: str | None) -> None:
+    per_function, blocks = per_function_blocks
     total = sum(per_function.values())
     print(f"{total:,} instructions traced")
-    for name, count in per_function.most_common(args.top):
+    for name, count in per_function.most_common(top):
         print(f"{count:12,} {100 * count / max(total, 1):5.1f}%  {name}")
-    if args.function:
-        print(f"translation blocks of {args.function} (start: instructions x runs):")
+    if function:
+        print(f"translation blocks of {function} (start: instructions x runs):")
         for pc, (name, size, runs) in sorted(blocks.items()):
-            if name == args.function:
+            if name == function:
                 print(f"{size * runs:12,}  {pc:#07x}: {size} x {runs}")
-    return 0
 
 
 if __name__ == "__main__":

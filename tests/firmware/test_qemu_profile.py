@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from microbuild import api
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,3 +44,32 @@ def test_a_missing_firmware_is_said_plainly(tmp_path):
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "none.elf: no such firmware" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+ANCHORS = ROOT.parent / "shared" / "anchors" / "tflm"
+
+
+@pytest.mark.skipif(not (ANCHORS / "run.py").is_file(),
+                    reason="no TFLM anchor firmwares at ../shared/anchors/tflm")
+def test_the_tflm_anchor_is_profiled_through_its_run_py():
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "qemu_profile.py"), "--tflm",
+                          str(TINY_FC), "--machine", "mps3-an547", "--top", "200"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    per_inference = re.match(r"TFLM \+ CMSIS-NN on mps3-an547: ([\d,]+) instructions", lines[0])
+    assert per_inference and int(per_inference.group(1).replace(",", "")) > 0
+    rows = {m.group(2): int(m.group(1).replace(",", "")) for m in
+            (re.match(r"^\s*([\d,]+)\s+[\d.]+%\s+(\S+)$", line) for line in lines[2:]) if m}
+    # CMSIS-NN's kernels for the model's FULLY_CONNECTED and SOFTMAX are charged
+    assert rows.get("arm_nn_softmax_common_s8", 0) > 0
+    assert any(name.startswith("arm_") and ("fully_connected" in name or "vec_mat_mult" in name)
+               for name in rows), sorted(rows)
+
+
+def test_a_missing_model_for_the_anchor_is_said_plainly(tmp_path):
+    run = subprocess.run([sys.executable, str(ROOT / "tools" / "qemu_profile.py"), "--tflm",
+                          str(tmp_path / "none.tflite"), "--machine", "mps3-an547"],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "none.tflite: no such model" in run.stderr or "no TFLM anchor" in run.stderr
