@@ -619,29 +619,19 @@ static ALWAYS_INLINE void one_chunk_block(const direct_conv *d, const int8_t *co
     /* A depth under 16 read in place: the lanes after it zeroed (the filter's are zero too) */
     const mve_pred16_t in = d->with_tail ? d->tail : vctp8q(16);
     const int8x16_t v0 = vldrbq_z_s8(x[0], in);
-    const int8x16_t v1 = np > 1 ? vldrbq_z_s8(x[1], in) : v0;
-    const int8x16_t v2 = np > 2 ? vldrbq_z_s8(x[2], in) : v0;
-    const int8x16_t v3 = np > 2 ? vldrbq_z_s8(x[3], in) : v0;
     if (np == 4) {
-        const int8x16_t pixels[4] = {v0, v1, v2, v3};
+        const int8x16_t pixels[4] = {v0, vldrbq_z_s8(x[1], in), vldrbq_z_s8(x[2], in),
+                                     vldrbq_z_s8(x[3], in)};
         channels_by_4_pixels(d, x, out, 1, 0, pixels);
         return;
     }
-    int32_t sums[4][CB];
+    int32_t sums[4][CB]; /* one pixel */
     const int8_t *w = d->filter;
     for (int32_t c = 0; c < oc; c += CB) {
         for (int32_t j = 0; j < CB; j++, w += 16) {
-            const int8x16_t f = vldrbq_s8(w);
-            sums[0][j] = vmladavq_s8(v0, f);
-            if (np > 1) {
-                sums[1][j] = vmladavq_s8(v1, f);
-            }
-            if (np > 2) {
-                sums[2][j] = vmladavq_s8(v2, f);
-                sums[3][j] = vmladavq_s8(v3, f);
-            }
+            sums[0][j] = vmladavq_s8(v0, vldrbq_s8(w));
         }
-        store_sums(d, sums, c, out, other, np, fused);
+        store_sums(d, sums, c, out, other, 1, fused);
     }
 }
 
@@ -799,91 +789,53 @@ static ALWAYS_INLINE void fixed_chunks_block(const direct_conv *d, const int8_t 
 
 /* The general chunk loop's blocks. VMLADAVA accumulates only into an even general register, so
  * with LE's LR in use at most 7 sums stay in registers beside the pointers; a block of 4 pixels x
- * 4 channels is taken as 3 pixels x 2 channels twice (sums_3x2: per 16 taps 2 filter loads, 3
- * pixel loads and 6 VMLADAVA, 96 multiply-accumulates in 12 instructions with LE) and the 4th
- * pixel by the 4 channels (sums_1x4: 4 filter loads, 1 pixel load, 4 VMLADAVA): 34 instructions
- * per 256 multiply-accumulates instead of 40 for 4 passes of 4 pixels x 1 channel, and the
- * pixel pointers are set up 3 times per block instead of 4. A depth that is not a multiple of
- * 16 ends with its last taps, the input masked (the filter's padding is zero).
- *
- * Without that tail the loops are inline assembly: GCC kept a copy of the filter pointer and
- * added 64 to it apart (13 and 11 instructions instead of 12 and 10). The first chunk is peeled
- * with VMLADAV (no accumulate), so the 16 sums of a block need no zeroing moves; the general
- * case has at least 2 chunks (kp > 16, else one_chunk_block). The sums are "Te"
- * operands (even registers, in GCC and clang); WLS/LE keep the count in LR, given as the
- * variable `count` so that it takes no other register; "memory" because the loops read the
- * pixels, which the output stores before them may overlap. With the tail loads after it the
- * assembly's operands did not fit GCC's registers ("impossible constraints"), so the copies
- * with a tail keep GCC's loop. */
+ * 4 channels is taken as 3 pixels x 2 channels twice (per 16 taps 2 filter loads, 3 pixel loads
+ * and 6 VMLADAVA) and the 4th pixel by the 4 channels (sums_1x4: 4 filter loads, 1 pixel load, 4
+ * VMLADAVA): 34 instructions per 256 multiply-accumulates instead of 40 for 4 passes of 4 pixels
+ * x 1 channel. Whole chunks: mb_conv2d_mve_sums4x4 (assembly) for 4 pixels, sums_1x4's inline
+ * assembly for one (GCC kept a copy of the filter pointer and added 64 to it apart: 11
+ * instructions a chunk instead of 10). The first chunk is peeled with VMLADAV (no accumulate), so
+ * the sums need no zeroing moves; the general case has at least 2 chunks (kp > 16, else
+ * one_chunk_block). The sums are "Te" operands (even registers, in GCC and clang); WLS/LE keep
+ * the count in LR, given as the variable `count` so that it takes no other register; "memory"
+ * because the loops read the pixels, which the output stores before them may overlap. A depth
+ * that is not a multiple of 16 (read in place) ends with its last taps, the input masked (the
+ * filter's padding is zero): with the tail loads the assembly's operands did not fit GCC's
+ * registers ("impossible constraints"), so those copies keep GCC's loop (sums_3x2_tail). */
 
 /* Channels j and j + 1 of the block at `block` (chunk i of channel j at block + i * 64 + j *
- * 16) by pixels x0, x1, x2, into sums[0..2][j..j+1]. */
-static ALWAYS_INLINE void sums_3x2(const direct_conv *d, const int8_t *block, const int8_t *x0,
-                                   const int8_t *x1, const int8_t *x2, int32_t sums[4][CB],
-                                   const int j, const int tail)
+ * 16) by pixels x0, x1, x2, into sums[0..2][j..j+1], for a depth with a partial last chunk (the
+ * whole-chunk 4-pixel blocks are mb_conv2d_mve_sums4x4's). */
+static ALWAYS_INLINE void sums_3x2_tail(const direct_conv *d, const int8_t *block,
+                                        const int8_t *x0, const int8_t *x1, const int8_t *x2,
+                                        int32_t sums[4][CB], const int j)
 {
     const int8_t *w = block;
     int32_t a0 = 0, a1 = 0, b0 = 0, b1 = 0, c0 = 0, c1 = 0;
-    if (!tail) {
-        register int32_t count __asm__("lr") = d->chunks - 1;
-        int8x16_t f0, f1, p;
-        __asm__("vldrb.8 %q[f1], [%[w], #16]\n\t"
-                "vldrb.8 %q[f0], [%[w]], #64\n\t"
-                "vldrb.8 %q[p], [%[x0]], #16\n\t"
-                "vmladav.s8 %[a0], %q[p], %q[f0]\n\t"
-                "vmladav.s8 %[a1], %q[p], %q[f1]\n\t"
-                "vldrb.8 %q[p], [%[x1]], #16\n\t"
-                "vmladav.s8 %[b0], %q[p], %q[f0]\n\t"
-                "vmladav.s8 %[b1], %q[p], %q[f1]\n\t"
-                "vldrb.8 %q[p], [%[x2]], #16\n\t"
-                "vmladav.s8 %[c0], %q[p], %q[f0]\n\t"
-                "vmladav.s8 %[c1], %q[p], %q[f1]\n\t"
-                "wls lr, lr, 2f\n"
-                "1:\n\t"
-                "vldrb.8 %q[f1], [%[w], #16]\n\t"
-                "vldrb.8 %q[f0], [%[w]], #64\n\t"
-                "vldrb.8 %q[p], [%[x0]], #16\n\t"
-                "vmladava.s8 %[a0], %q[p], %q[f0]\n\t"
-                "vmladava.s8 %[a1], %q[p], %q[f1]\n\t"
-                "vldrb.8 %q[p], [%[x1]], #16\n\t"
-                "vmladava.s8 %[b0], %q[p], %q[f0]\n\t"
-                "vmladava.s8 %[b1], %q[p], %q[f1]\n\t"
-                "vldrb.8 %q[p], [%[x2]], #16\n\t"
-                "vmladava.s8 %[c0], %q[p], %q[f0]\n\t"
-                "vmladava.s8 %[c1], %q[p], %q[f1]\n\t"
-                "le lr, 1b\n"
-                "2:"
-                : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [b0] "=&Te"(b0), [b1] "=&Te"(b1),
-                  [c0] "=&Te"(c0), [c1] "=&Te"(c1), [w] "+r"(w), [x0] "+r"(x0), [x1] "+r"(x1),
-                  [x2] "+r"(x2), [f0] "=&w"(f0), [f1] "=&w"(f1), [p] "=&w"(p), "+r"(count)
-                :
-                : "memory");
-    } else {
-        for (int32_t i = 0; i < d->chunks; i++, w += CB * 16, x0 += 16, x1 += 16, x2 += 16) {
-            const int8x16_t f0 = vldrbq_s8(w);
-            const int8x16_t f1 = vldrbq_s8(w + 16);
-            const int8x16_t p0 = vldrbq_s8(x0);
-            a0 = vmladavaq_s8(a0, p0, f0);
-            a1 = vmladavaq_s8(a1, p0, f1);
-            const int8x16_t p1 = vldrbq_s8(x1);
-            b0 = vmladavaq_s8(b0, p1, f0);
-            b1 = vmladavaq_s8(b1, p1, f1);
-            const int8x16_t p2 = vldrbq_s8(x2);
-            c0 = vmladavaq_s8(c0, p2, f0);
-            c1 = vmladavaq_s8(c1, p2, f1);
-        }
+    for (int32_t i = 0; i < d->chunks; i++, w += CB * 16, x0 += 16, x1 += 16, x2 += 16) {
         const int8x16_t f0 = vldrbq_s8(w);
         const int8x16_t f1 = vldrbq_s8(w + 16);
-        const int8x16_t p0 = vldrbq_z_s8(x0, d->tail);
-        const int8x16_t p1 = vldrbq_z_s8(x1, d->tail);
-        const int8x16_t p2 = vldrbq_z_s8(x2, d->tail);
+        const int8x16_t p0 = vldrbq_s8(x0);
         a0 = vmladavaq_s8(a0, p0, f0);
         a1 = vmladavaq_s8(a1, p0, f1);
+        const int8x16_t p1 = vldrbq_s8(x1);
         b0 = vmladavaq_s8(b0, p1, f0);
         b1 = vmladavaq_s8(b1, p1, f1);
+        const int8x16_t p2 = vldrbq_s8(x2);
         c0 = vmladavaq_s8(c0, p2, f0);
         c1 = vmladavaq_s8(c1, p2, f1);
     }
+    const int8x16_t f0 = vldrbq_s8(w);
+    const int8x16_t f1 = vldrbq_s8(w + 16);
+    const int8x16_t p0 = vldrbq_z_s8(x0, d->tail);
+    const int8x16_t p1 = vldrbq_z_s8(x1, d->tail);
+    const int8x16_t p2 = vldrbq_z_s8(x2, d->tail);
+    a0 = vmladavaq_s8(a0, p0, f0);
+    a1 = vmladavaq_s8(a1, p0, f1);
+    b0 = vmladavaq_s8(b0, p1, f0);
+    b1 = vmladavaq_s8(b1, p1, f1);
+    c0 = vmladavaq_s8(c0, p2, f0);
+    c1 = vmladavaq_s8(c1, p2, f1);
     sums[0][j] = a0;
     sums[0][j + 1] = a1;
     sums[1][j] = b0;
@@ -1050,8 +1002,8 @@ static ALWAYS_INLINE void general_block(const direct_conv *d, const int8_t *cons
         if (np == 4 && !tail) {
             mb_conv2d_mve_sums4x4(block, x, d->chunks, sums[0]);
         } else if (np == 4) {
-            sums_3x2(d, block, x[0], x[1], x[2], sums, 0, tail);
-            sums_3x2(d, block + 32, x[0], x[1], x[2], sums, 2, tail);
+            sums_3x2_tail(d, block, x[0], x[1], x[2], sums, 0);
+            sums_3x2_tail(d, block + 32, x[0], x[1], x[2], sums, 2);
             sums_1x4(d, block, x[3], sums[3], tail);
         } else {
             sums_1x4(d, block, x[0], sums[0], tail);

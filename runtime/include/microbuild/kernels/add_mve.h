@@ -101,12 +101,6 @@ static inline int32x4_t mb_add_mve_lanes_of(const mb_add_mve *a, int32x4_t x1, i
     return vminq_s32(vmaxq_s32(y, lo), hi);
 }
 
-static inline int32x4_t mb_add_mve_lanes(const mb_add_mve *a, int32x4_t x1, int32x4_t x2,
-                                         int32x4_t zp, int32x4_t lo, int32x4_t hi)
-{
-    return mb_add_mve_lanes_of(a, x1, x2, zp, lo, hi, 0, 0);
-}
-
 /* mb_add_mve_elements' loop, PLAIN1 / PLAIN2 constants in each copy. */
 static inline __attribute__((always_inline)) void mb_add_mve_run(const mb_add_mve *a,
                                                                  const int8_t *x1,
