@@ -1,7 +1,9 @@
 /* DEPTHWISE_CONV_2D, Arm DSP variant "dsp" (Cortex-M4/M7/M33/M55): depth multiplier 1, no
  * dilation.
  *
- * Blocks of 4 channels are the outermost loop. The input rows the current output row needs are
+ * Blocks of 4 channels are the outermost loop; the last 1-3 channels of a depth that is not a
+ * multiple of 4 are a block too, its missing lanes zero (the loads assemble only its channels'
+ * bytes, its rows are written to a 4-byte-pixel staging row and copied out). The input rows the current output row needs are
  * kept sign-extended in a ring of filter_h "band" rows in the scratch, padded left and right (and
  * above and below the input) with the input zero point, so every input row is widened once per
  * block however many taps read it. With the zero point in the padding every output pixel is an
@@ -44,7 +46,8 @@
  *
  * Scratch (depthwise_conv2d.py's _dsp_scratch): DW_HEAD_BYTES, the consts (16 + 16 * taps + 48
  * bytes at most), a row pointer per filter row, and filter_h band rows of at most
- * ((output_w - 1) * stride_w + filter_w) entries of 16 bytes. Weights as stored. */
+ * ((output_w - 1) * stride_w + filter_w) entries of 16 bytes, then for a tail block the staging
+ * row (4 * output_w bytes). Weights as stored. */
 #if defined(__ARM_FEATURE_DSP)
 
 #include <arm_acle.h>
@@ -88,6 +91,25 @@ static inline int32_t dw_smmulr(int32_t a, int32_t b)
     int32_t r;
     __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(b));
     return r;
+}
+
+/* The block's `lanes` channels at p (a tail block's 1-3 channels are the last of the pixel,
+ * possibly of the tensor: the bytes after them are not read, the word's missing lanes are 0). */
+static inline __attribute__((always_inline)) uint32_t dw_load_lanes(const int8_t *p,
+                                                                    int32_t lanes)
+{
+    if (lanes == 4) {
+        return dw_load32(p);
+    }
+    const uint8_t *b = (const uint8_t *)p;
+    uint32_t v = b[0];
+    if (lanes > 1) {
+        v |= (uint32_t)b[1] << 8;
+    }
+    if (lanes > 2) {
+        v |= (uint32_t)b[2] << 16;
+    }
+    return v;
 }
 
 /* The int16 pair (lo, hi) in one word. */
@@ -226,11 +248,12 @@ void mb_depthwise_dsp_row3_clamp(const dw_row3 *r)
  * inlined (nor the temporal loop): in the caller they cost the 3x3 band fill registers. */
 static __attribute__((noinline)) void dw_row_any(const mb_depthwise_conv2d_s8_params *p,
                                                  const int32_t *const *rows,
-                                                 const int32_t *consts, int8_t *out)
+                                                 const int32_t *consts, int8_t *out,
+                                                 int32_t out_step)
 {
     const int32_t pairs = (p->filter_w + 1) / 2;
     const int32_t *const q = consts + 4 + 4 * p->filter_h * pairs;
-    for (int32_t ox = 0; ox < p->output_w; ox++, out += p->input_c) {
+    for (int32_t ox = 0; ox < p->output_w; ox++, out += out_step) {
         int32_t a0 = consts[0], a1 = consts[1], a2 = consts[2], a3 = consts[3];
         const int32_t *f = consts + 4;
         for (int32_t ky = 0; ky < p->filter_h; ky++) {
@@ -326,19 +349,21 @@ static __attribute__((noinline)) void dw_temporal_block(const mb_depthwise_conv2
 /* The consts of channels c0 .. c0 + 3 (layout at the top of the file). */
 static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
                             const int32_t *interior_bias, const int32_t *multipliers,
-                            const int32_t *shifts, int32_t c0, int fast3, int temporal,
-                            int32_t *k)
+                            const int32_t *shifts, int32_t c0, int32_t lanes, int fast3,
+                            int temporal, int32_t *k)
 {
     const int32_t channels = p->input_c;
     int32_t scale[4];
     for (int32_t j = 0; j < 4; j++) {
-        const int32_t s = shifts[c0 + j];
+        const int32_t s = j < lanes ? shifts[c0 + j] : 0;
         scale[j] = (s > 0 ? s : 0) + 1;
-        k[j] = (int32_t)((uint32_t)interior_bias[c0 + j] << scale[j]);
+        k[j] = j < lanes ? (int32_t)((uint32_t)interior_bias[c0 + j] << scale[j]) : 0;
     }
     int32_t *f = k + 4;
     const int8_t *w = filter + c0;
-#define TAP(t, j) ((int32_t)((uint32_t)(int32_t)w[(t) * channels + (j)] << scale[j]))
+    /* lanes past the last channel (a tail block) have zero taps, bias and multiplier */
+#define TAP(t, j)                                                                               \
+    ((j) < lanes ? (int32_t)((uint32_t)(int32_t)w[(t) * channels + (j)] << scale[j]) : 0)
     if (temporal) { /* per tap (channel 0, channel 2) and (channel 1, channel 3), 2 unused */
         for (int32_t t = 0; t < p->filter_h; t++, f += 4) {
             f[0] = dw_pair(TAP(t, 0), TAP(t, 2));
@@ -373,9 +398,9 @@ static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t
     }
 #undef TAP
     for (int32_t j = 0; j < 4; j++, f += 3) {
-        const int32_t s = shifts[c0 + j];
+        const int32_t s = j < lanes ? shifts[c0 + j] : 0;
         const int32_t right = s > 0 ? 0 : -s;
-        f[0] = multipliers[c0 + j];
+        f[0] = j < lanes ? multipliers[c0 + j] : 0;
         f[1] = (int32_t)(((uint32_t)1 << right) + ((uint32_t)p->output_offset << (right + 1)));
         f[2] = right + 1;
     }
@@ -384,10 +409,10 @@ static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t
 /* Input pixel i of a row (src NULL: above or below the input) as SXTB16 halves: *even =
  * channels 0 and 2, *odd = 1 and 3; the zero point pair zp2 outside the input (the padding). */
 static inline void dw_widen(const int8_t *src, int32_t i, const mb_depthwise_conv2d_s8_params *p,
-                            int32_t zp2, int32_t *even, int32_t *odd)
+                            int32_t lanes, int32_t zp2, int32_t *even, int32_t *odd)
 {
     if ((uint32_t)i < (uint32_t)p->input_w) {
-        const uint32_t w = dw_load32(src + i * p->input_c);
+        const uint32_t w = dw_load_lanes(src + i * p->input_c, lanes);
         *even = (int32_t)__sxtb16((int32_t)w);
         *odd = dw_odd(w);
     } else {
@@ -423,8 +448,8 @@ static inline void dw_entry(int32_t *d, int32_t e0, int32_t o0, int32_t e1, int3
 
 /* A band row of n entries, entry j the pairs (padded pixel j * q, j * q + 1) of the 4 channels
  * of input row src (NULL: a padding row). With q = 1 each pixel is loaded and widened once. */
-static void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t q,
-                    const mb_depthwise_conv2d_s8_params *p, int32_t zp2)
+static inline __attribute__((always_inline)) void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t q,
+                    const mb_depthwise_conv2d_s8_params *p, int32_t lanes, int32_t zp2)
 {
     if (src == NULL) {
         for (int32_t j = 0; j < n; j++, d += 4) {
@@ -438,18 +463,18 @@ static void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t q,
     int32_t i = -p->pad_left; /* the input pixel of padded pixel j * q */
     int32_t e0, o0, e1, o1;
     if (q == 1) {
-        dw_widen(src, i, p, zp2, &e0, &o0);
+        dw_widen(src, i, p, lanes, zp2, &e0, &o0);
         for (int32_t j = 0; j < n; j++, d += 4) {
             i++;
-            dw_widen(src, i, p, zp2, &e1, &o1);
+            dw_widen(src, i, p, lanes, zp2, &e1, &o1);
             dw_entry(d, e0, o0, e1, o1);
             e0 = e1;
             o0 = o1;
         }
     } else {
         for (int32_t j = 0; j < n; j++, d += 4, i += 2) {
-            dw_widen(src, i, p, zp2, &e0, &o0);
-            dw_widen(src, i + 1, p, zp2, &e1, &o1);
+            dw_widen(src, i, p, lanes, zp2, &e0, &o0);
+            dw_widen(src, i + 1, p, lanes, zp2, &e1, &o1);
             dw_entry(d, e0, o0, e1, o1);
         }
     }
@@ -467,7 +492,7 @@ static void dw_tap_range(int32_t start, int32_t filter, int32_t size, int32_t *l
 }
 
 /* One channel c the blocks left over, straight from the definition. */
-static void dw_channel(const mb_depthwise_conv2d_s8_params *p, const int8_t *input,
+static __attribute__((noinline)) void dw_channel(const mb_depthwise_conv2d_s8_params *p, const int8_t *input,
                        const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
                        const int32_t *multipliers, const int32_t *shifts, int8_t *output,
                        int32_t c)
@@ -527,7 +552,6 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     int32_t *consts = (int32_t *)(void *)((uint8_t *)scratch + DW_HEAD_BYTES);
     int32_t **rows = (int32_t **)(void *)(consts + 4 + 4 * taps + 12);
     int32_t *band = (int32_t *)(void *)(rows + kh);
-    r->channels = channels;
     r->width = p->output_w;
     r->amin4 = (uint32_t)(uint8_t)p->activation_min * 0x01010101u;
     r->amax4 = (uint32_t)(uint8_t)p->activation_max * 0x01010101u;
@@ -539,10 +563,23 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     }
     const int32_t shift = p->stride_h < kh ? p->stride_h : kh;
     const int temporal = dw_is_temporal(p);
-    int32_t c0 = 0;
-    for (; c0 + 4 <= channels; c0 += 4) {
-        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, fast3, temporal,
-                        consts);
+    /* A tail block's row goes to 4-byte pixels here, then its 1-3 channels to the output: the
+     * row loops store whole 4-channel words, which would overwrite the next pixel's channels. */
+    int8_t *staging = (int8_t *)(band + kh * 4 * ((p->output_w - 1) * p->stride_w + kw));
+    for (int32_t c0 = 0; c0 < channels; c0 += 4) {
+        const int32_t lanes = channels - c0 < 4 ? channels - c0 : 4;
+        /* The temporal tap loop loads whole words; and one channel alone costs less straight
+         * from the definition than a block's band rows (3x3 stride 2: ~3,000 instructions for
+         * 16 pixels against ~4,300 a block; 5x5: 4k against 12k). */
+        if (lanes < 4 && (temporal || lanes == 1)) {
+            for (int32_t c = c0; c < channels; c++) {
+                dw_channel(p, input, filter, bias, interior_bias, multipliers, shifts, output,
+                           c);
+            }
+            break;
+        }
+        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, lanes, fast3,
+                        temporal, consts);
         int8_t *out = output + c0;
         if (temporal) {
             for (int32_t b = 0; b < p->batches; b++, out += p->output_h * channels) {
@@ -550,6 +587,8 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
             }
             continue;
         }
+        int8_t *row_out = lanes == 4 ? 0 : staging;
+        const int32_t out_step = lanes == 4 ? channels : 4;
         for (int32_t b = 0; b < p->batches; b++) {
             const int8_t *in_batch = input + (b * p->input_h * p->input_w) * channels + c0;
             for (int32_t oy = 0; oy < p->output_h; oy++, out += p->output_w * channels) {
@@ -570,26 +609,36 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
                     const int8_t *src = iy >= 0 && iy < p->input_h
                                             ? in_batch + iy * p->input_w * channels
                                             : NULL;
-                    dw_fill(rows[ky], src, entries, q, p, zp2);
+                    if (lanes == 4) { /* a constant: the whole-word loads without checks */
+                        dw_fill(rows[ky], src, entries, q, p, 4, zp2);
+                    } else {
+                        dw_fill(rows[ky], src, entries, q, p, lanes, zp2);
+                    }
                 }
+                int8_t *dst = lanes == 4 ? out : row_out;
                 if (fast3) {
                     r->row[0] = rows[0];
                     r->row[1] = rows[1];
                     r->row[2] = rows[2];
-                    r->out = out;
+                    r->out = dst;
+                    r->channels = out_step;
                     if (clamp) {
                         mb_depthwise_dsp_row3_clamp(r);
                     } else {
                         mb_depthwise_dsp_row3(r);
                     }
                 } else {
-                    dw_row_any(p, (const int32_t *const *)rows, consts, out);
+                    dw_row_any(p, (const int32_t *const *)rows, consts, dst, out_step);
+                }
+                if (lanes < 4) {
+                    for (int32_t ox = 0; ox < p->output_w; ox++) {
+                        for (int32_t j = 0; j < lanes; j++) {
+                            out[ox * channels + j] = row_out[4 * ox + j];
+                        }
+                    }
                 }
             }
         }
-    }
-    for (; c0 < channels; c0++) {
-        dw_channel(p, input, filter, bias, interior_bias, multipliers, shifts, output, c0);
     }
 }
 
