@@ -3,28 +3,7 @@
 #include "microbuild/kernels/copy_bytes.h"
 
 /* Rows are short (often a few dozen bytes): library memset/memmove calls cost more than the
- * bytes, so these loops move 4 bytes per load/store (memcpy of 4 bytes is one LDR/STR on the
- * Cortex-M3 and up, which allow unaligned word access) and finish bytewise. */
-
-/* n bytes of the repeating pattern (one element's bytes repeated: 4 / size times). */
-static void fill(uint8_t *out, int32_t n, const uint8_t pattern[4])
-{
-    uint32_t w;
-    memcpy(&w, pattern, sizeof w);
-    for (; n >= 4; n -= 4, out += 4) {
-        memcpy(out, &w, sizeof w);
-    }
-    /* Not a loop: the compiler would make a 0-3 byte loop a memcpy call. */
-    if (n > 0) {
-        out[0] = pattern[0];
-    }
-    if (n > 1) {
-        out[1] = pattern[1];
-    }
-    if (n > 2) {
-        out[2] = pattern[2];
-    }
-}
+ * bytes, so the copies and fills are copy_bytes.h's. */
 
 /* The walk's constants: the output block sizes per dimension in bytes, and the pattern. */
 typedef struct {
@@ -45,22 +24,22 @@ static uint8_t *pad_dim(const pad_walk *w, int d, const uint8_t **in, uint8_t *o
     if (d == MB_PAD_MAX_DIMS - 1) {
         const int32_t before = p->pad_before[d] * w->size;
         const int32_t copied = p->input_dims[d] * w->size;
-        fill(out, before, w->pattern);
+        mb_fill_bytes(out, before, w->pattern);
         out += before;
         mb_copy_bytes_forward(out, *in, copied); /* forward: the output may lie below */
         *in += copied;
         out += copied;
-        fill(out, p->pad_after[d] * w->size, w->pattern);
+        mb_fill_bytes(out, p->pad_after[d] * w->size, w->pattern);
         return out + p->pad_after[d] * w->size;
     }
     const int32_t before = p->pad_before[d] * w->block[d];
-    fill(out, before, w->pattern);
+    mb_fill_bytes(out, before, w->pattern);
     out += before;
     for (int32_t i = 0; i < p->input_dims[d]; i++) {
         out = pad_dim(w, d + 1, in, out);
     }
     const int32_t after = p->pad_after[d] * w->block[d];
-    fill(out, after, w->pattern);
+    mb_fill_bytes(out, after, w->pattern);
     return out + after;
 }
 
