@@ -72,7 +72,21 @@ static inline int32_t add_input_1(const mb_add_mve_step *s, int32_t x)
         }                                                                                     \
     }
 
-ADD_ROW_MVE(add_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vaddq_s32, 1)
+ADD_ROW_MVE(add_row_any_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vaddq_s32, 1)
+
+/* Both operands contiguous: add_mve.h's loop (the fused residual ADD's), whole groups of 4
+ * unpredicated and the input without a right shift rescaled by VQRDMULH alone; the macro's
+ * loop, predicated inside, was ~2x the instructions. */
+static void add_row_mve(const void *params, const int8_t *a, int32_t a_step, const int8_t *b,
+                        int32_t b_step, int8_t *out, int32_t n)
+{
+    if (a_step == 1 && b_step == 1) {
+        const mb_add_mve add = mb_add_mve_of((const mb_add_s8_params *)params);
+        mb_add_mve_elements(&add, a, b, out, n);
+        return;
+    }
+    add_row_any_mve(params, a, a_step, b, b_step, out, n);
+}
 /* SUB's "mve" and "mve_s16": the same rows subtracting the second rescaled input (add_portable.c
  * says why that, and not a negated multiplier, is exact; the difference has the sum's bounds). */
 ADD_ROW_MVE(sub_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vsubq_s32, -1)
@@ -81,7 +95,28 @@ ADD_ROW_MVE(sub_row_mve, int8_t, vldrbq_z_s32, vstrbq_p_s32, vsubq_s32, -1)
  * Exact on any int16 operands: |x + offset| <= 65535, so (x + offset) * 2^15 < 2^31 fits a lane
  * (add_portable.c's 2a form would not: VQRDMULH doubles inside its 64-bit product instead); each
  * rescaled input is at most half that (multipliers <= 0.5), so their sum fits too. */
-ADD_ROW_MVE(add_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32, vaddq_s32, 1)
+ADD_ROW_MVE(add_row_any_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32, vaddq_s32, 1)
+
+MB_ADD_MVE_RUN(add_run_s16, int16_t, vldrhq_s32, vldrhq_z_s32, vstrhq_s32, vstrhq_p_s32)
+
+/* add_row_mve's contiguous rows for int16 (mb_add_mve_lanes_of's VMLAS is the macro's VMUL and
+ * VADD: the same (x + offset) * 2^15). */
+static void add_row_mve_s16(const void *params, const int16_t *a, int32_t a_step,
+                            const int16_t *b, int32_t b_step, int16_t *out, int32_t n)
+{
+    if (a_step == 1 && b_step == 1) {
+        const mb_add_mve add = mb_add_mve_of((const mb_add_s8_params *)params);
+        if (add.in1.right == 0) {
+            add_run_s16(&add, a, b, out, n, 1, 0);
+        } else if (add.in2.right == 0) {
+            add_run_s16(&add, a, b, out, n, 0, 1);
+        } else {
+            add_run_s16(&add, a, b, out, n, 0, 0);
+        }
+        return;
+    }
+    add_row_any_mve_s16(params, a, a_step, b, b_step, out, n);
+}
 ADD_ROW_MVE(sub_row_mve_s16, int16_t, vldrhq_z_s32, vstrhq_p_s32, vsubq_s32, -1)
 
 void mb_add_s8_mve(const mb_add_s8_params *params, const mb_broadcast_shape *shape,

@@ -101,28 +101,30 @@ static inline int32x4_t mb_add_mve_lanes_of(const mb_add_mve *a, int32x4_t x1, i
     return vminq_s32(vmaxq_s32(y, lo), hi);
 }
 
-/* mb_add_mve_elements' loop, PLAIN1 / PLAIN2 constants in each copy. */
-static inline __attribute__((always_inline)) void mb_add_mve_run(const mb_add_mve *a,
-                                                                 const int8_t *x1,
-                                                                 const int8_t *x2, int8_t *out,
-                                                                 int32_t n, const int plain1,
-                                                                 const int plain2)
-{
-    const int32x4_t lo = vdupq_n_s32(a->min);
-    const int32x4_t hi = vdupq_n_s32(a->max);
-    const int32x4_t zp = vdupq_n_s32(a->offset);
-    for (; n >= 4; n -= 4, x1 += 4, x2 += 4, out += 4) {
-        vstrbq_s32(out, mb_add_mve_lanes_of(a, vldrbq_s32(x1), vldrbq_s32(x2), zp, lo, hi,
-                                            plain1, plain2));
+/* mb_add_mve_elements' loop, PLAIN1 / PLAIN2 constants in each copy: NAME for elements of type
+ * T, loaded with VLD / VLDZ (unpredicated / predicated, widening to int32) and stored with VST /
+ * VSTP. add_mve.c defines the int16 one. */
+#define MB_ADD_MVE_RUN(NAME, T, VLD, VLDZ, VST, VSTP)                                          \
+    static inline __attribute__((always_inline)) void NAME(                                    \
+        const mb_add_mve *a, const T *x1, const T *x2, T *out, int32_t n, const int plain1,    \
+        const int plain2)                                                                      \
+    {                                                                                          \
+        const int32x4_t lo = vdupq_n_s32(a->min);                                              \
+        const int32x4_t hi = vdupq_n_s32(a->max);                                              \
+        const int32x4_t zp = vdupq_n_s32(a->offset);                                           \
+        for (; n >= 4; n -= 4, x1 += 4, x2 += 4, out += 4) {                                   \
+            VST(out, mb_add_mve_lanes_of(a, VLD(x1), VLD(x2), zp, lo, hi, plain1, plain2));    \
+        }                                                                                      \
+        if (n > 0) {                                                                           \
+            const mve_pred16_t pred = vctp32q((uint32_t)n);                                    \
+            VSTP(out,                                                                          \
+                 mb_add_mve_lanes_of(a, VLDZ(x1, pred), VLDZ(x2, pred), zp, lo, hi, plain1,    \
+                                     plain2),                                                  \
+                 pred);                                                                        \
+        }                                                                                      \
     }
-    if (n > 0) {
-        const mve_pred16_t pred = vctp32q((uint32_t)n);
-        vstrbq_p_s32(out, mb_add_mve_lanes_of(a, vldrbq_z_s32(x1, pred),
-                                              vldrbq_z_s32(x2, pred), zp, lo, hi, plain1,
-                                              plain2),
-                     pred);
-    }
-}
+
+MB_ADD_MVE_RUN(mb_add_mve_run, int8_t, vldrbq_s32, vldrbq_z_s32, vstrbq_s32, vstrbq_p_s32)
 
 /* out[i] = x1[i] + x2[i] for n contiguous int8 elements, 4 lanes at a time, the last 1-3
  * tail-predicated after the loop (a predicate inside it costs a VPST per load and store).
