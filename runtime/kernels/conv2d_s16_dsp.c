@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/kernels/conv2d_s16_parts.h"
 #include "microbuild/quant.h"
 
 #define CHUNK_GROUPS 127 /* 508 taps: 508 * 2^22 < 2^31 */
@@ -34,63 +35,6 @@
  * pixels x 2 channels into acc = {p0 c0, p1 c0, p0 c1, p1 c1}. */
 void mb_conv2d_dsp16_block(const int32_t *x, const int32_t *filter, int32_t groups,
                            int32_t *acc);
-
-static inline int32_t s16_load32(const int16_t *p)
-{
-    int32_t v;
-    memcpy(&v, p, 4); /* LDR: unaligned access is allowed on v7E-M / v8-M Main */
-    return v;
-}
-
-/* n int16 from src to dst, as words while two or more are left. */
-static inline void s16_copy(int16_t *dst, const int16_t *src, int32_t n)
-{
-    for (; n >= 2; n -= 2) {
-        const int32_t v = s16_load32(src);
-        memcpy(dst, &v, 4);
-        src += 2;
-        dst += 2;
-    }
-    if (n) {
-        *dst = *src;
-    }
-}
-
-static inline void s16_zero(int16_t *dst, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++) {
-        dst[i] = 0;
-    }
-}
-
-/* The window of output pixel (oy, ox) of image `in` as a linear column of k taps. */
-static void s16_window(const mb_conv2d_s8_params *p, const int16_t *in, int32_t oy, int32_t ox,
-                       int16_t *col)
-{
-    const int32_t depth = p->input_c;
-    const int32_t y0 = oy * p->stride_h - p->pad_top;
-    const int32_t x0 = ox * p->stride_w - p->pad_left;
-    const int32_t row_taps = p->filter_w * depth;
-    const int32_t x_last = x0 + (p->filter_w - 1) * p->dilation_w;
-    for (int32_t ky = 0; ky < p->filter_h; ky++) {
-        const int32_t y = y0 + ky * p->dilation_h;
-        if (y < 0 || y >= p->input_h) {
-            s16_zero(col, row_taps);
-        } else if (p->dilation_w == 1 && x0 >= 0 && x_last < p->input_w) {
-            s16_copy(col, in + (y * p->input_w + x0) * depth, row_taps);
-        } else {
-            for (int32_t kx = 0; kx < p->filter_w; kx++) {
-                const int32_t x = x0 + kx * p->dilation_w;
-                if (x < 0 || x >= p->input_w) {
-                    s16_zero(col + kx * depth, depth);
-                } else {
-                    s16_copy(col + kx * depth, in + (y * p->input_w + x) * depth, depth);
-                }
-            }
-        }
-        col += row_taps;
-    }
-}
 
 /* n groups of 4 int16 from src into every fourth word pair of d (one pixel's half of the
  * interleaved column), or zeros for src NULL. */
@@ -137,60 +81,6 @@ static void s16_window4(const mb_conv2d_s8_params *p, const int16_t *in, int32_t
         }
         d += 4 * row_groups;
     }
-}
-
-/* A channel's requantization, derived once per call: TFLM computes
- *     ((acc + bias) * reduced + 2^(shift_r - 1)) >> shift_r
- * in int64 (mb_mul_by_quantized_multiplier_s64). Modulo 2^64 that is (acc * reduced + c) >> shift_r
- * with c = bias * reduced + 2^(shift_r - 1): one SMLAL onto c for an int32 sum. */
-typedef struct {
-    int64_t c;
-    int32_t reduced;
-    int32_t shift_r; /* 1..63 (conv2d.py refuses a shift over 14) */
-} s16_channel;
-
-static void s16_channels(const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
-                         int32_t oc, s16_channel *t)
-{
-    for (int32_t c = 0; c < oc; c++) {
-        const int32_t m = multipliers[c];
-        const int32_t reduced = m < 0x7FFF0000 ? ((m + ((int32_t)1 << 15)) >> 16) : 0x7FFF;
-        const int32_t shift_r = 15 - shifts[c];
-        const uint64_t b = bias != NULL ? (uint64_t)bias[c] : 0u;
-        t[c].reduced = reduced;
-        t[c].shift_r = shift_r;
-        t[c].c = (int64_t)(b * (uint64_t)(int64_t)reduced + ((uint64_t)1 << (shift_r - 1)));
-    }
-}
-
-/* The low 32 bits of v >> r (arithmetic), 1 <= r <= 63. */
-static inline int32_t s16_shift(int64_t v, int32_t r)
-{
-    const uint32_t lo = (uint32_t)v;
-    const int32_t hi = (int32_t)(v >> 32);
-    if (r < 32) {
-        return (int32_t)((lo >> r) | ((uint32_t)hi << (32 - r)));
-    }
-    return hi >> (r - 32);
-}
-
-static inline int16_t s16_clamp(int32_t v, int32_t lo, int32_t hi)
-{
-    return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
-}
-
-/* An int32 sum (one chunk). */
-static inline int16_t s16_finish32(int32_t acc, const s16_channel *t, int32_t lo, int32_t hi)
-{
-    const int64_t v = (int64_t)acc * t->reduced + t->c;
-    return s16_clamp(s16_shift(v, t->shift_r), lo, hi);
-}
-
-/* An int64 sum (several chunks). */
-static inline int16_t s16_finish64(int64_t acc, const s16_channel *t, int32_t lo, int32_t hi)
-{
-    const uint64_t v = (uint64_t)acc * (uint64_t)(int64_t)t->reduced + (uint64_t)t->c;
-    return s16_clamp(s16_shift((int64_t)v, t->shift_r), lo, hi);
 }
 
 void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *p, const int16_t *input, const int8_t *filter,

@@ -353,6 +353,22 @@ def _scratch_s16_dsp(op: Operator, graph: Graph) -> int:
     return 8 * _round_up(k, 4) + 16 * oc
 
 
+def _arrange_s16_mve(weights: np.ndarray, op: Operator, graph: Graph) -> np.ndarray:
+    """conv2d_s16_mve.c's layout: one int8 row of taps per output channel, padded with zeros to
+    a multiple of 8 taps (a VLDRB.S16 load)."""
+    oc, k, _ = _dims(op, graph)
+    rows = np.zeros((oc, _round_up(k, 8)), dtype=np.int8)
+    rows[:, :k] = np.asarray(weights, dtype=np.int8).reshape(oc, k)
+    return rows.reshape(-1)
+
+
+def _scratch_s16_mve(op: Operator, graph: Graph) -> int:
+    """The 2 pixels' int16 columns (taps padded to a multiple of 8), then 16 bytes of
+    requantization constants per channel."""
+    oc, k, _ = _dims(op, graph)
+    return 4 * _round_up(k, 8) + 16 * oc
+
+
 def _s16_dsp_fits(op: Operator, graph: Graph) -> bool | Refusal:
     """One group, and no channel's shift over 14 (the int64 requantization's right shift,
     15 - shift, at least 1, as TFLM's rounding term assumes)."""
@@ -425,6 +441,14 @@ VARIANTS = (
         description="16x8, Arm DSP: int16 window columns of 2 pixels, the filter widened to "
                     "int16 at compile time, dsp16's SMLAD block (2 pixels x 2 channels) in int32 "
                     "chunks of 508 taps added in int64"),
+    KernelVariant(
+        opcode="CONV_2D", name="mve_s16", function="mb_conv2d_s16_mve",
+        sources=("conv2d_s16_mve.c",), features=frozenset({"mve"}), rank=30,
+        accepts=_s16_dsp_fits, arrange=_arrange_s16_mve, scratch=_scratch_s16_mve,
+        activation_dtype="int16",
+        overlap_group=2,
+        description="16x8, Helium: int16 window columns of 2 pixels, VMLALDAVA.S16 on the int8 "
+                    "filter widened by VLDRB.S16 (exact int64 sums), 2 pixels x 2 channels"),
     f32_mve.CONV_2D,
 )
 

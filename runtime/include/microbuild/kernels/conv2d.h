@@ -76,6 +76,13 @@ void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *params, const int16_t *input,
                        const int8_t *filter, const int64_t *bias, const int32_t *multipliers,
                        const int32_t *shifts, int16_t *output, void *scratch);
 
+/* 16x8 variant mve_s16 (conv2d_s16_mve.c, Helium; one group): the same arguments, 2 pixels'
+ * int16 window columns in scratch, the int8 filter as one row per channel padded to a multiple
+ * of 8 taps (conv2d.py, _arrange_s16_mve). */
+void mb_conv2d_s16_mve(const mb_conv2d_s8_params *params, const int16_t *input,
+                       const int8_t *filter, const int64_t *bias, const int32_t *multipliers,
+                       const int32_t *shifts, int16_t *output, void *scratch);
+
 /* ---- Kernel variants: the same arguments (and bytes out) plus the op's scratch area, with the
  * filter arranged at compile time by microbuild/compiler/ops/conv2d.py. One group only (any
  * dilation: the column gathers the dilated taps). Every pixel is computed as sum(filter * column) + interior_bias over an im2col
