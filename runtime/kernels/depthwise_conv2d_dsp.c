@@ -347,7 +347,8 @@ static __attribute__((noinline)) void dw_temporal_block(const mb_depthwise_conv2
 
 /* ---- the block's constants and band rows --------------------------------------------------- */
 /* The consts of channels c0 .. c0 + 3 (layout at the top of the file). */
-static void dw_block_consts(const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
+static inline __attribute__((always_inline)) void dw_block_consts(
+    const mb_depthwise_conv2d_s8_params *p, const int8_t *filter,
                             const int32_t *interior_bias, const int32_t *multipliers,
                             const int32_t *shifts, int32_t c0, int32_t lanes, int fast3,
                             int temporal, int32_t *k)
@@ -448,8 +449,9 @@ static inline void dw_entry(int32_t *d, int32_t e0, int32_t o0, int32_t e1, int3
 
 /* A band row of n entries, entry j the pairs (padded pixel j * q, j * q + 1) of the 4 channels
  * of input row src (NULL: a padding row). With q = 1 each pixel is loaded and widened once. */
-static inline __attribute__((always_inline)) void dw_fill(int32_t *d, const int8_t *src, int32_t n, int32_t q,
-                    const mb_depthwise_conv2d_s8_params *p, int32_t lanes, int32_t zp2)
+static inline __attribute__((always_inline)) void dw_fill_lanes(
+    int32_t *d, const int8_t *src, int32_t n, int32_t q, const mb_depthwise_conv2d_s8_params *p,
+    int32_t lanes, int32_t zp2)
 {
     if (src == NULL) {
         for (int32_t j = 0; j < n; j++, d += 4) {
@@ -478,6 +480,24 @@ static inline __attribute__((always_inline)) void dw_fill(int32_t *d, const int8
             dw_entry(d, e0, o0, e1, o1);
         }
     }
+}
+
+/* A whole block's band row (the loads are whole words) and a tail block's (1-3 channels): two
+ * functions, so the whole block's, called from one place, is compiled as before the tail
+ * existed (one body with both made the 3x3 blocks ~5% slower). */
+static inline __attribute__((always_inline)) void dw_fill(
+    int32_t *d, const int8_t *src, int32_t n, int32_t q, const mb_depthwise_conv2d_s8_params *p,
+    int32_t zp2)
+{
+    dw_fill_lanes(d, src, n, q, p, 4, zp2);
+}
+
+static __attribute__((noinline)) void dw_fill_tail(int32_t *d, const int8_t *src, int32_t n,
+                                                   int32_t q,
+                                                   const mb_depthwise_conv2d_s8_params *p,
+                                                   int32_t lanes, int32_t zp2)
+{
+    dw_fill_lanes(d, src, n, q, p, lanes, zp2);
 }
 
 /* The taps k in [*lo, *hi) of a window starting at `start` that land inside [0, size). */
@@ -529,6 +549,93 @@ static __attribute__((noinline)) void dw_channel(const mb_depthwise_conv2d_s8_pa
     }
 }
 
+/* What every block's rows share: the band's ring of row pointers, its entries per row and
+ * pixel step q, the zero point pair, and the row loop to run. */
+typedef struct {
+    int32_t **rows;
+    int32_t entries, q, zp2;
+    int fast3, clamp;
+} dw_band;
+
+/* The output rows of one block of `lanes` channels of one batch image (in and out at the
+ * block's first channel of the image's first pixel). A whole block (lanes the constant 4) writes
+ * its 4 bytes a pixel straight to the output; a tail block writes 4-byte pixels to `staging`
+ * and copies its channels out (the row loops store whole words, which would overwrite the next
+ * pixel's channels). Always inlined: with the constant the tail's checks compile out (a
+ * shared body with them cost the 3x3 blocks ~5%). */
+static inline __attribute__((always_inline)) void dw_block_rows(
+    const mb_depthwise_conv2d_s8_params *p, dw_row3 *r, const dw_band *band,
+    const int32_t *consts, const int8_t *in, int8_t *out, int32_t lanes, int8_t *staging)
+{
+    const int32_t channels = p->input_c, kh = p->filter_h;
+    const int32_t shift = p->stride_h < kh ? p->stride_h : kh;
+    int32_t **rows = band->rows;
+    for (int32_t oy = 0; oy < p->output_h; oy++, out += p->output_w * channels) {
+        int32_t fresh = kh; /* the last `fresh` rows need filling */
+        if (oy > 0) {
+            for (int32_t t = 0; t < shift; t++) {
+                int32_t *first = rows[0];
+                for (int32_t ky = 0; ky + 1 < kh; ky++) {
+                    rows[ky] = rows[ky + 1];
+                }
+                rows[kh - 1] = first;
+            }
+            fresh = shift;
+        }
+        const int32_t iy0 = oy * p->stride_h - p->pad_top;
+        for (int32_t ky = kh - fresh; ky < kh; ky++) {
+            const int32_t iy = iy0 + ky;
+            const int8_t *src = iy >= 0 && iy < p->input_h ? in + iy * p->input_w * channels
+                                                           : NULL;
+            if (lanes == 4) {
+                dw_fill(rows[ky], src, band->entries, band->q, p, band->zp2);
+            } else {
+                dw_fill_tail(rows[ky], src, band->entries, band->q, p, lanes, band->zp2);
+            }
+        }
+        int8_t *dst = lanes == 4 ? out : staging;
+        if (band->fast3) {
+            r->row[0] = rows[0];
+            r->row[1] = rows[1];
+            r->row[2] = rows[2];
+            r->out = dst;
+            if (band->clamp) {
+                mb_depthwise_dsp_row3_clamp(r);
+            } else {
+                mb_depthwise_dsp_row3(r);
+            }
+        } else {
+            dw_row_any(p, (const int32_t *const *)rows, consts, dst, r->channels);
+        }
+        if (lanes < 4) {
+            for (int32_t ox = 0; ox < p->output_w; ox++) {
+                for (int32_t j = 0; j < lanes; j++) {
+                    out[ox * channels + j] = staging[4 * ox + j];
+                }
+            }
+        }
+    }
+}
+
+/* The last 2-3 channels as a block whose missing lanes are zero (dw_block_consts), its rows
+ * through the staging row (r->channels, the row loops' output step, 4 from here on). */
+static __attribute__((noinline)) void dw_tail_block(
+    const mb_depthwise_conv2d_s8_params *p, dw_row3 *r, const dw_band *band,
+    const int8_t *input, const int8_t *filter, const int32_t *interior_bias,
+    const int32_t *multipliers, const int32_t *shifts, int32_t c0, int32_t *consts,
+    int8_t *staging, int8_t *output)
+{
+    const int32_t channels = p->input_c;
+    dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, channels - c0,
+                    band->fast3, 0, consts);
+    r->channels = 4;
+    for (int32_t b = 0; b < p->batches; b++) {
+        dw_block_rows(p, r, band, consts, input + (b * p->input_h * p->input_w) * channels + c0,
+                      output + b * p->output_h * p->output_w * channels + c0, channels - c0,
+                      staging);
+    }
+}
+
 void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const int8_t *input,
                                 const int8_t *filter, const int32_t *bias,
                                 const int32_t *interior_bias, const int32_t *multipliers,
@@ -552,6 +659,7 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     int32_t *consts = (int32_t *)(void *)((uint8_t *)scratch + DW_HEAD_BYTES);
     int32_t **rows = (int32_t **)(void *)(consts + 4 + 4 * taps + 12);
     int32_t *band = (int32_t *)(void *)(rows + kh);
+    r->channels = channels;
     r->width = p->output_w;
     r->amin4 = (uint32_t)(uint8_t)p->activation_min * 0x01010101u;
     r->amax4 = (uint32_t)(uint8_t)p->activation_max * 0x01010101u;
@@ -561,85 +669,39 @@ void mb_depthwise_conv2d_s8_dsp(const mb_depthwise_conv2d_s8_params *p, const in
     for (int32_t ky = 0; ky < kh; ky++) {
         rows[ky] = band + ky * 4 * entries;
     }
-    const int32_t shift = p->stride_h < kh ? p->stride_h : kh;
     const int temporal = dw_is_temporal(p);
-    /* A tail block's row goes to 4-byte pixels here, then its 1-3 channels to the output: the
-     * row loops store whole 4-channel words, which would overwrite the next pixel's channels. */
-    int8_t *staging = (int8_t *)(band + kh * 4 * ((p->output_w - 1) * p->stride_w + kw));
-    for (int32_t c0 = 0; c0 < channels; c0 += 4) {
-        const int32_t lanes = channels - c0 < 4 ? channels - c0 : 4;
-        /* The temporal tap loop loads whole words; and one channel alone costs less straight
-         * from the definition than a block's band rows (3x3 stride 2: ~3,000 instructions for
-         * 16 pixels against ~4,300 a block; 5x5: 4k against 12k). */
-        if (lanes < 4 && (temporal || lanes == 1)) {
-            for (int32_t c = c0; c < channels; c++) {
-                dw_channel(p, input, filter, bias, interior_bias, multipliers, shifts, output,
-                           c);
-            }
-            break;
-        }
-        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, lanes, fast3,
-                        temporal, consts);
+    dw_band band_of = {rows, entries, q, zp2, fast3, clamp};
+    int32_t c0 = 0;
+    for (; c0 + 4 <= channels; c0 += 4) {
+        dw_block_consts(p, filter, interior_bias, multipliers, shifts, c0, 4, fast3, temporal,
+                        consts);
         int8_t *out = output + c0;
-        if (temporal) {
-            for (int32_t b = 0; b < p->batches; b++, out += p->output_h * channels) {
+        const int32_t image_out = p->output_h * p->output_w * channels;
+        for (int32_t b = 0; b < p->batches; b++, out += image_out) {
+            if (temporal) {
                 dw_temporal_block(p, input + b * p->input_h * channels + c0, consts, out);
-            }
-            continue;
-        }
-        int8_t *row_out = lanes == 4 ? 0 : staging;
-        const int32_t out_step = lanes == 4 ? channels : 4;
-        for (int32_t b = 0; b < p->batches; b++) {
-            const int8_t *in_batch = input + (b * p->input_h * p->input_w) * channels + c0;
-            for (int32_t oy = 0; oy < p->output_h; oy++, out += p->output_w * channels) {
-                int32_t fresh = kh; /* the last `fresh` rows need filling */
-                if (oy > 0) {
-                    for (int32_t t = 0; t < shift; t++) {
-                        int32_t *first = rows[0];
-                        for (int32_t ky = 0; ky + 1 < kh; ky++) {
-                            rows[ky] = rows[ky + 1];
-                        }
-                        rows[kh - 1] = first;
-                    }
-                    fresh = shift;
-                }
-                const int32_t iy0 = oy * p->stride_h - p->pad_top;
-                for (int32_t ky = kh - fresh; ky < kh; ky++) {
-                    const int32_t iy = iy0 + ky;
-                    const int8_t *src = iy >= 0 && iy < p->input_h
-                                            ? in_batch + iy * p->input_w * channels
-                                            : NULL;
-                    if (lanes == 4) { /* a constant: the whole-word loads without checks */
-                        dw_fill(rows[ky], src, entries, q, p, 4, zp2);
-                    } else {
-                        dw_fill(rows[ky], src, entries, q, p, lanes, zp2);
-                    }
-                }
-                int8_t *dst = lanes == 4 ? out : row_out;
-                if (fast3) {
-                    r->row[0] = rows[0];
-                    r->row[1] = rows[1];
-                    r->row[2] = rows[2];
-                    r->out = dst;
-                    r->channels = out_step;
-                    if (clamp) {
-                        mb_depthwise_dsp_row3_clamp(r);
-                    } else {
-                        mb_depthwise_dsp_row3(r);
-                    }
-                } else {
-                    dw_row_any(p, (const int32_t *const *)rows, consts, dst, out_step);
-                }
-                if (lanes < 4) {
-                    for (int32_t ox = 0; ox < p->output_w; ox++) {
-                        for (int32_t j = 0; j < lanes; j++) {
-                            out[ox * channels + j] = row_out[4 * ox + j];
-                        }
-                    }
-                }
+            } else {
+                dw_block_rows(p, r, &band_of, consts,
+                              input + (b * p->input_h * p->input_w) * channels + c0, out, 4, 0);
             }
         }
     }
+    if (c0 == channels) {
+        return;
+    }
+    /* The temporal tap loop loads whole words; and one channel alone costs less straight from
+     * the definition than a block's band rows (3x3 stride 2: ~3,000 instructions for 16 pixels
+     * against ~4,300 a block; 5x5: 4k against 12k). */
+    if (temporal || channels - c0 == 1) {
+        for (; c0 < channels; c0++) {
+            dw_channel(p, input, filter, bias, interior_bias, multipliers, shifts, output, c0);
+        }
+        return;
+    }
+    /* A tail block's rows go to 4-byte pixels after the band, then its channels to the output */
+    int8_t *staging = (int8_t *)(band + kh * 4 * ((p->output_w - 1) * p->stride_w + kw));
+    dw_tail_block(p, r, &band_of, input, filter, interior_bias, multipliers, shifts, c0, consts,
+                  staging, output);
 }
 
 #else
