@@ -264,34 +264,112 @@ static void pool_window(const mb_spatial_f32_params *p, int32_t oy, int32_t ox, 
     *x_end = x0 + p->filter_w < p->input_w ? x0 + p->filter_w : p->input_w;
 }
 
-/* AVERAGE_POOL_2D (squares 0) and L2_POOL_2D (squares 1): per window the sum from 0 of x, or of
- * x * x, in row-major order, divided by the float count of taps (an empty window would divide by
- * 0, as in TFLM); L2 then takes sqrtf. The parameters are read into locals once: the output is
- * float, as are the clamp bounds in *p, so each store would otherwise make the compiler reload
- * every parameter. */
-static void mean_pool(const mb_spatial_f32_params *p, const float *input, float *output,
-                      int squares)
+/* The pooling of `lanes` adjacent channels (a constant 1-4 in each copy) of one window: their
+ * results side by side in locals, so the window's taps are walked once per 4 channels instead of
+ * once per channel; each channel's arithmetic is the reference's, in its order.
+ *   MEAN / L2: the sum from 0 of x, or of x * x, in row-major order, divided by the float count
+ *     of taps (an empty window would divide by 0, as in TFLM); L2 then takes sqrtf;
+ *   MAX: from -FLT_MAX, max < x ? x : max (std::max(max, x): the first of equal values, -0.0
+ *     before +0.0, a NaN never taken), as TFLM's loop.
+ * Then the activation clamp and the store. */
+enum { POOL_MEAN, POOL_L2, POOL_MAX };
+
+/* One tap of one channel's pooling. */
+static inline __attribute__((always_inline)) float pool_step(float acc, float x, int kind)
+{
+    if (kind == POOL_MAX) {
+        return acc < x ? x : acc;
+    }
+    return kind == POOL_L2 ? MB_F32_MULADD(acc, x, x) : acc + x;
+}
+
+/* One channel's result from its accumulator: the mean (and root), clamped. */
+static inline __attribute__((always_inline)) float pool_result(float acc, float count,
+                                                               int kind, float low, float high)
+{
+    if (kind != POOL_MAX) {
+        acc = acc / count;
+        if (kind == POOL_L2) {
+            acc = sqrtf(acc);
+        }
+    }
+    return mb_f32_clamp(acc, low, high);
+}
+
+/* Named locals, not an array: GCC kept an array of 4 on the stack and looped over it. */
+static inline __attribute__((always_inline)) void pool_lanes(const float *corner, int32_t rows,
+                                                             int32_t cols, int32_t pitch,
+                                                             int32_t depth, int32_t lanes,
+                                                             int kind, float low, float high,
+                                                             float *out)
+{
+    const float start = kind == POOL_MAX ? -FLT_MAX : 0.0f;
+    float a0 = start, a1 = start, a2 = start, a3 = start;
+    for (int32_t y = 0; y < rows; y++) {
+        const float *v = corner + y * pitch;
+        for (int32_t x = 0; x < cols; x++, v += depth) {
+            a0 = pool_step(a0, v[0], kind);
+            if (lanes > 1) {
+                a1 = pool_step(a1, v[1], kind);
+            }
+            if (lanes > 2) {
+                a2 = pool_step(a2, v[2], kind);
+            }
+            if (lanes > 3) {
+                a3 = pool_step(a3, v[3], kind);
+            }
+        }
+    }
+    const float count = (float)(rows * cols);
+    out[0] = pool_result(a0, count, kind, low, high);
+    if (lanes > 1) {
+        out[1] = pool_result(a1, count, kind, low, high);
+    }
+    if (lanes > 2) {
+        out[2] = pool_result(a2, count, kind, low, high);
+    }
+    if (lanes > 3) {
+        out[3] = pool_result(a3, count, kind, low, high);
+    }
+}
+
+/* Every output pixel's window clipped to the input, its channels 4 at a time. The parameters
+ * are read into locals once: the output is float, as are the clamp bounds in *p, so each store
+ * would otherwise make the compiler reload every parameter. */
+static inline __attribute__((always_inline)) void pool(const mb_spatial_f32_params *p,
+                                                       const float *input, float *output,
+                                                       int kind)
 {
     const int32_t depth = p->input_c, pitch = p->input_w * depth;
     const float low = p->activation_min, high = p->activation_max;
     for (int32_t b = 0; b < p->batches; b++) {
         const float *image = input + b * p->input_h * pitch;
         for (int32_t oy = 0; oy < p->output_h; oy++) {
-            for (int32_t ox = 0; ox < p->output_w; ox++) {
+            for (int32_t ox = 0; ox < p->output_w; ox++, output += depth) {
                 int32_t ys, ye, xs, xe;
                 pool_window(p, oy, ox, &ys, &ye, &xs, &xe);
-                const float count = (float)((ye - ys) * (xe - xs));
                 const float *corner = image + ys * pitch + xs * depth;
-                for (int32_t c = 0; c < depth; c++) {
-                    float total = 0.0f;
-                    for (int32_t y = ys; y < ye; y++) {
-                        const float *v = corner + (y - ys) * pitch + c;
-                        for (int32_t x = xs; x < xe; x++, v += depth) {
-                            total = squares ? MB_F32_MULADD(total, *v, *v) : total + *v;
-                        }
-                    }
-                    const float mean = total / count;
-                    *output++ = mb_f32_clamp(squares ? sqrtf(mean) : mean, low, high);
+                const int32_t rows = ye - ys, cols = xe - xs;
+                int32_t c = 0;
+                for (; c + 4 <= depth; c += 4) {
+                    pool_lanes(corner + c, rows, cols, pitch, depth, 4, kind, low, high,
+                               output + c);
+                }
+                switch (depth - c) {
+                case 1:
+                    pool_lanes(corner + c, rows, cols, pitch, depth, 1, kind, low, high,
+                               output + c);
+                    break;
+                case 2:
+                    pool_lanes(corner + c, rows, cols, pitch, depth, 2, kind, low, high,
+                               output + c);
+                    break;
+                case 3:
+                    pool_lanes(corner + c, rows, cols, pitch, depth, 3, kind, low, high,
+                               output + c);
+                    break;
+                default:
+                    break;
                 }
             }
         }
@@ -300,36 +378,15 @@ static void mean_pool(const mb_spatial_f32_params *p, const float *input, float 
 
 void mb_average_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
 {
-    mean_pool(p, input, output, 0);
+    pool(p, input, output, POOL_MEAN);
 }
 
 void mb_l2_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
 {
-    mean_pool(p, input, output, 1);
+    pool(p, input, output, POOL_L2);
 }
 
 void mb_max_pool_f32(const mb_spatial_f32_params *p, const float *input, float *output)
 {
-    const int32_t depth = p->input_c, pitch = p->input_w * depth;
-    const float low = p->activation_min, high = p->activation_max;
-    for (int32_t b = 0; b < p->batches; b++) {
-        const float *image = input + b * p->input_h * pitch;
-        for (int32_t oy = 0; oy < p->output_h; oy++) {
-            for (int32_t ox = 0; ox < p->output_w; ox++) {
-                int32_t ys, ye, xs, xe;
-                pool_window(p, oy, ox, &ys, &ye, &xs, &xe);
-                const float *corner = image + ys * pitch + xs * depth;
-                for (int32_t c = 0; c < depth; c++) {
-                    float max = -FLT_MAX;
-                    for (int32_t y = ys; y < ye; y++) {
-                        const float *v = corner + (y - ys) * pitch + c;
-                        for (int32_t x = xs; x < xe; x++, v += depth) {
-                            max = max < *v ? *v : max; /* std::max(max, v) */
-                        }
-                    }
-                    *output++ = mb_f32_clamp(max, low, high);
-                }
-            }
-        }
-    }
+    pool(p, input, output, POOL_MAX);
 }
