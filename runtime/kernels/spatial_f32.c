@@ -6,33 +6,15 @@
 #include <math.h>
 #include <stddef.h>
 
-/* Output channel oc's sum at one output position, the reference's order: taps row by row, inside
- * the image only, channels in order; from 0, then + bias, then the activation range. */
-static float conv_one(const mb_spatial_f32_params *p, const float *image, const float *f,
-                      int32_t first_c, int32_t y0, int32_t x0)
-{
-    float total = 0.0f;
-    for (int32_t fy = 0; fy < p->filter_h; fy++) {
-        const int32_t y = y0 + p->dilation_h * fy;
-        for (int32_t fx = 0; fx < p->filter_w; fx++) {
-            const int32_t x = x0 + p->dilation_w * fx;
-            if (y < 0 || y >= p->input_h || x < 0 || x >= p->input_w) {
-                continue;
-            }
-            const float *in = image + (y * p->input_w + x) * p->input_c + first_c;
-            const float *w = f + (fy * p->filter_w + fx) * p->filter_c;
-            for (int32_t c = 0; c < p->filter_c; c++) {
-                total = MB_F32_MULADD(total, in[c], w[c]);
-            }
-        }
-    }
-    return total;
-}
-
-/* Four output channels of one group at once: four sums side by side, each in conv_one's order,
- * sharing every input load. */
-static void conv_four(const mb_spatial_f32_params *p, const float *image, const float *f,
-                      int32_t first_c, int32_t y0, int32_t x0, float sums[4])
+/* Output channels oc..oc + lanes - 1 (lanes a constant 1-4 in each copy; one group's) at one
+ * output position: their sums side by side, sharing every input load, each in the reference's
+ * order: taps row by row, inside the image only, channels in order, from 0 (then + bias and the
+ * activation range, by the caller). f is channel oc's filter. */
+static inline __attribute__((always_inline)) void conv_lanes(const mb_spatial_f32_params *p,
+                                                             const float *image, const float *f,
+                                                             int32_t first_c, int32_t y0,
+                                                             int32_t x0, int32_t lanes,
+                                                             float sums[4])
 {
     const int32_t filter_size = p->filter_h * p->filter_w * p->filter_c;
     float t0 = 0.0f, t1 = 0.0f, t2 = 0.0f, t3 = 0.0f;
@@ -51,9 +33,15 @@ static void conv_four(const mb_spatial_f32_params *p, const float *image, const 
             for (int32_t c = 0; c < p->filter_c; c++) {
                 const float v = in[c];
                 t0 = MB_F32_MULADD(t0, v, w0[c]);
-                t1 = MB_F32_MULADD(t1, v, w1[c]);
-                t2 = MB_F32_MULADD(t2, v, w2[c]);
-                t3 = MB_F32_MULADD(t3, v, w3[c]);
+                if (lanes > 1) {
+                    t1 = MB_F32_MULADD(t1, v, w1[c]);
+                }
+                if (lanes > 2) {
+                    t2 = MB_F32_MULADD(t2, v, w2[c]);
+                }
+                if (lanes > 3) {
+                    t3 = MB_F32_MULADD(t3, v, w3[c]);
+                }
             }
         }
     }
@@ -63,7 +51,7 @@ static void conv_four(const mb_spatial_f32_params *p, const float *image, const 
 /* CONV_2D without groups and with columns one apart: at one output position, the taps of a
  * filter row that lie inside the input are contiguous in the input (columns x channels) and in
  * each filter, so a row is one run of the dot products of dot_f32.h, which continue the sums
- * row after row: each output's sum has conv_one's terms in conv_one's order. Four output
+ * row after row: each output's sum has conv_lanes's terms in its order. Four output
  * channels per pass share the input loads (and the eight-float loads of dot_f32.c). */
 static void conv_rows(const mb_spatial_f32_params *p, const float *input, const float *filter,
                       const float *bias, float *output)
@@ -140,12 +128,17 @@ void mb_conv2d_f32(const mb_spatial_f32_params *p, const float *input, const flo
                     const int32_t first_c = group * p->filter_c;
                     const float *f = filter + oc * filter_size;
                     float sums[4];
-                    int32_t count = 4;
-                    if (oc + 4 <= (group + 1) * per_group) {
-                        conv_four(p, image, f, first_c, y0, x0, sums);
+                    const int32_t left = (group + 1) * per_group - oc;
+                    const int32_t count = left < 4 ? left : 4;
+                    /* the group's last 1-3 channels side by side too (a copy per count) */
+                    if (count == 4) {
+                        conv_lanes(p, image, f, first_c, y0, x0, 4, sums);
+                    } else if (count == 3) {
+                        conv_lanes(p, image, f, first_c, y0, x0, 3, sums);
+                    } else if (count == 2) {
+                        conv_lanes(p, image, f, first_c, y0, x0, 2, sums);
                     } else {
-                        sums[0] = conv_one(p, image, f, first_c, y0, x0);
-                        count = 1;
+                        conv_lanes(p, image, f, first_c, y0, x0, 1, sums);
                     }
                     for (int32_t k = 0; k < count; k++, oc++) {
                         const float bias_value = bias != NULL ? bias[oc] : 0.0f;
