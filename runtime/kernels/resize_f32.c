@@ -8,8 +8,21 @@ static void interpolation(int32_t value, float scale, int32_t half_pixel_centers
 {
     *position = half_pixel_centers ? MB_F32_MULADD(-0.5f, (float)value + 0.5f, scale)
                                    : (float)value * scale;
+#if defined(__ARM_FP) && ((__ARM_FP & 8) || __ARM_ARCH >= 8)
+    /* FPv5 (a double-precision FPU on the M7, any FPU on v8-M: M33, M55): VRINTM / VRINTP */
     const int32_t below = (int32_t)floorf(*position);
     const int32_t above = (int32_t)ceilf(*position);
+#else
+    /* floorf and ceilf of a position well inside int32 without the library calls (FPv4 has no
+     * directed rounding): truncate, then a step down for a negative fraction, up for a
+     * positive one. */
+    const float v = *position;
+    int32_t below = (int32_t)v; /* toward zero */
+    if ((float)below > v) {
+        below--;
+    }
+    const int32_t above = (float)below < v ? below + 1 : below;
+#endif
     *lower = below > 0 ? below : 0;
     *upper = above < input_size - 1 ? above : input_size - 1;
 }
