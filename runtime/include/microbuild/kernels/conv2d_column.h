@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "microbuild/kernels/conv2d.h"
+#include "microbuild/kernels/copy_bytes.h"
 
 /* A dilated window (dilation_h or dilation_w > 1): its taps are not adjacent in the input, so
  * each tap's input_c bytes are copied (or set to the zero point) one tap at a time. */
@@ -17,7 +18,8 @@ static void mb_conv2d_dilated_column_s8(const mb_conv2d_s8_params *p, const int8
                                         int32_t oy, int32_t ox, int32_t kp, int8_t *col)
 {
     const int32_t c = p->input_c;
-    const int8_t zero_point = (int8_t)(-p->input_offset);
+    const uint8_t zp = (uint8_t)(-p->input_offset);
+    const uint8_t zero_points[4] = {zp, zp, zp, zp};
     const int32_t iy0 = oy * p->stride_h - p->pad_top;
     const int32_t ix0 = ox * p->stride_w - p->pad_left;
     int8_t *dst = col;
@@ -25,10 +27,11 @@ static void mb_conv2d_dilated_column_s8(const mb_conv2d_s8_params *p, const int8
         const int32_t iy = iy0 + ky * p->dilation_h;
         for (int32_t kx = 0; kx < p->filter_w; kx++, dst += c) {
             const int32_t ix = ix0 + kx * p->dilation_w;
+            /* a tap is a few bytes: inline copies, not a library call each */
             if (iy < 0 || iy >= p->input_h || ix < 0 || ix >= p->input_w) {
-                memset(dst, zero_point, (size_t)c);
+                mb_fill_bytes(dst, c, zero_points);
             } else {
-                memcpy(dst, image + (iy * p->input_w + ix) * c, (size_t)c);
+                mb_copy_bytes_forward(dst, image + (iy * p->input_w + ix) * c, c);
             }
         }
     }
