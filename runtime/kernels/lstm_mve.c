@@ -25,7 +25,7 @@
 
 #include "microbuild/kernels/lstm.h"
 #include "microbuild/kernels/requantize_mve.h"
-#include "microbuild/kernels/sigmoid16.h"
+#include "microbuild/kernels/sigmoid16_mve.h"
 #include "microbuild/quant.h"
 
 /* The sums of up to four weight rows . v, as the lanes of a vector (lanes >= n are 0): n == 4,
@@ -82,50 +82,6 @@ static inline int32x4_t clamp_s16(int32x4_t x)
     return vminq_s32(vmaxq_s32(x, vdupq_n_s32(-32768)), vdupq_n_s32(32767));
 }
 
-/* sigmoid16.c on 4 lanes: the magnitude of the rescaled input interpolated between two entries
- * of mb_sigmoid_table_u16 (two gathers), entry = magnitude >> bits (9: logistic, 8: tanh),
- * `saturated` past the table's last entry. `bounded` (a constant): the caller knows every
- * entry is below 255, and the test, the clamp of the index and the select go. */
-static inline uint32x4_t table_lerp(uint32x4_t magnitude, int32_t bits, uint32_t saturated,
-                                    int bounded)
-{
-    const uint32x4_t entry = vshlq_r_u32(magnitude, -bits);
-    /* past the table: a valid dummy read, replaced by `saturated` below */
-    const uint32x4_t index = bounded ? entry : vminq_u32(entry, vdupq_n_u32(254));
-    const uint32x4_t a = vldrhq_gather_shifted_offset_u32(mb_sigmoid_table_u16, index);
-    const uint32x4_t b = vldrhq_gather_shifted_offset_u32(mb_sigmoid_table_u16 + 1, index);
-    const uint32x4_t fraction = vandq_u32(magnitude, vdupq_n_u32(((uint32_t)1 << bits) - 1));
-    const uint32x4_t value = vaddq_u32(vshlq_r_u32(a, bits), vmulq_u32(fraction, vsubq_u32(b, a)));
-    if (bounded) {
-        return value;
-    }
-    return vpselq_u32(vdupq_n_u32(saturated), value, vcmpcsq_n_u32(entry, 255));
-}
-
-/* mb_logistic_s16 / mb_tanh_s16 of one lane each, the input already rescaled. The logistic is
- * only given a gate's 3 x (an int16 sum): |x| <= 98304, so its entry (|x| >> 9) is at most 192
- * and never past the table (tanh's input, the cell state rescaled, can be). */
-static inline int32x4_t logistic_lanes(int32x4_t x)
-{
-    const uint32x4_t r =
-        table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 9, (uint32_t)0x7FFF << 10, 1);
-    const uint32x4_t positive = vaddq_n_u32(r, (uint32_t)1 << 9);
-    const uint32x4_t negative =
-        vsubq_u32(vdupq_n_u32(((uint32_t)1 << 25) + ((uint32_t)1 << 9) - 1), r);
-    const uint32x4_t out = vpselq_u32(positive, negative, vcmpgeq_n_s32(x, 0));
-    return vreinterpretq_s32_u32(vshrq_n_u32(out, 10));
-}
-
-static inline int32x4_t tanh_lanes(int32x4_t x)
-{
-    const int32x4_t r = vreinterpretq_s32_u32(
-        table_lerp(vreinterpretq_u32_s32(vabsq_s32(x)), 8, (uint32_t)0xFFFF << 8, 0));
-    const int32x4_t positive = vaddq_n_s32(r, -((int32_t)1 << 23) + ((int32_t)1 << 7));
-    const int32x4_t negative =
-        vsubq_s32(vdupq_n_s32(((int32_t)1 << 23) + ((int32_t)1 << 7) - 1), r);
-    return vshrq_n_s32(vpselq_s32(positive, negative, vcmpgeq_n_s32(x, 0)), 8);
-}
-
 /* The parameters of a call, read once into locals (stores through h could alias *p). */
 typedef struct {
     mb_mve_requant in[4], rec[4]; /* each gate's input and recurrent layer -> Q3.12 */
@@ -161,7 +117,7 @@ static inline int32x4_t units_after_products(const lstm_lanes *l, const int32x4_
         const int32x4_t sum = clamp_s16(vaddq_s32(clamp_s16(from_input[g]),
                                                   clamp_s16(from_hidden[g])));
         const int32x4_t x = vmulq_n_s32(sum, 3);
-        act[g] = g == MB_LSTM_CELL ? tanh_lanes(x) : logistic_lanes(x);
+        act[g] = g == MB_LSTM_CELL ? mb_tanh_s16_lanes(x) : mb_logistic_s16_lanes(x, 1);
     }
     const int32x4_t old = vldrhq_z_s32(cell, keep);
     const int32x4_t kept = clamp_s16(mb_mve_requantize_any(vmulq_s32(act[MB_LSTM_FORGET], old),
@@ -174,7 +130,7 @@ static inline int32x4_t units_after_products(const lstm_lanes *l, const int32x4_
     }
     vstrhq_p_s32(cell, c, keep);
     /* tanh's input rescaling as sigmoid16.c: (c * multiplier + round) >> shift, a VRSHL */
-    const int32x4_t t = tanh_lanes(vrshlq_n_s32(vmulq_n_s32(c, l->tanh_multiplier),
+    const int32x4_t t = mb_tanh_s16_lanes(vrshlq_n_s32(vmulq_n_s32(c, l->tanh_multiplier),
                                                 l->tanh_neg_shift));
     return vaddq_n_s32(mb_mve_requantize_any(vmulq_s32(t, act[MB_LSTM_OUTPUT]), l->hidden),
                        l->zero_point);
