@@ -261,14 +261,14 @@ def _arrange_temporal(weights: np.ndarray, op: Operator, graph: Graph) -> np.nda
 def _dsp_scratch(op: Operator, graph: Graph) -> int:
     """48 bytes of row description, the block's constants (16 bytes of biases, 16 per filter
     tap, 48 of requantization), a row pointer per filter row and the band:
-    filter_h rows of at most one 16-byte entry per padded input pixel, and for a depth that is
-    not a multiple of 4 the tail block's output row as 4-byte pixels (see
-    depthwise_conv2d_dsp.c)."""
+    filter_h rows of at most one 16-byte entry per padded input pixel, and when the depth leaves
+    2 or 3 channels after its blocks of 4 the tail block's output row as 4-byte pixels (see
+    depthwise_conv2d_dsp.c; a lone last channel takes the path without scratch)."""
     w, out = graph.tensor(op.inputs[1]), graph.tensor(op.outputs[0])
     kh, kw = int(w.shape[1]), int(w.shape[2])
     out_w = int(out.shape[2])
     padded_w = (out_w - 1) * int(op.options.get("stride_w", 1)) + kw
-    tail_row = 4 * out_w if int(w.shape[3]) % 4 else 0
+    tail_row = 4 * out_w if int(w.shape[3]) % 4 >= 2 else 0
     return 48 + 16 + 16 * kh * kw + 48 + 4 * kh + 16 * kh * padded_w + tail_row
 
 
