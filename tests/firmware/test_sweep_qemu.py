@@ -77,9 +77,10 @@ def test_sweep_models_are_bit_exact_on_the_cortex_m7(chunk, tmp_path):
 # On the Cortex-M55 some kernels that are not variants (so test_variants_qemu.py does not run
 # them there) have Helium code of their own, which the M7 build above does not contain: the
 # data-movement kernels' copies and fills (copy_bytes.h, pad.c: tail-predicated low-overhead
-# loops) and the int16 LOGISTIC / TANH (sigmoid16.c: 4 lanes, table gathers).
+# loops), the int16 LOGISTIC / TANH (sigmoid16.c: 4 lanes, table gathers) and the int8
+# BATCH_MATMUL's dot products (batch_matmul.c: VMLADAVA.S16).
 HELIUM_INSIDE = re.compile(r"pad|concat|transpose|depth_to|space_to|resize_nearest|batch_to|"
-                           r"mirror|gather|tile|logistic|tanh")
+                           r"mirror|gather|tile|logistic|tanh|bmm|batch_matmul")
 
 
 def test_helium_paths_of_other_kernels_are_bit_exact_on_the_cortex_m55(tmp_path):
