@@ -211,11 +211,24 @@ static void step_s16(const mb_lstm_params *p, const lstm_lanes *l, const int16_t
         const int32_t n = units - u < 4 ? units - u : 4;
         int32x4_t from_input[4], from_hidden[4];
         for (int32_t g = 0; g < 4; g++) {
-            int64_t in[4] = {0, 0, 0, 0}, rec[4] = {0, 0, 0, 0};
-            int32_t in_q[4] = {0, 0, 0, 0}, rec_q[4] = {0, 0, 0, 0};
-            for (int32_t k = 0; k < n; k++) {
-                in[k] = bias[g * units + u + k];
-                rec[k] = bias[(4 + g) * units + u + k];
+            /* lanes past n stay 0 (their results are never stored); set one by one, as an
+             * initializer GCC zeroed the four arrays with a memset call per gate */
+            int64_t in[4], rec[4];
+            int32_t in_q[4], rec_q[4];
+            in_q[3] = rec_q[3] = 0;
+            in_q[2] = rec_q[2] = 0;
+            in_q[1] = rec_q[1] = 0;
+            /* not a loop either: GCC made one two memcpy calls */
+            const int64_t *b_in = bias + g * units + u, *b_rec = bias + (4 + g) * units + u;
+            in[0] = b_in[0], rec[0] = b_rec[0];
+            if (n > 1) {
+                in[1] = b_in[1], rec[1] = b_rec[1];
+            }
+            if (n > 2) {
+                in[2] = b_in[2], rec[2] = b_rec[2];
+            }
+            if (n > 3) {
+                in[3] = b_in[3], rec[3] = b_rec[3];
             }
             dot_s16_mve(weights[g], u, depth, x, n, in);
             dot_s16_mve(weights[4 + g], u, units, h, n, rec);
