@@ -27,6 +27,7 @@
 
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/kernels/conv2d_s16_parts.h"
+#include "microbuild/kernels/conv_s16_requant.h"
 #include "microbuild/quant.h"
 
 #define CHUNK_GROUPS 127 /* 508 taps: 508 * 2^22 < 2^31 */
@@ -98,8 +99,8 @@ void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *p, const int16_t *input, const
     int32_t *cols = (int32_t *)scratch;
     int16_t *lin0 = (int16_t *)scratch + 2 * kp;
     int16_t *lin1 = lin0 + kp;
-    s16_channel *table = (s16_channel *)(void *)(lin1 + kp);
-    s16_channels(bias, multipliers, shifts, oc, table);
+    mb_s16_channel *table = (mb_s16_channel *)(void *)(lin1 + kp);
+    mb_s16_channels(bias, multipliers, shifts, oc, table);
     const int32_t *f16 = (const int32_t *)(const void *)filter;
     const int direct = (p->input_c & 3) == 0; /* then k == kp */
     s16_zero(lin0 + k, kp - k); /* the padding taps, beyond every window */
@@ -131,11 +132,11 @@ void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *p, const int16_t *input, const
                 int32_t a[4];
                 mb_conv2d_dsp16_block(cols, f, groups, a);
                 f += 4 * groups;
-                out1[c] = s16_finish32(a[1], &table[c], lo, hi);
-                out0[c] = s16_finish32(a[0], &table[c], lo, hi);
+                out1[c] = mb_s16_finish32(a[1], &table[c], lo, hi);
+                out0[c] = mb_s16_finish32(a[0], &table[c], lo, hi);
                 if (c + 1 < oc) {
-                    out1[c + 1] = s16_finish32(a[3], &table[c + 1], lo, hi);
-                    out0[c + 1] = s16_finish32(a[2], &table[c + 1], lo, hi);
+                    out1[c + 1] = mb_s16_finish32(a[3], &table[c + 1], lo, hi);
+                    out0[c + 1] = mb_s16_finish32(a[2], &table[c + 1], lo, hi);
                 }
             }
             continue;
@@ -151,11 +152,11 @@ void mb_conv2d_s16_dsp(const mb_conv2d_s8_params *p, const int16_t *input, const
                 }
             }
             f += 4 * groups;
-            out1[c] = s16_finish64(a[1], &table[c], lo, hi);
-            out0[c] = s16_finish64(a[0], &table[c], lo, hi);
+            out1[c] = mb_s16_finish64(a[1], &table[c], lo, hi);
+            out0[c] = mb_s16_finish64(a[0], &table[c], lo, hi);
             if (c + 1 < oc) {
-                out1[c + 1] = s16_finish64(a[3], &table[c + 1], lo, hi);
-                out0[c + 1] = s16_finish64(a[2], &table[c + 1], lo, hi);
+                out1[c + 1] = mb_s16_finish64(a[3], &table[c + 1], lo, hi);
+                out0[c + 1] = mb_s16_finish64(a[2], &table[c + 1], lo, hi);
             }
         }
     }

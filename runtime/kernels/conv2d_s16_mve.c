@@ -22,12 +22,14 @@
 
 #include "microbuild/kernels/conv2d.h"
 #include "microbuild/kernels/conv2d_s16_parts.h"
+#include "microbuild/kernels/conv_s16_requant.h"
 
-/* s16_finish32 with v8.1-M's 64-bit scalar shift: SMLAL onto the channel's constant, one ASRL
- * by the right shift (1..63; s16_shift's two-word form took a branch and 4 instructions more),
- * then the activation range. */
-static inline __attribute__((always_inline)) int16_t finish(int32_t acc, const s16_channel *t,
-                                                            int32_t lo, int32_t hi)
+/* mb_s16_finish32 with v8.1-M's 64-bit scalar shift: SMLAL onto the channel's constant, one
+ * ASRL by the right shift (1..63; mb_s16_shift's two-word form took a branch and 4 instructions
+ * more), then the activation range. */
+static inline __attribute__((always_inline)) int16_t finish(int32_t acc,
+                                                            const mb_s16_channel *t, int32_t lo,
+                                                            int32_t hi)
 {
     const int32_t v = (int32_t)asrl((int64_t)acc * t->reduced + t->c, t->shift_r);
     return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
@@ -49,8 +51,8 @@ void mb_conv2d_s16_mve(const mb_conv2d_s8_params *p, const int16_t *input, const
     const int narrow = k <= 511;
     int16_t *col0 = (int16_t *)scratch;
     int16_t *col1 = col0 + kp;
-    s16_channel *table = (s16_channel *)(void *)(col1 + kp);
-    s16_channels(bias, multipliers, shifts, oc, table);
+    mb_s16_channel *table = (mb_s16_channel *)(void *)(col1 + kp);
+    mb_s16_channels(bias, multipliers, shifts, oc, table);
     s16_zero(col0 + k, kp - k); /* the padding taps, beyond every window */
     s16_zero(col1 + k, kp - k);
     for (int32_t n = 0; n < total; n += 2) {
@@ -92,14 +94,14 @@ void mb_conv2d_s16_mve(const mb_conv2d_s8_params *p, const int16_t *input, const
                 }
                 continue;
             }
-            out0[c] = s16_finish64(a00, &table[c], lo, hi);
+            out0[c] = mb_s16_finish64(a00, &table[c], lo, hi);
             if (two) {
-                out1[c] = s16_finish64(a10, &table[c], lo, hi);
+                out1[c] = mb_s16_finish64(a10, &table[c], lo, hi);
             }
             if (c + 1 < oc) {
-                out0[c + 1] = s16_finish64(a01, &table[c + 1], lo, hi);
+                out0[c + 1] = mb_s16_finish64(a01, &table[c + 1], lo, hi);
                 if (two) {
-                    out1[c + 1] = s16_finish64(a11, &table[c + 1], lo, hi);
+                    out1[c + 1] = mb_s16_finish64(a11, &table[c + 1], lo, hi);
                 }
             }
         }

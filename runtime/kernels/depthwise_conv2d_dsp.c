@@ -1,15 +1,16 @@
 /* DEPTHWISE_CONV_2D, Arm DSP variant "dsp" (Cortex-M4/M7/M33/M55): depth multiplier 1, no
  * dilation.
  *
- * Blocks of 4 channels are the outermost loop; the last 1-3 channels of a depth that is not a
+ * Blocks of 4 channels are the outermost loop; the last 2-3 channels of a depth that is not a
  * multiple of 4 are a block too, its missing lanes zero (the loads assemble only its channels'
- * bytes, its rows are written to a 4-byte-pixel staging row and copied out). The input rows the current output row needs are
- * kept sign-extended in a ring of filter_h "band" rows in the scratch, padded left and right (and
- * above and below the input) with the input zero point, so every input row is widened once per
- * block however many taps read it. With the zero point in the padding every output pixel is an
- * interior one: it starts from interior_bias and sums filter * input over all taps (a padding tap
- * adds filter * zero_point, which interior_bias = bias - zero_point * sum(filter) takes back
- * exactly; the same int32 as the reference).
+ * bytes, its rows are written to a 4-byte-pixel staging row and copied out; a lone last
+ * channel, and a temporal one's tail, go straight from the definition). The input rows the
+ * current output row needs are kept sign-extended in a ring of filter_h "band" rows in the
+ * scratch, padded left and right (and above and below the input) with the input zero point, so
+ * every input row is widened once per block however many taps read it. With the zero point in
+ * the padding every output pixel is an interior one: it starts from interior_bias and sums
+ * filter * input over all taps (a padding tap adds filter * zero_point, which interior_bias =
+ * bias - zero_point * sum(filter) takes back exactly; the same int32 as the reference).
  *
  * Band entry: 4 words, one per channel of the block, each the int16 pair (padded pixel a,
  * pixel a + 1) of that channel, so one SMLAD multiplies two horizontally adjacent taps. Entry j
@@ -512,10 +513,14 @@ static void dw_tap_range(int32_t start, int32_t filter, int32_t size, int32_t *l
 }
 
 /* One channel c the blocks left over, straight from the definition. */
-static __attribute__((noinline)) void dw_channel(const mb_depthwise_conv2d_s8_params *p, const int8_t *input,
-                       const int8_t *filter, const int32_t *bias, const int32_t *interior_bias,
-                       const int32_t *multipliers, const int32_t *shifts, int8_t *output,
-                       int32_t c)
+/* (Not inlined: inside the block loop it cost the whole blocks' register allocation.) */
+static __attribute__((noinline)) void dw_channel(const mb_depthwise_conv2d_s8_params *p,
+                                                 const int8_t *input, const int8_t *filter,
+                                                 const int32_t *bias,
+                                                 const int32_t *interior_bias,
+                                                 const int32_t *multipliers,
+                                                 const int32_t *shifts, int8_t *output,
+                                                 int32_t c)
 {
     const int32_t channels = p->input_c;
     const int32_t row = p->input_w * channels;

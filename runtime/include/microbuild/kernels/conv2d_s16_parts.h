@@ -1,7 +1,7 @@
-/* The parts of the 16x8 CONV_2D variants (conv2d_s16_dsp.c, conv2d_s16_mve.c) that do not
- * depend on the core: a pixel's window as a linear int16 column, and the per-channel int64
- * requantization derived once per call. Static functions: each including kernel gets its own
- * copy and the compiler inlines them as it sees fit. */
+/* What the 16x8 CONV_2D variants (conv2d_s16_dsp.c, conv2d_s16_mve.c) share beside their
+ * requantization (conv_s16_requant.h): a pixel's window as a linear int16 column. Static
+ * functions: each including kernel gets its own copy and the compiler inlines them as it sees
+ * fit. */
 #ifndef MICROBUILD_KERNELS_CONV2D_S16_PARTS_H
 #define MICROBUILD_KERNELS_CONV2D_S16_PARTS_H
 
@@ -78,62 +78,6 @@ static __attribute__((unused)) void s16_window(const mb_conv2d_s8_params *p,
         }
         col += row_taps;
     }
-}
-
-/* A channel's requantization, derived once per call: TFLM computes
- *     ((acc + bias) * reduced + 2^(shift_r - 1)) >> shift_r
- * in int64 (mb_mul_by_quantized_multiplier_s64). Modulo 2^64 that is (acc * reduced + c) >> shift_r
- * with c = bias * reduced + 2^(shift_r - 1): one SMLAL onto c for an int32 sum. */
-typedef struct {
-    int64_t c;
-    int32_t reduced;
-    int32_t shift_r; /* 1..63 (conv2d.py refuses a shift over 14) */
-} s16_channel;
-
-static __attribute__((unused)) void s16_channels(const int64_t *bias,
-                                                 const int32_t *multipliers,
-                                                 const int32_t *shifts, int32_t oc,
-                                                 s16_channel *t)
-{
-    for (int32_t c = 0; c < oc; c++) {
-        const int32_t m = multipliers[c];
-        const int32_t reduced = m < 0x7FFF0000 ? ((m + ((int32_t)1 << 15)) >> 16) : 0x7FFF;
-        const int32_t shift_r = 15 - shifts[c];
-        const uint64_t b = bias != NULL ? (uint64_t)bias[c] : 0u;
-        t[c].reduced = reduced;
-        t[c].shift_r = shift_r;
-        t[c].c = (int64_t)(b * (uint64_t)(int64_t)reduced + ((uint64_t)1 << (shift_r - 1)));
-    }
-}
-
-/* The low 32 bits of v >> r (arithmetic), 1 <= r <= 63. */
-static inline int32_t s16_shift(int64_t v, int32_t r)
-{
-    const uint32_t lo = (uint32_t)v;
-    const int32_t hi = (int32_t)(v >> 32);
-    if (r < 32) {
-        return (int32_t)((lo >> r) | ((uint32_t)hi << (32 - r)));
-    }
-    return hi >> (r - 32);
-}
-
-static inline int16_t s16_clamp(int32_t v, int32_t lo, int32_t hi)
-{
-    return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
-}
-
-/* An int32 sum (one chunk). */
-static inline int16_t s16_finish32(int32_t acc, const s16_channel *t, int32_t lo, int32_t hi)
-{
-    const int64_t v = (int64_t)acc * t->reduced + t->c;
-    return s16_clamp(s16_shift(v, t->shift_r), lo, hi);
-}
-
-/* An int64 sum (several chunks). */
-static inline int16_t s16_finish64(int64_t acc, const s16_channel *t, int32_t lo, int32_t hi)
-{
-    const uint64_t v = (uint64_t)acc * (uint64_t)(int64_t)t->reduced + (uint64_t)t->c;
-    return s16_clamp(s16_shift((int64_t)v, t->shift_r), lo, hi);
 }
 
 #endif
