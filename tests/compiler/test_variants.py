@@ -136,8 +136,9 @@ def test_reference_everywhere_and_default_choices_are_recorded():
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an500", "mps3-an547"])
 def test_16x8_convolutions_and_fully_connected_get_the_dsp_variant(board):
-    """16x8 models (int16 activations) get the SMLALD variants on DSP cores; int8 variants never
-    bind to them (tests/firmware/test_variants_qemu.py runs them against TFLM)."""
+    """16x8 models (int16 activations) get the SMLALD variants on DSP cores, and on the M55 the
+    Helium CONV_2D (VMLALDAVA, mve_s16); int8 variants never bind to them
+    (tests/firmware/test_variants_qemu.py runs them against TFLM)."""
     target = Target.of_board(load_board(board))
     ops = HERE.parent / "models" / "ops"
     for name, opcode in (("fc_s16_relu", "FULLY_CONNECTED"), ("fc_s16_nobias", "FULLY_CONNECTED"),
@@ -146,7 +147,8 @@ def test_16x8_convolutions_and_fully_connected_get_the_dsp_variant(board):
         summary = compile_model(ops / f"{name}.tflite", prefix="m",
                                 selection=Selection(target)).summary()
         kernels = {op["opcode"]: op["kernel"] for op in summary["ops"]}
-        assert kernels[opcode] == "dsp_s16", (name, kernels)
+        want = "mve_s16" if board == "mps3-an547" and opcode == "CONV_2D" else "dsp_s16"
+        assert kernels[opcode] == want, (name, kernels)
     m3 = Target.of_board(load_board("mps2-an385"))
     summary = compile_model(ops / "fc_s16_relu.tflite", prefix="m",
                             selection=Selection(m3)).summary()
