@@ -35,6 +35,14 @@ static inline __attribute__((always_inline)) int16_t finish(int32_t acc,
     return (int16_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
+/* A sum's output: finish() when every sum of the call fits int32 (NARROW: one SMLAL onto the
+ * channel's constant), else the int64 form. */
+static inline __attribute__((always_inline)) int16_t result(int64_t acc, const mb_s16_channel *t,
+                                                            int32_t lo, int32_t hi, int narrow)
+{
+    return narrow ? finish((int32_t)acc, t, lo, hi) : mb_s16_finish64(acc, t, lo, hi);
+}
+
 void mb_conv2d_s16_mve(const mb_conv2d_s8_params *p, const int16_t *input, const int8_t *filter,
                        const int64_t *bias, const int32_t *multipliers, const int32_t *shifts,
                        int16_t *output, void *scratch)
@@ -81,27 +89,14 @@ void mb_conv2d_s16_mve(const mb_conv2d_s8_params *p, const int16_t *input, const
                 a01 = vmlaldavaq_s16(a01, p0, w1);
                 a11 = vmlaldavaq_s16(a11, p1, w1);
             }
-            if (narrow) { /* the sums fit int32: one SMLAL each onto the channel's constant */
-                out0[c] = finish((int32_t)a00, &table[c], lo, hi);
-                if (two) {
-                    out1[c] = finish((int32_t)a10, &table[c], lo, hi);
-                }
-                if (c + 1 < oc) {
-                    out0[c + 1] = finish((int32_t)a01, &table[c + 1], lo, hi);
-                    if (two) {
-                        out1[c + 1] = finish((int32_t)a11, &table[c + 1], lo, hi);
-                    }
-                }
-                continue;
-            }
-            out0[c] = mb_s16_finish64(a00, &table[c], lo, hi);
+            out0[c] = result(a00, &table[c], lo, hi, narrow);
             if (two) {
-                out1[c] = mb_s16_finish64(a10, &table[c], lo, hi);
+                out1[c] = result(a10, &table[c], lo, hi, narrow);
             }
             if (c + 1 < oc) {
-                out0[c + 1] = mb_s16_finish64(a01, &table[c + 1], lo, hi);
+                out0[c + 1] = result(a01, &table[c + 1], lo, hi, narrow);
                 if (two) {
-                    out1[c + 1] = mb_s16_finish64(a11, &table[c + 1], lo, hi);
+                    out1[c + 1] = result(a11, &table[c + 1], lo, hi, narrow);
                 }
             }
         }
