@@ -21,3 +21,17 @@ def test_fast_requantize_equals_the_reference(cc, tmp_path):
     result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and "mismatches 0" in result.stdout, result.stdout + \
         result.stderr
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_requantize_of_small_inputs_equals_the_reference(cc, tmp_path):
+    """requantize.c's SMMULR / VQRDMULH scale of 8- and 16-bit inputs, the instructions emulated
+    by their definitions, over every input value and every shift the kernel takes that path for."""
+    binary = tmp_path / "requantize_small_test"
+    subprocess.run([cc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror",
+                    "-fsanitize=undefined", "-fno-sanitize-recover=all", f"-I{INCLUDE}",
+                    str(HERE / "requantize_small_test.c"), "-o", str(binary)], check=True)
+    result = subprocess.run([str(binary)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "mismatches 0" in result.stdout, result.stdout + \
+        result.stderr
+    assert int(result.stdout.split()[1]) > 10_000_000, result.stdout
