@@ -2,6 +2,7 @@
 
 #include "microbuild/quant.h"
 #include "microbuild/quant_fast.h"
+#include "microbuild/quant_small.h"
 
 void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input, int8_t *output,
                       int32_t size)
@@ -19,67 +20,18 @@ void mb_requantize_s8(const mb_requantize_s8_params *params, const int8_t *input
 #define MB_REQUANTIZE_ONE_MULTIPLIER ((int32_t)1 << 30)
 #define MB_REQUANTIZE_ONE_SHIFT 1
 
-/* The scale of an 8- or 16-bit input in fewer instructions than mb_requantize_fast32, the same
- * value. The compiler bounds the left shift (requantize_shift_reasons: (in - zp_in) << left fits
- * int32 with one bit to spare, so |x << left| < 2^30 for these inputs: 8-bit |x| <= 255 with
- * left <= 22, 16-bit |x| <= 65535 with left <= 14); then
- *   high = ((x << left) * M + 2^30) >> 31 = SMMULR(x << (left + 1), M)   (Armv7E-M, v8-M DSP)
- *                                         = VQRDMULH(x << left, M)        (Helium, 4 lanes)
- * and |high| <= |x << left| < 2^30, so the rounding right shift by r, half away from zero, is
- * (2 * high - [high < 0] + 2^r) >> (r + 1) in int32 (requantize_mve.h: VRSHL by -(r + 1) rounds
- * half up). fast_scale_fits says when that holds; other parameters take mb_requantize_fast32. */
-typedef struct {
-    int32_t input_zp, output_zp, multiplier, left, right;
-} fast_scale;
-
-static inline int fast_scale_fits(const mb_requantize_s8_params *params, int input_bits,
-                                  fast_scale *f)
-{
-    f->input_zp = params->input_zero_point;
-    f->output_zp = params->output_zero_point;
-    f->multiplier = params->multiplier;
-    f->left = params->shift > 0 ? params->shift : 0;
-    f->right = params->shift > 0 ? 0 : -params->shift;
-    return f->multiplier >= 0 && f->left <= 30 - input_bits && f->right <= 29;
-}
-
-#if defined(__ARM_FEATURE_DSP) && defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-#include <arm_acle.h>
-#define MB_REQUANTIZE_SMMULR 1
-
-/* x * M * 2^shift rounded as mb_requantize_fast32: SMMULR, then the rounding shift as two adds
- * with shifted operands and one ASR (about 6 instructions instead of 12-15). */
-static inline int32_t scale_fast(int32_t x, const fast_scale *f)
-{
-    int32_t high;
-    __asm__("smmulr %0, %1, %2" : "=r"(high) : "r"((int32_t)((uint32_t)x << (f->left + 1))),
-            "r"(f->multiplier));
-    const int32_t t = (int32_t)(((uint32_t)high << 1) + (uint32_t)(high >> 31) +
-                                ((uint32_t)1 << f->right));
-    return t >> (f->right + 1);
-}
-
-/* v clamped to an 8- or 16-bit type's range [LO, HI]: one SSAT / USAT. */
-#define MB_SATURATE_TO(LO, HI, v)                                                               \
-    ((LO) == 0 ? (int32_t)__usat((v), 8) : (HI) == 127 ? __ssat((v), 8) : __ssat((v), 16))
-#endif
-
 #if defined(__ARM_FEATURE_MVE)
-#include <arm_mve.h>
-
 /* 4 lanes of (x - zp_in) * M * 2^shift + zp_out clamped to [lo, hi] (OUT32: a saturating add
  * instead, which is the int32 clamp of the exact sum). */
-static inline int32x4_t scale4(int32x4_t v, const fast_scale *f, const int out32, int32_t lo,
-                               int32_t hi)
+static inline int32x4_t scale4(int32x4_t v, int32_t input_zp, const mb_small_scale *s,
+                               int32_t output_zp, const int out32, int32_t lo, int32_t hi)
 {
-    const int32x4_t x = vshlq_r_s32(vsubq_n_s32(v, f->input_zp), f->left);
-    const int32x4_t high = vqrdmulhq_n_s32(x, f->multiplier);
-    const int32x4_t t = vaddq_s32(vaddq_s32(high, high), vshrq_n_s32(high, 31));
-    const int32x4_t s = vrshlq_n_s32(t, -(f->right + 1));
+    const int32x4_t scaled = mb_small_scale4(vsubq_n_s32(v, input_zp), s);
     if (out32) {
-        return vqaddq_n_s32(s, f->output_zp);
+        return vqaddq_n_s32(scaled, output_zp);
     }
-    return vminq_s32(vmaxq_s32(vaddq_n_s32(s, f->output_zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    return vminq_s32(vmaxq_s32(vaddq_n_s32(scaled, output_zp), vdupq_n_s32(lo)),
+                     vdupq_n_s32(hi));
 }
 
 /* Helium: 4 values per pass, the last 1-3 tail-predicated once after the loop (a predicate
@@ -99,29 +51,32 @@ static inline int32x4_t scale4(int32x4_t v, const fast_scale *f, const int out32
 #define MB_STORE4P_int16_t(p, v, m) vstrhq_p_s32((p), (v), (m))
 #define MB_STORE4P_int32_t(p, v, m) vstrwq_p_s32((p), (v), (m))
 
-#define MB_REQUANTIZE_FAST_LOOP(TI, TO, LO, HI)                                                 \
+#define MB_REQUANTIZE_SMALL_LOOP(TI, TO, LO, HI)                                                \
     {                                                                                           \
         const int out32 = sizeof(TO) == 4;                                                      \
         int32_t i = 0;                                                                          \
         for (; i + 4 <= size; i += 4) {                                                         \
-            MB_STORE4_##TO(output + i, scale4(MB_LOAD4_##TI(input + i), &f, out32, LO, HI));    \
+            MB_STORE4_##TO(output + i, scale4(MB_LOAD4_##TI(input + i), input_zp, &small,       \
+                                              output_zp, out32, LO, HI));                       \
         }                                                                                       \
         if (i < size) {                                                                         \
             const mve_pred16_t last = vctp32q((uint32_t)(size - i));                            \
             MB_STORE4P_##TO(output + i,                                                         \
-                            scale4(MB_LOAD4Z_##TI(input + i, last), &f, out32, LO, HI), last);  \
+                            scale4(MB_LOAD4Z_##TI(input + i, last), input_zp, &small,           \
+                                   output_zp, out32, LO, HI),                                   \
+                            last);                                                              \
         }                                                                                       \
         return;                                                                                 \
     }
-#elif defined(MB_REQUANTIZE_SMMULR)
-#define MB_REQUANTIZE_FAST_LOOP(TI, TO, LO, HI)                                                 \
+#elif defined(MB_SMALL_SCALE_DSP)
+#define MB_REQUANTIZE_SMALL_LOOP(TI, TO, LO, HI)                                                \
     {                                                                                           \
         for (int32_t i = 0; i < size; i++) {                                                    \
-            const int32_t s = scale_fast((int32_t)input[i] - f.input_zp, &f);                   \
+            const int32_t s = mb_small_scale_apply((int32_t)input[i] - input_zp, &small);       \
             if (sizeof(TO) == 4) {                                                              \
-                output[i] = (TO)__qadd(s, f.output_zp);                                         \
+                output[i] = (TO)__qadd(s, output_zp);                                           \
             } else {                                                                            \
-                output[i] = (TO)MB_SATURATE_TO((LO), (HI), s + f.output_zp);                    \
+                output[i] = (TO)MB_SATURATE_TO((LO), (HI), s + output_zp);                      \
             }                                                                                   \
         }                                                                                       \
         return;                                                                                 \
@@ -129,16 +84,16 @@ static inline int32x4_t scale4(int32x4_t v, const fast_scale *f, const int out32
 #endif
 
 /* out = clamp(zp_out + (in - zp_in) * M) to the output type's range [LO, HI]; the int32 result
- * of the multiply is TFLM's (MultiplyByQuantizedMultiplier), here by the fast forms above where
- * the core has them and the parameters fit, else by mb_requantize_fast32 (quant_fast.h: the same
- * value for the compiler's positive multipliers, in about half the instructions of the
- * reference's), then offset. The parameters are read once: stores through output could alias
+ * of the multiply is TFLM's (MultiplyByQuantizedMultiplier), here by quant_small.h's SMMULR or
+ * Helium form where the core has one and the parameters fit (the compiler's shift bound makes
+ * them fit), else by mb_requantize_fast32 (quant_fast.h: the same value for the compiler's
+ * positive multipliers, in about half the instructions of the reference's), then offset. The parameters are read once: stores through output could alias
  * *params, and reloading them every value cost more than the arithmetic. */
-#if defined(MB_REQUANTIZE_FAST_LOOP)
+#if defined(MB_REQUANTIZE_SMALL_LOOP)
 #define MB_REQUANTIZE_FAST(TI, TO, LO, HI)                                                      \
-    fast_scale f;                                                                               \
-    if (fast_scale_fits(params, 8 * (int)sizeof(TI), &f))                                       \
-    MB_REQUANTIZE_FAST_LOOP(TI, TO, LO, HI)
+    mb_small_scale small;                                                                       \
+    if (mb_small_scale_of(multiplier, shift, 8 * (int)sizeof(TI), &small))                      \
+    MB_REQUANTIZE_SMALL_LOOP(TI, TO, LO, HI)
 #else
 #define MB_REQUANTIZE_FAST(TI, TO, LO, HI)
 #endif

@@ -78,9 +78,11 @@ def test_sweep_models_are_bit_exact_on_the_cortex_m7(chunk, tmp_path):
 # them there) have Helium code of their own, which the M7 build above does not contain: the
 # data-movement kernels' copies and fills (copy_bytes.h, pad.c: tail-predicated low-overhead
 # loops), the int16 LOGISTIC / TANH (sigmoid16.c: 4 lanes, table gathers) and the int8
-# BATCH_MATMUL's dot products (batch_matmul.c: VMLADAVA.S16).
+# BATCH_MATMUL's dot products (batch_matmul.c: VMLADAVA.S16), the int16 LEAKY_RELU (leaky_relu.c:
+# quant_small.h's rescaling on 4 lanes). QUANTIZE's and DEQUANTIZE's lanes have
+# test_quantize_qemu.py.
 HELIUM_INSIDE = re.compile(r"pad|concat|transpose|depth_to|space_to|resize_nearest|batch_to|"
-                           r"mirror|gather|tile|logistic|tanh|bmm|batch_matmul")
+                           r"mirror|gather|tile|logistic|tanh|bmm|batch_matmul|leaky_relu_s16")
 
 
 def test_helium_paths_of_other_kernels_are_bit_exact_on_the_cortex_m55(tmp_path):
