@@ -409,12 +409,14 @@ static inline __attribute__((always_inline)) void dw_block_consts(
 }
 
 /* Input pixel i of a row (src NULL: above or below the input) as SXTB16 halves: *even =
- * channels 0 and 2, *odd = 1 and 3; the zero point pair zp2 outside the input (the padding). */
-static inline void dw_widen(const int8_t *src, int32_t i, const mb_depthwise_conv2d_s8_params *p,
+ * channels 0 and 2, *odd = 1 and 3; the zero point pair zp2 outside the input (the padding).
+ * The row's width and depth come as values: read through p after the band's stores, GCC
+ * reloaded them for every pixel. */
+static inline void dw_widen(const int8_t *src, int32_t i, int32_t input_w, int32_t input_c,
                             int32_t lanes, int32_t zp2, int32_t *even, int32_t *odd)
 {
-    if ((uint32_t)i < (uint32_t)p->input_w) {
-        const uint32_t w = dw_load_lanes(src + i * p->input_c, lanes);
+    if ((uint32_t)i < (uint32_t)input_w) {
+        const uint32_t w = dw_load_lanes(src + i * input_c, lanes);
         *even = (int32_t)__sxtb16((int32_t)w);
         *odd = dw_odd(w);
     } else {
@@ -464,20 +466,21 @@ static inline __attribute__((always_inline)) void dw_fill_lanes(
         return;
     }
     int32_t i = -p->pad_left; /* the input pixel of padded pixel j * q */
+    const int32_t input_w = p->input_w, input_c = p->input_c;
     int32_t e0, o0, e1, o1;
     if (q == 1) {
-        dw_widen(src, i, p, lanes, zp2, &e0, &o0);
+        dw_widen(src, i, input_w, input_c, lanes, zp2, &e0, &o0);
         for (int32_t j = 0; j < n; j++, d += 4) {
             i++;
-            dw_widen(src, i, p, lanes, zp2, &e1, &o1);
+            dw_widen(src, i, input_w, input_c, lanes, zp2, &e1, &o1);
             dw_entry(d, e0, o0, e1, o1);
             e0 = e1;
             o0 = o1;
         }
     } else {
         for (int32_t j = 0; j < n; j++, d += 4, i += 2) {
-            dw_widen(src, i, p, lanes, zp2, &e0, &o0);
-            dw_widen(src, i + 1, p, lanes, zp2, &e1, &o1);
+            dw_widen(src, i, input_w, input_c, lanes, zp2, &e0, &o0);
+            dw_widen(src, i + 1, input_w, input_c, lanes, zp2, &e1, &o1);
             dw_entry(d, e0, o0, e1, o1);
         }
     }
