@@ -147,18 +147,23 @@ static plane_fill plane_fill_of(const plane_geometry *g)
  * 1-7 bytes: no lane reads past the row or writes the padding after it. */
 static NOINLINE void fill_plane(const plane_fill *f, const int8_t *image, int8_t *plane)
 {
+    /* f's fields in locals: the plane's stores may alias *f, and GCC re-read the loop bounds
+     * and steps from it on every chunk (8 instructions per 8 bytes instead of 4) */
     const uint16x8_t offsets = f->offsets;
+    const int32_t rows = f->rows, whole = f->whole, chunk = f->chunk;
+    const int32_t in_step_u = f->in_step_u, pitch = f->pitch;
+    const int32_t tail = f->tail;
+    const mve_pred16_t tail_lanes = f->tail_lanes;
     int8_t *dst_row = plane + f->start;
     const uint8_t *src_row = (const uint8_t *)image;
-    for (int32_t u = 0; u < f->rows; u++, src_row += f->in_step_u, dst_row += f->pitch) {
+    for (int32_t u = 0; u < rows; u++, src_row += in_step_u, dst_row += pitch) {
         const uint8_t *src = src_row;
         uint8_t *dst = (uint8_t *)dst_row;
-        for (int32_t i = 0; i < f->whole; i++, src += f->chunk, dst += 8) {
+        for (int32_t i = 0; i < whole; i++, src += chunk, dst += 8) {
             vstrbq_u16(dst, vldrbq_gather_offset_u16(src, offsets));
         }
-        if (f->tail) {
-            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, f->tail_lanes),
-                         f->tail_lanes);
+        if (tail) {
+            vstrbq_p_u16(dst, vldrbq_gather_offset_z_u16(src, offsets, tail_lanes), tail_lanes);
         }
     }
 }
