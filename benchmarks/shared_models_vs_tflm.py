@@ -5,8 +5,9 @@ mps2-an386 (M4F), mps2-an500 (M7) and mps3-an547 (M55), microbuild's default ker
 instructions per inference under QEMU `-icount shift=0`, the ratio, and whether the outputs are
 equal.
 
-The default models are the int8 / int16 ones of the issue's table that run in seconds (the
-224x224 MobileNetV2 takes minutes per board: name it to include it). Writes
+The default models are every model of ../shared/models except the 224x224 MobileNetV2 (minutes
+per board: name it to include it): the int8 / int16 ones of the issue's table, the float32 ones
+and the audio front ends. Writes
 benchmarks/results/shared_models_vs_tflm.{json,md} and prints the table.
 
     .venv/bin/python benchmarks/shared_models_vs_tflm.py [--boards B ...] [MODEL.tflite ...]
@@ -26,7 +27,8 @@ from tflm_anchor import ANCHOR_BOARDS, run_anchor  # noqa: E402
 SHARED = HERE.parent.parent / "shared" / "models"
 DEFAULT = ("micro_speech_quantized", "micro_speech_lstm", "trained_lstm_int8",
            "dtln_noise_suppression", "keyword_scrambled", "keyword_scrambled_8bit",
-           "person_detect", "hello_world_int8")
+           "person_detect", "hello_world_int8", "audio_preprocessor_int8",
+           "audio_preprocessor_float", "hello_world_float", "simple_add_model", "trained_lstm")
 RESULTS = HERE / "results"
 WORK = HERE.parent / "build" / "shared_models_vs_tflm"
 SEED = 0
