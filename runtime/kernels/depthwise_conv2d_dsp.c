@@ -584,7 +584,11 @@ static inline __attribute__((always_inline)) void dw_block_rows(
             for (int32_t t = 0; t < shift; t++) {
                 int32_t *first = rows[0];
                 for (int32_t ky = 0; ky + 1 < kh; ky++) {
-                    rows[ky] = rows[ky + 1];
+                    int32_t *next = rows[ky + 1];
+                    /* opaque to GCC, which made this shift of 2-4 pointers a memmove call
+                     * (about 40 instructions a row and block: 1.7% of ds_cnn) */
+                    __asm__("" : "+r"(next));
+                    rows[ky] = next;
                 }
                 rows[kh - 1] = first;
             }
