@@ -13,8 +13,8 @@
 
 /* Copies `bytes` bytes forward: whole 32-bit words first, each read into a local before it is
  * written (so no memcpy sees an overlap when the output lies below an overlapping input;
- * compilers make each one LDR/STR, unaligned where the core allows it: Cortex-M3 and up, byte
- * moves where it does not), then the remaining bytes. On Helium 16 bytes a step, the last step
+ * compilers make each one LDR/STR, unaligned where the core allows it: Cortex-M3 and up), then
+ * the remaining bytes; on cores without unaligned accesses one memmove. On Helium 16 bytes a step, the last step
  * tail-predicated (each step's load precedes its store, so the overlap argument holds). */
 static inline void mb_copy_bytes_forward(void *output, const void *input, int32_t bytes)
 {
@@ -33,6 +33,13 @@ static inline void mb_copy_bytes_forward(void *output, const void *input, int32_
                      : [in] "+r"(in), [out] "+r"(out), [v] "=&w"(v), "+r"(left)
                      :
                      : "memory");
+#elif defined(__arm__) && !defined(__ARM_FEATURE_UNALIGNED)
+    /* Armv6-M / v8-M Baseline (Cortex-M0, M0+, M23) have no unaligned word access: GCC made
+     * each word's 4-byte memcpy a library call (two a word); one memmove is the cheaper form
+     * there (and keeps the overlap rule). */
+    if (bytes > 0) {
+        memmove(out, in, (size_t)bytes);
+    }
 #else
     int32_t j = 0;
     for (; j + 4 <= bytes; j += 4) {
@@ -65,6 +72,11 @@ static inline void mb_fill_bytes(void *output, int32_t n, const uint8_t pattern[
                      : [out] "+r"(out), "+r"(left)
                      : [v] "w"(v)
                      : "memory");
+#elif defined(__arm__) && !defined(__ARM_FEATURE_UNALIGNED)
+    (void)w; /* no unaligned word stores (Cortex-M0, M0+, M23): byte by byte */
+    for (int32_t i = 0; i < n; i++) {
+        out[i] = pattern[i & 3];
+    }
 #else
     for (; n >= 4; n -= 4, out += 4) {
         memcpy(out, &w, sizeof w);
