@@ -1,8 +1,9 @@
-/* requantize.c's fast scale of 8- and 16-bit inputs (SMMULR on Armv7E-M / v8-M DSP, VQRDMULH on
+/* quant_small.h's scale of 8- and 16-bit inputs (SMMULR on Armv7E-M / v8-M DSP, VQRDMULH on
  * Helium, then the rounding right shift as (2 * high - [high < 0] + 2^r) >> (r + 1)) against
  * mb_mul_by_quantized_multiplier (quant.h, bit-exact with TFLM), both instructions emulated here
  * by their definitions in 64-bit arithmetic, the rest as the kernel writes it: every x of each
- * input width with edge and random multipliers, over every shift fast_scale_fits admits. Prints
+ * input width with edge and random multipliers, over every shift mb_small_scale_of admits, and
+ * samples of 28-bit x (the int8 ADD's shifted inputs). Prints
  * the number of mismatches; exits 1 if any. */
 #include <stdio.h>
 #include "microbuild/quant.h"
@@ -48,6 +49,20 @@ int main(void){
             if (bad++ < 5) printf("bits=%d x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", bits, x, m, shift, want, a, b);
           }
         }
+      }
+    }
+  }
+  /* 28 bits: the int8 ADD's inputs shifted left by 20 (conv2d_dsp.c's residual tables), sampled */
+  for (int shift = -29; shift <= 2; shift++) {
+    const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    for (int k = 0; k < 200000; k++) {
+      const int32_t m = k < 6 ? edge_m[k] : (int32_t)((rnd() >> 1) | (1u << 30));
+      const int32_t x = (int32_t)(rnd() % (2u * ((1u << 28) - 1) + 1)) - ((1 << 28) - 1);
+      const int32_t want = mb_mul_by_quantized_multiplier(x, m, shift);
+      const int32_t a = smmulr_path(x, m, left, right), b = helium_path(x, m, left, right);
+      cases++;
+      if (a != want || b != want) {
+        if (bad++ < 5) printf("bits=28 x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", x, m, shift, want, a, b);
       }
     }
   }
