@@ -87,8 +87,9 @@ static inline int32x4_t scale4(int32x4_t v, int32_t input_zp, const mb_small_sca
  * of the multiply is TFLM's (MultiplyByQuantizedMultiplier), here by quant_small.h's SMMULR or
  * Helium form where the core has one and the parameters fit (the compiler's shift bound makes
  * them fit), else by mb_requantize_fast32 (quant_fast.h: the same value for the compiler's
- * positive multipliers, in about half the instructions of the reference's), then offset. The parameters are read once: stores through output could alias
- * *params, and reloading them every value cost more than the arithmetic. */
+ * positive multipliers, in about half the instructions of the reference's), then offset. The
+ * parameters are read once: stores through output could alias *params, and reloading them
+ * every value cost more than the arithmetic. */
 #if defined(MB_REQUANTIZE_SMALL_LOOP)
 #define MB_REQUANTIZE_FAST(TI, TO, LO, HI)                                                      \
     mb_small_scale small;                                                                       \

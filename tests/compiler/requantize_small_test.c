@@ -12,14 +12,18 @@ static uint64_t s = 88172645463325252ull;
 static uint32_t rnd(void){ s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (uint32_t)s; }
 
 /* SMMULR: the high word of a * b, rounded (+ 2^31 before the shift). */
-static int32_t smmulr(int32_t a, int32_t b){ return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32); }
+static int32_t smmulr(int32_t a, int32_t b){
+  return (int32_t)(((int64_t)a * b + ((int64_t)1 << 31)) >> 32);
+}
 /* VQRDMULH on one lane: (2 * a * b + 2^31) >> 32, saturated. */
 static int32_t vqrdmulh(int32_t a, int32_t b){
   int64_t r = ((int64_t)2 * a * b + ((int64_t)1 << 31)) >> 32;
   return r > INT32_MAX ? INT32_MAX : (int32_t)r;
 }
 /* VRSHL by -n (n >= 1) on one lane: (t + 2^(n - 1)) >> n without overflow. */
-static int32_t vrshl_right(int32_t t, int n){ return (int32_t)(((int64_t)t + ((int64_t)1 << (n - 1))) >> n); }
+static int32_t vrshl_right(int32_t t, int n){
+  return (int32_t)(((int64_t)t + ((int64_t)1 << (n - 1))) >> n);
+}
 
 static int32_t smmulr_path(int32_t x, int32_t m, int left, int right){
   int32_t high = smmulr((int32_t)((uint32_t)x << (left + 1)), m);
@@ -46,7 +50,9 @@ int main(void){
           const int32_t a = smmulr_path(x, m, left, right), b = helium_path(x, m, left, right);
           cases++;
           if (a != want || b != want) {
-            if (bad++ < 5) printf("bits=%d x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", bits, x, m, shift, want, a, b);
+            if (bad++ < 5)
+              printf("bits=%d x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", bits, x, m,
+                     shift, want, a, b);
           }
         }
       }
@@ -62,7 +68,9 @@ int main(void){
       const int32_t a = smmulr_path(x, m, left, right), b = helium_path(x, m, left, right);
       cases++;
       if (a != want || b != want) {
-        if (bad++ < 5) printf("bits=28 x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", x, m, shift, want, a, b);
+        if (bad++ < 5)
+          printf("bits=28 x=%d m=%d shift=%d ref=%d smmulr=%d helium=%d\n", x, m, shift, want,
+                 a, b);
       }
     }
   }

@@ -14,8 +14,9 @@
 /* Copies `bytes` bytes forward: whole 32-bit words first, each read into a local before it is
  * written (so no memcpy sees an overlap when the output lies below an overlapping input;
  * compilers make each one LDR/STR, unaligned where the core allows it: Cortex-M3 and up), then
- * the remaining bytes; on cores without unaligned accesses one memmove. On Helium 16 bytes a step, the last step
- * tail-predicated (each step's load precedes its store, so the overlap argument holds). */
+ * the remaining bytes; on cores without unaligned accesses one memmove. On Helium 16 bytes a
+ * step, the last step tail-predicated (each step's load precedes its store, so the overlap
+ * argument holds). */
 static inline void mb_copy_bytes_forward(void *output, const void *input, int32_t bytes)
 {
     uint8_t *out = (uint8_t *)output;
